@@ -1,0 +1,180 @@
+// The control plane's operations on projects. The CLI and the admin HTTP API
+// both call these; neither touches the catalogue directly.
+import crypto from 'node:crypto'
+import pg from 'pg'
+import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
+import { migrate } from '../lib/db/migrations.ts'
+import { platformErrors } from '../lib/errors.ts'
+import { signApiKey } from '../lib/jwt.ts'
+import { createProjectDatabase, dropProjectDatabase, upgradeProjectDatabase, type ProjectDatabaseNames } from './project-database.ts'
+import { productHooks } from './product-hooks.ts'
+
+const REF_ALPHABET = 'abcdefghijklmnopqrstuvwxyz'
+
+function newRef(): string {
+  const bytes = crypto.randomBytes(20)
+  return Array.from(bytes, (b) => REF_ALPHABET[b % 26]).join('')
+}
+
+function secret(bytes: number): string {
+  return crypto.randomBytes(bytes).toString('base64url')
+}
+
+export interface CreateProjectInput {
+  name: string
+  plan?: string
+  ref?: string
+}
+
+export function validatePlan(plan: string): Plan {
+  if (!(PLANS as readonly string[]).includes(plan)) {
+    throw platformErrors.invalidArgument(`Unknown plan "${plan}": use one of ${PLANS.join(', ')}`)
+  }
+  return plan as Plan
+}
+
+export function validateProduct(product: string): Product {
+  if (!(PRODUCTS as readonly string[]).includes(product)) {
+    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (GraphQL is always on)`)
+  }
+  return product as Product
+}
+
+function namesOf(project: ProjectRecord): ProjectDatabaseNames {
+  return {
+    database: project.dbName,
+    apiRole: project.dbApiRole,
+    apiPassword: project.dbApiPassword,
+    ownerRole: project.dbOwnerRole,
+    ownerPassword: project.dbOwnerPassword,
+  }
+}
+
+export class ControlPlane {
+  readonly catalogue: pg.Pool
+  readonly defaultServerUrl: string
+
+  private constructor(catalogue: pg.Pool, defaultServerUrl: string) {
+    this.catalogue = catalogue
+    this.defaultServerUrl = defaultServerUrl
+  }
+
+  /** Connects to the catalogue database and brings its schema up to date. */
+  static async open(databaseUrl: string): Promise<ControlPlane> {
+    const catalogue = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane' })
+    catalogue.on('error', () => {})
+    const client = await catalogue.connect()
+    try {
+      await migrate(client, 'catalogue')
+    } finally {
+      client.release()
+    }
+    return new ControlPlane(catalogue, databaseUrl)
+  }
+
+  async close(): Promise<void> {
+    await this.catalogue.end()
+  }
+
+  async serverUrl(serverId: string): Promise<string> {
+    if (serverId === 'default') return this.defaultServerUrl
+    const { rows } = await this.catalogue.query<{ admin_url: string }>('select admin_url from baseplane.db_servers where id = $1', [serverId])
+    if (!rows[0]) throw platformErrors.invalidArgument(`Unknown database server "${serverId}"`)
+    return rows[0].admin_url
+  }
+
+  async list(): Promise<ProjectRecord[]> {
+    return listProjects(this.catalogue, this.defaultServerUrl)
+  }
+
+  async get(ref: string): Promise<ProjectRecord> {
+    const project = /^[a-z][a-z0-9]{2,39}$/.test(ref) ? await readProject(this.catalogue, ref, this.defaultServerUrl) : undefined
+    if (!project) throw platformErrors.unknownProject(ref)
+    return project
+  }
+
+  async create(input: CreateProjectInput): Promise<ProjectRecord> {
+    const name = (input.name ?? '').trim()
+    if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters')
+    const plan = validatePlan(input.plan ?? 'free')
+    const ref = input.ref ?? newRef()
+    if (!/^[a-z][a-z0-9]{2,39}$/.test(ref)) {
+      throw platformErrors.invalidArgument(`Invalid ref "${ref}": 3 to 40 lowercase letters and digits, starting with a letter`)
+    }
+    const jwtSecret = secret(32)
+    const names: ProjectDatabaseNames = {
+      database: `bp_${ref}`,
+      apiRole: `bp_${ref}_api`,
+      apiPassword: secret(24),
+      ownerRole: `bp_${ref}_owner`,
+      ownerPassword: secret(24),
+    }
+    const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
+    // The catalogue row is committed only once the database is ready, so a
+    // failure leaves neither a row nor a half-made database behind.
+    const client = await this.catalogue.connect()
+    try {
+      await client.query('begin')
+      const inserted = await client.query(
+        `insert into baseplane.projects (ref, name, plan, db_name, db_api_role, db_api_password, db_owner_role,
+           db_owner_password, jwt_secret, anon_key, service_role_key)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict (ref) do nothing`,
+        [ref, name, plan, names.database, names.apiRole, names.apiPassword, names.ownerRole, names.ownerPassword, jwtSecret, anonKey, serviceRoleKey],
+      )
+      if (inserted.rowCount === 0) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
+      await createProjectDatabase(this.defaultServerUrl, names)
+      await client.query('commit')
+    } catch (error) {
+      await client.query('rollback').catch(() => {})
+      throw error
+    } finally {
+      client.release()
+    }
+    return this.get(ref)
+  }
+
+  async delete(ref: string): Promise<void> {
+    const project = await this.get(ref)
+    await this.catalogue.query('delete from baseplane.projects where ref = $1', [ref])
+    await dropProjectDatabase(await this.serverUrl(project.dbServer), namesOf(project))
+  }
+
+  async setPlan(ref: string, plan: string): Promise<ProjectRecord> {
+    const valid = validatePlan(plan)
+    await this.get(ref)
+    await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
+    return this.get(ref)
+  }
+
+  async setProduct(ref: string, product: string, enabled: boolean): Promise<ProjectRecord> {
+    const valid = validateProduct(product)
+    const project = await this.get(ref)
+    if (enabled) await productHooks[valid].beforeEnable?.(project, await this.serverUrl(project.dbServer))
+    await this.catalogue.query(`update baseplane.projects set ${valid}_enabled = $2 where ref = $1`, [ref, enabled])
+    return this.get(ref)
+  }
+
+  /** New JWT secret and keys: every token signed with the old secret stops working. */
+  async rotateKeys(ref: string): Promise<ProjectRecord> {
+    await this.get(ref)
+    const jwtSecret = secret(32)
+    const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
+    await this.catalogue.query('update baseplane.projects set jwt_secret = $2, anon_key = $3, service_role_key = $4 where ref = $1', [
+      ref,
+      jwtSecret,
+      anonKey,
+      serviceRoleKey,
+    ])
+    return this.get(ref)
+  }
+
+  /** Brings every project database up to the newest project SQL; returns ref → versions applied. */
+  async upgradeAll(): Promise<Map<string, number[]>> {
+    const applied = new Map<string, number[]>()
+    for (const project of await this.list()) {
+      const versions = await upgradeProjectDatabase(await this.serverUrl(project.dbServer), namesOf(project))
+      if (versions.length > 0) applied.set(project.ref, versions)
+    }
+    return applied
+  }
+}

@@ -1,0 +1,122 @@
+// Read side of the platform catalogue, shared by the control plane and the
+// data plane. Writes live in control-plane/.
+import type pg from 'pg'
+import type { ProjectDatabase } from './db/project-pools.ts'
+
+export const PLANS = ['free', 'plus', 'pro', 'business'] as const
+export type Plan = (typeof PLANS)[number]
+
+export const PRODUCTS = ['auth', 'push'] as const
+export type Product = (typeof PRODUCTS)[number]
+
+export interface ProjectRecord {
+  ref: string
+  name: string
+  plan: Plan
+  dbServer: string
+  dbName: string
+  dbApiRole: string
+  dbApiPassword: string
+  dbOwnerRole: string
+  dbOwnerPassword: string
+  jwtSecret: string
+  anonKey: string
+  serviceRoleKey: string
+  authEnabled: boolean
+  pushEnabled: boolean
+  version: number
+  createdAt: string
+  /** Host and port of the server the database lives on (resolved from db_servers). */
+  dbHost: string
+  dbPort: number
+}
+
+const columns = `
+  p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
+  p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
+  p.auth_enabled, p.push_enabled, p.version, p.created_at, s.admin_url`
+
+interface Row {
+  ref: string
+  name: string
+  plan: Plan
+  db_server: string
+  db_name: string
+  db_api_role: string
+  db_api_password: string
+  db_owner_role: string
+  db_owner_password: string
+  jwt_secret: string
+  anon_key: string
+  service_role_key: string
+  auth_enabled: boolean
+  push_enabled: boolean
+  version: string
+  created_at: Date
+  admin_url: string | null
+}
+
+function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
+  const server = new URL(row.admin_url ?? defaultServerUrl)
+  return {
+    ref: row.ref,
+    name: row.name,
+    plan: row.plan,
+    dbServer: row.db_server,
+    dbName: row.db_name,
+    dbApiRole: row.db_api_role,
+    dbApiPassword: row.db_api_password,
+    dbOwnerRole: row.db_owner_role,
+    dbOwnerPassword: row.db_owner_password,
+    jwtSecret: row.jwt_secret,
+    anonKey: row.anon_key,
+    serviceRoleKey: row.service_role_key,
+    authEnabled: row.auth_enabled,
+    pushEnabled: row.push_enabled,
+    version: Number(row.version),
+    createdAt: row.created_at.toISOString(),
+    dbHost: server.hostname,
+    dbPort: Number(server.port || 5432),
+  }
+}
+
+export async function readProject(pool: pg.Pool | pg.ClientBase, ref: string, defaultServerUrl: string): Promise<ProjectRecord | undefined> {
+  const { rows } = await pool.query<Row>({
+    name: 'baseplane_read_project',
+    text: `select ${columns} from baseplane.projects p left join baseplane.db_servers s on s.id = p.db_server where p.ref = $1`,
+    values: [ref],
+  })
+  return rows[0] ? toRecord(rows[0], defaultServerUrl) : undefined
+}
+
+export async function listProjects(pool: pg.Pool | pg.ClientBase, defaultServerUrl: string): Promise<ProjectRecord[]> {
+  const { rows } = await pool.query<Row>(
+    `select ${columns} from baseplane.projects p left join baseplane.db_servers s on s.id = p.db_server order by p.created_at, p.ref`,
+  )
+  return rows.map((row) => toRecord(row, defaultServerUrl))
+}
+
+/** Connection details the data plane uses (the project's login role). */
+export function apiDatabaseOf(project: ProjectRecord): ProjectDatabase {
+  return {
+    ref: project.ref,
+    host: project.dbHost,
+    port: project.dbPort,
+    database: project.dbName,
+    user: project.dbApiRole,
+    password: project.dbApiPassword,
+  }
+}
+
+/** The connection string a project's developers use (its owner role). */
+export function ownerUrlOf(project: ProjectRecord): string {
+  const user = encodeURIComponent(project.dbOwnerRole)
+  const password = encodeURIComponent(project.dbOwnerPassword)
+  return `postgres://${user}:${password}@${project.dbHost}:${project.dbPort}/${project.dbName}`
+}
+
+/** Base URL of a project: host form with a base domain, path form otherwise. */
+export function baseUrlOf(ref: string, publicUrl: string, baseDomain: string | undefined): string {
+  if (baseDomain) return `${new URL(publicUrl).protocol}//${ref}.${baseDomain}`
+  return `${publicUrl}/project/${ref}`
+}

@@ -1,0 +1,110 @@
+// The one module that reads the environment. Everything else receives the
+// frozen PlatformConfig that loadConfig() returns.
+import path from 'node:path'
+import { ConfigError } from './errors.ts'
+
+export interface PlatformConfig {
+  /** Admin connection to the platform's PostgreSQL; undefined means "start an embedded one". */
+  databaseUrl: string | undefined
+  /** Folder for embedded PostgreSQL data and local state (admin token). */
+  home: string
+  host: string
+  port: number
+  /** Public origin of the data plane, used to build project base URLs in path form. */
+  publicUrl: string
+  /** With a base domain, projects are also served at https://<ref>.<baseDomain>. */
+  baseDomain: string | undefined
+  adminToken: string | undefined
+  /** Upper bound on PostgreSQL connections one data-plane process opens to project databases. */
+  maxProjectConnections: number
+  /** Connections one project may hold in one pool (per worker thread). */
+  projectPoolSize: number
+  /** Idle project connections are closed after this long, so idle projects cost nothing. */
+  idleConnectionMillis: number
+  threads: { auth: number; graphql: number; push: number }
+  /** Header holding the client address when Baseplane runs behind a proxy (e.g. x-forwarded-for). */
+  trustedProxyHeader: string | undefined
+  throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number }
+  embeddedPort: number
+  logLevel: 'silent' | 'info' | 'debug'
+}
+
+type Env = Record<string, string | undefined>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`)
+  const value = Number(raw)
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`)
+  return value
+}
+
+function url(env: Env, name: string, fallback: string | undefined): string | undefined {
+  const raw = env[name] || fallback
+  if (raw === undefined) return undefined
+  try {
+    const parsed = new URL(raw)
+    return parsed.toString().replace(/\/$/, '')
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`)
+  }
+}
+
+export function loadConfig(env: Env = process.env, cwd: string = process.cwd()): Readonly<PlatformConfig> {
+  const port = integer(env, 'PORT', 8000, 0, 65535)
+  const host = env.HOST || '127.0.0.1'
+  const databaseUrl = env.DATABASE_URL ? url(env, 'DATABASE_URL', undefined) : undefined
+  if (databaseUrl && !/^postgres(ql)?:/.test(databaseUrl)) {
+    throw new ConfigError(`DATABASE_URL must be a postgres:// URL`)
+  }
+  const baseDomain = env.BASEPLANE_BASE_DOMAIN || undefined
+  if (baseDomain && !/^[a-z0-9.-]+(:\d+)?$/i.test(baseDomain)) {
+    throw new ConfigError(`BASEPLANE_BASE_DOMAIN must be a host name such as "example.com", got "${baseDomain}"`)
+  }
+  const adminToken = env.BASEPLANE_ADMIN_TOKEN || undefined
+  if (adminToken !== undefined && adminToken.length < 32) {
+    throw new ConfigError('BASEPLANE_ADMIN_TOKEN must be at least 32 characters')
+  }
+  const header = env.BASEPLANE_TRUSTED_PROXY_HEADER?.trim().toLowerCase() || undefined
+  if (header !== undefined && !/^[a-z0-9-]+$/.test(header)) {
+    throw new ConfigError(`BASEPLANE_TRUSTED_PROXY_HEADER must be a header name, got "${header}"`)
+  }
+  const logLevel = (env.BASEPLANE_LOG_LEVEL || 'info') as PlatformConfig['logLevel']
+  if (!['silent', 'info', 'debug'].includes(logLevel)) {
+    throw new ConfigError(`BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "${logLevel}"`)
+  }
+  const config: PlatformConfig = {
+    databaseUrl,
+    home: path.resolve(cwd, env.BASEPLANE_HOME || '.baseplane'),
+    host,
+    port,
+    publicUrl: url(env, 'BASEPLANE_PUBLIC_URL', `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`)!,
+    baseDomain,
+    adminToken,
+    maxProjectConnections: integer(env, 'BASEPLANE_MAX_PROJECT_CONNECTIONS', 200, 1, 100000),
+    projectPoolSize: integer(env, 'BASEPLANE_PROJECT_POOL_SIZE', 4, 1, 1000),
+    idleConnectionMillis: integer(env, 'BASEPLANE_IDLE_CONNECTION_MS', 10000, 100, 3600000),
+    threads: {
+      auth: integer(env, 'BASEPLANE_AUTH_THREADS', 2, 1, 256),
+      graphql: integer(env, 'BASEPLANE_GRAPHQL_THREADS', 2, 1, 256),
+      push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
+    },
+    trustedProxyHeader: header,
+    throttle: {
+      maxFailures: integer(env, 'BASEPLANE_THROTTLE_MAX_FAILURES', 30, 1, 1000000),
+      windowSeconds: integer(env, 'BASEPLANE_THROTTLE_WINDOW_SECONDS', 300, 1, 86400),
+      blockSeconds: integer(env, 'BASEPLANE_THROTTLE_BLOCK_SECONDS', 300, 1, 86400),
+    },
+    embeddedPort: integer(env, 'BASEPLANE_EMBEDDED_PG_PORT', 54329, 0, 65535),
+    logLevel,
+  }
+  return deepFreeze(config)
+}
+
+function deepFreeze<T extends object>(value: T): Readonly<T> {
+  for (const inner of Object.values(value)) {
+    if (inner && typeof inner === 'object') deepFreeze(inner)
+  }
+  return Object.freeze(value)
+}

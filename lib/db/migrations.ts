@@ -1,0 +1,98 @@
+// Applies the versioned SQL files of sql/<set>/ (NNNN_name.sql) to a database,
+// each once, all pending ones in one transaction under an advisory lock, so
+// two processes upgrading the same database never both apply a file.
+import fs from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type pg from 'pg'
+import { escapeIdentifier, escapeLiteral } from 'pg'
+
+/** A folder of sql/: 'catalogue', 'project', or a product's own set (installed when it is enabled). */
+export type MigrationSet = string
+
+const sqlRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql')
+
+interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+const loaded = new Map<string, Migration[]>()
+
+export function migrationsOf(set: string): Migration[] {
+  let list = loaded.get(set)
+  if (list === undefined) {
+    const folder = path.join(sqlRoot, set)
+    list = fs
+      .readdirSync(folder)
+      .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
+      .sort()
+      .map((file) => ({
+        version: Number(file.slice(0, 4)),
+        name: file.slice(5, -4),
+        sql: fs.readFileSync(path.join(folder, file), 'utf8'),
+      }))
+    loaded.set(set, list)
+  }
+  return list
+}
+
+/** Replaces psql-style :"name" (identifier) and :'name' (literal) variables. */
+export function substitute(sql: string, vars: Record<string, string>): string {
+  return sql.replace(/:(["'])([a-z_]+)\1/g, (whole, quote: string, name: string) => {
+    const value = vars[name]
+    if (value === undefined) throw new Error(`SQL variable ${name} is not set`)
+    return quote === '"' ? escapeIdentifier(value) : escapeLiteral(value)
+  })
+}
+
+/** Runs a whole file once (no versioning): used for idempotent cluster-level SQL. */
+export async function runScript(client: pg.ClientBase, set: string, vars: Record<string, string> = {}): Promise<void> {
+  for (const migration of migrationsOf(set)) await client.query(substitute(migration.sql, vars))
+}
+
+/**
+ * Applies pending migrations of `set`; returns the versions applied now.
+ * The caller's client must be connected as the platform's admin role.
+ */
+export async function migrate(
+  client: pg.ClientBase,
+  set: MigrationSet,
+  vars: Record<string, string> = {},
+): Promise<number[]> {
+  await client.query('begin')
+  try {
+    await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.migrations'))`)
+    await client.query(
+      `create schema if not exists baseplane;
+       revoke all on schema baseplane from public;
+       create table if not exists baseplane.migrations (
+         migration_set text not null,
+         version integer not null,
+         name text not null,
+         applied_at timestamptz not null default now(),
+         primary key (migration_set, version)
+       )`,
+    )
+    const done = new Set(
+      (await client.query<{ version: number }>('select version from baseplane.migrations where migration_set = $1', [set])).rows.map((r) => r.version),
+    )
+    const applied: number[] = []
+    for (const migration of migrationsOf(set)) {
+      if (done.has(migration.version)) continue
+      await client.query(substitute(migration.sql, vars))
+      await client.query('insert into baseplane.migrations (migration_set, version, name) values ($1, $2, $3)', [
+        set,
+        migration.version,
+        migration.name,
+      ])
+      applied.push(migration.version)
+    }
+    await client.query('commit')
+    return applied
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  }
+}

@@ -1,0 +1,61 @@
+// The one way every service runs work against a project database: one
+// transaction, under the caller's role, with `request.jwt.claims` set, exactly
+// as Supabase's PostgREST does, so auth.uid() and auth.jwt() see the caller.
+import type pg from 'pg'
+import { escapeLiteral } from 'pg'
+
+export type ApiRole = 'anon' | 'authenticated' | 'service_role'
+
+export const API_ROLES: readonly ApiRole[] = ['anon', 'authenticated', 'service_role']
+
+export interface RequestIdentity {
+  role: ApiRole
+  /** The verified JWT claims of the caller (or of the apikey when no user token is sent). */
+  claims: Record<string, unknown>
+}
+
+export function isApiRole(value: unknown): value is ApiRole {
+  return typeof value === 'string' && (API_ROLES as readonly string[]).includes(value)
+}
+
+/**
+ * The statement that opens a request transaction. One simple-protocol round
+ * trip; the role comes from a fixed list and the claims are escaped.
+ */
+export function beginStatement(identity: RequestIdentity): string {
+  if (!isApiRole(identity.role)) throw new TypeError(`not an API role: ${String(identity.role)}`)
+  const claims = escapeLiteral(JSON.stringify(identity.claims))
+  return (
+    `begin; select set_config('role', '${identity.role}', true), ` +
+    `set_config('request.jwt.claims', ${claims}, true)`
+  )
+}
+
+/**
+ * Runs `work` in one transaction as `identity`. Commits when `work` resolves,
+ * rolls back when it throws (and rethrows). The client goes back to the pool
+ * either way; a client whose connection broke is discarded.
+ */
+export async function withRequestTransaction<T>(
+  pool: pg.Pool,
+  identity: RequestIdentity,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const client = await pool.connect()
+  let broken: Error | undefined
+  try {
+    await client.query(beginStatement(identity))
+    const result = await work(client)
+    await client.query('commit')
+    return result
+  } catch (error) {
+    try {
+      await client.query('rollback')
+    } catch (rollbackError) {
+      broken = rollbackError as Error
+    }
+    throw error
+  } finally {
+    client.release(broken)
+  }
+}

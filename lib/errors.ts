@@ -1,0 +1,76 @@
+// Platform error catalogue. Every error the platform (control plane, data-plane
+// gate, CLI) throws is one of these, with a stable code and an HTTP status.
+// Service-specific catalogues (auth, graphql, push) live with their workers and
+// reuse the same base class so the data plane can serialise them alike.
+
+const BRAND = Symbol.for('baseplane.error')
+
+export interface ErrorData {
+  code: string
+  message: string
+  status: number
+  hint?: string
+}
+
+export class BaseplaneError extends Error {
+  readonly code: string
+  readonly status: number
+  readonly hint: string | undefined
+  readonly [BRAND] = true
+
+  constructor(code: string, message: string, status: number, hint?: string) {
+    super(message)
+    this.name = 'BaseplaneError'
+    this.code = code
+    this.status = status
+    this.hint = hint
+  }
+
+  /** Errors cross worker threads and processes as plain data. */
+  toData(): ErrorData {
+    return { code: this.code, message: this.message, status: this.status, ...(this.hint ? { hint: this.hint } : {}) }
+  }
+
+  static fromData(data: ErrorData): BaseplaneError {
+    return new BaseplaneError(data.code, data.message, data.status, data.hint)
+  }
+
+  static is(value: unknown): value is BaseplaneError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+  }
+}
+
+export class ConfigError extends BaseplaneError {
+  constructor(message: string) {
+    super('invalid_config', message, 500)
+    this.name = 'ConfigError'
+  }
+}
+
+/** Errors of the project gate and control plane, by stable code. */
+export const platformErrors = {
+  noApiKey: () =>
+    new BaseplaneError('no_api_key', 'No API key found in request', 401, 'Send the project\'s anon or service_role key in the apikey header.'),
+  invalidApiKey: () =>
+    new BaseplaneError('invalid_api_key', 'Invalid API key', 401, 'Send this project\'s anon or service_role key in the apikey header.'),
+  badJwt: (reason: string) => new BaseplaneError('bad_jwt', `Invalid JWT: ${reason}`, 401),
+  unknownProject: (ref: string) => new BaseplaneError('project_not_found', `Project "${ref}" not found`, 404),
+  noProject: () =>
+    new BaseplaneError('project_not_found', 'No project in the request: use <ref>.<base domain> or the /project/<ref>/ prefix', 404),
+  notFound: (path: string) => new BaseplaneError('not_found', `No route for ${path}`, 404),
+  productDisabled: (product: string, ref: string) =>
+    new BaseplaneError(
+      'product_disabled',
+      `${product[0]!.toUpperCase()}${product.slice(1)} is not enabled for project ${ref}`,
+      503,
+      `Enable it with: baseplane products enable ${product} ${ref}`,
+    ),
+  throttled: () =>
+    new BaseplaneError('over_request_rate_limit', 'Request rate limit reached', 429),
+  bodyTooLarge: (limit: number) => new BaseplaneError('request_too_large', `Request body exceeds ${limit} bytes`, 413),
+  invalidJson: () => new BaseplaneError('bad_json', 'Could not parse request body as JSON', 400),
+  unauthorizedAdmin: () => new BaseplaneError('unauthorized', 'A valid platform admin token is required', 401),
+  invalidArgument: (message: string) => new BaseplaneError('invalid_argument', message, 400),
+  databaseUnavailable: (ref: string) => new BaseplaneError('database_unavailable', `The database of project ${ref} is unavailable`, 503),
+  internal: () => new BaseplaneError('unexpected_failure', 'Unexpected failure, please check server logs for more information', 500),
+}

@@ -1,0 +1,42 @@
+// JSON Web Tokens of a project: its API keys and the access tokens it verifies.
+// HS256 only; jose refuses `alg: none` and any other algorithm.
+import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
+import { platformErrors } from './errors.ts'
+
+const TEN_YEARS = 10 * 365 * 24 * 3600
+const encoder = new TextEncoder()
+const keyCache = new Map<string, Uint8Array>()
+
+function keyOf(secret: string): Uint8Array {
+  let key = keyCache.get(secret)
+  if (key === undefined) {
+    key = encoder.encode(secret)
+    if (keyCache.size > 10000) keyCache.clear()
+    keyCache.set(secret, key)
+  }
+  return key
+}
+
+export async function signJwt(secret: string, claims: Record<string, unknown>): Promise<string> {
+  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(keyOf(secret))
+}
+
+/** A project API key, in the shape of Supabase's legacy anon and service_role keys. */
+export async function signApiKey(secret: string, ref: string, role: 'anon' | 'service_role', now = Date.now()): Promise<string> {
+  const iat = Math.floor(now / 1000)
+  return signJwt(secret, { iss: 'baseplane', ref, role, iat, exp: iat + TEN_YEARS })
+}
+
+/** Verifies signature and expiry; throws the gate's `bad_jwt` error with the reason. */
+export async function verifyJwt(secret: string, token: string): Promise<Record<string, unknown>> {
+  try {
+    const { payload } = await jwtVerify(token, keyOf(secret), { algorithms: ['HS256'] })
+    return payload as Record<string, unknown>
+  } catch (error) {
+    if (error instanceof joseErrors.JWTExpired) throw platformErrors.badJwt('token has expired')
+    if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw platformErrors.badJwt('signature is invalid')
+    if (error instanceof joseErrors.JOSEAlgNotAllowed) throw platformErrors.badJwt('signing algorithm is not allowed')
+    if (error instanceof joseErrors.JWTClaimValidationFailed) throw platformErrors.badJwt(error.message)
+    throw platformErrors.badJwt('unable to parse token')
+  }
+}

@@ -1,0 +1,71 @@
+// The contract between the data plane (main thread) and a concern's Piscina
+// worker: a request in, a response out, both plain data (they cross threads).
+import type { Plan } from './catalogue.ts'
+import type { ProjectDatabase } from './db/project-pools.ts'
+import type { RequestIdentity } from './db/request-transaction.ts'
+
+export type Concern = 'auth' | 'graphql' | 'push'
+
+/** What a worker knows about the project a request is for. */
+export interface ProjectContext {
+  ref: string
+  name: string
+  plan: Plan
+  /** Catalogue version: changes whenever any setting of the project changes. */
+  version: number
+  /** Public base URL of the project (`{base_url}`), without a trailing slash. */
+  baseUrl: string
+  jwtSecret: string
+  database: ProjectDatabase
+  authEnabled: boolean
+  pushEnabled: boolean
+}
+
+export interface ServiceRequest {
+  concern: Concern
+  method: string
+  /** Path below the concern's prefix, e.g. "/token" for /auth/v1/token; "" for the prefix itself. */
+  path: string
+  /** Raw query string without "?". */
+  query: string
+  /** Lower-cased header names. */
+  headers: Record<string, string>
+  body: string
+  clientAddress: string
+  project: ProjectContext
+  /**
+   * The verified caller: role and claims of the Bearer token, or of the apikey
+   * when no token was sent. Undefined only on routes that need no apikey
+   * (links a browser opens, such as GET /auth/v1/verify).
+   */
+  identity: RequestIdentity | undefined
+  /** Which project key was sent in `apikey`, if any. */
+  apikeyRole: 'anon' | 'service_role' | undefined
+}
+
+export interface ServiceResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+  /**
+   * Set by a service when this answer counts as a failed attempt for the
+   * per-address throttle (e.g. a 4xx from sign-in); the data plane feeds it.
+   */
+  throttleFailure?: boolean
+}
+
+/** A concern's worker module exports a default function of this type. */
+export type ServiceHandler = (request: ServiceRequest) => Promise<ServiceResponse>
+
+/** Options every concern's worker thread receives as Piscina workerData. */
+export interface WorkerOptions {
+  maxProjectConnections: number
+  projectPoolSize: number
+  idleConnectionMillis: number
+  /** Platform-level settings a concern may need (mail, provider endpoints); concerns read their own keys. */
+  settings: Record<string, string | undefined>
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): ServiceResponse {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }
+}

@@ -1,0 +1,32 @@
+// Per-thread state of a concern's worker: its options and its own LRU of
+// project connection pools (pg pools cannot be shared across threads).
+import { workerData } from 'node:worker_threads'
+import { ProjectPools } from './db/project-pools.ts'
+import type { WorkerOptions } from './service.ts'
+
+let pools: ProjectPools | undefined
+
+export function workerOptions(): WorkerOptions {
+  const options = workerData as WorkerOptions | undefined
+  return (
+    options ?? {
+      maxProjectConnections: 50,
+      projectPoolSize: 4,
+      idleConnectionMillis: 10000,
+      settings: {},
+    }
+  )
+}
+
+export function projectPools(): ProjectPools {
+  if (pools === undefined) {
+    const options = workerOptions()
+    pools = new ProjectPools({
+      maxConnections: options.maxProjectConnections,
+      poolSize: options.projectPoolSize,
+      idleMillis: options.idleConnectionMillis,
+      applicationName: 'baseplane-worker',
+    })
+  }
+  return pools
+}
