@@ -24,6 +24,8 @@ export interface ProjectRecord {
   serviceRoleKey: string
   authEnabled: boolean
   pushEnabled: boolean
+  /** Stored auth settings (see workers/auth/settings.ts for their shape and defaults). */
+  authSettings: Record<string, unknown>
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -34,7 +36,7 @@ export interface ProjectRecord {
 const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
-  p.auth_enabled, p.push_enabled, p.version, p.created_at, s.admin_url`
+  p.auth_enabled, p.push_enabled, p.auth_settings, p.version, p.created_at, s.admin_url`
 
 interface Row {
   ref: string
@@ -51,6 +53,7 @@ interface Row {
   service_role_key: string
   auth_enabled: boolean
   push_enabled: boolean
+  auth_settings: Record<string, unknown>
   version: string
   created_at: Date
   admin_url: string | null
@@ -73,6 +76,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     serviceRoleKey: row.service_role_key,
     authEnabled: row.auth_enabled,
     pushEnabled: row.push_enabled,
+    authSettings: row.auth_settings,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

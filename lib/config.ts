@@ -26,6 +26,12 @@ export interface PlatformConfig {
   trustedProxyHeader: string | undefined
   throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number }
   embeddedPort: number
+  /** SMTP server for all projects' mail; without it mail goes to each project's outbox table. */
+  smtpUrl: string | undefined
+  /** Sender address of the platform's sending domain. */
+  mailFrom: string
+  /** Google sign-in endpoints; tests point them at a local OpenID provider stand-in. */
+  google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   logLevel: 'silent' | 'info' | 'debug'
 }
 
@@ -97,9 +103,28 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       blockSeconds: integer(env, 'BASEPLANE_THROTTLE_BLOCK_SECONDS', 300, 1, 86400),
     },
     embeddedPort: integer(env, 'BASEPLANE_EMBEDDED_PG_PORT', 54329, 0, 65535),
+    smtpUrl: env.SMTP_URL ? smtp(env.SMTP_URL) : undefined,
+    mailFrom: mailbox(env, 'BASEPLANE_MAIL_FROM', 'Baseplane <no-reply@mail.baseplane.local>'),
+    google: {
+      authorizationUrl: url(env, 'BASEPLANE_GOOGLE_AUTHORIZATION_URL', 'https://accounts.google.com/o/oauth2/v2/auth')!,
+      tokenUrl: url(env, 'BASEPLANE_GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token')!,
+      certsUrl: url(env, 'BASEPLANE_GOOGLE_CERTS_URL', 'https://www.googleapis.com/oauth2/v3/certs')!,
+      issuer: env.BASEPLANE_GOOGLE_ISSUER || 'https://accounts.google.com',
+    },
     logLevel,
   }
   return deepFreeze(config)
+}
+
+function smtp(raw: string): string {
+  if (!/^smtps?:\/\/[^/]+/.test(raw)) throw new ConfigError(`SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465, got "${raw.replace(/:[^:@/]*@/, ':***@')}"`)
+  return raw
+}
+
+function mailbox(env: Env, name: string, fallback: string): string {
+  const raw = env[name] || fallback
+  if (!/@[^@\s>]+\.?[^@\s>]*>?$/.test(raw)) throw new ConfigError(`${name} must be an email address such as "App <no-reply@example.com>", got "${raw}"`)
+  return raw
 }
 
 function deepFreeze<T extends object>(value: T): Readonly<T> {

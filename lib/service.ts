@@ -19,6 +19,8 @@ export interface ProjectContext {
   database: ProjectDatabase
   authEnabled: boolean
   pushEnabled: boolean
+  /** Stored auth settings as the control plane saved them (workers/auth applies defaults). */
+  authSettings: Record<string, unknown>
 }
 
 export interface ServiceRequest {
@@ -62,8 +64,10 @@ export interface WorkerOptions {
   maxProjectConnections: number
   projectPoolSize: number
   idleConnectionMillis: number
-  /** Platform-level settings a concern may need (mail, provider endpoints); concerns read their own keys. */
-  settings: Record<string, string | undefined>
+  /** Platform mail: SMTP when smtpUrl is set, else each project's outbox. */
+  mail: { smtpUrl: string | undefined; from: string }
+  /** Google sign-in endpoints (platform-level overrides for tests). */
+  google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ServiceResponse {

@@ -13,7 +13,13 @@ export function workerOptions(): WorkerOptions {
       maxProjectConnections: 50,
       projectPoolSize: 4,
       idleConnectionMillis: 10000,
-      settings: {},
+      mail: { smtpUrl: undefined, from: 'Baseplane <no-reply@mail.baseplane.local>' },
+      google: {
+        authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+        tokenUrl: 'https://oauth2.googleapis.com/token',
+        certsUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+        issuer: 'https://accounts.google.com',
+      },
     }
   )
 }

@@ -1,0 +1,98 @@
+// The production HTTP server: uWebSockets.js on the main thread. It only
+// parses, hands the request to DataPlane.handle, and writes the answer.
+import { STATUS_CODES } from 'node:http'
+import uWS from '@trufflesuite/uws-js-unofficial'
+import { platformErrors } from '../lib/errors.ts'
+import type { DataPlane, IncomingRequest } from './data-plane.ts'
+import { errorResponse, type OutgoingResponse } from './responses.ts'
+
+export const MAX_BODY_BYTES = 1024 * 1024
+
+export interface RunningServer {
+  port: number
+  close(): Promise<void>
+}
+
+const statusLines = new Map<number, string>()
+function statusLine(status: number): string {
+  let line = statusLines.get(status)
+  if (line === undefined) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`
+    statusLines.set(status, line)
+  }
+  return line
+}
+
+function readBody(res: uWS.HttpResponse, state: { aborted: boolean }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    res.onData((chunk, isLast) => {
+      // uWS reuses the chunk's memory after this callback returns: copy it.
+      size += chunk.byteLength
+      if (size > MAX_BODY_BYTES) {
+        reject(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
+        return
+      }
+      chunks.push(Buffer.from(Buffer.from(chunk)))
+      if (isLast) resolve(Buffer.concat(chunks).toString('utf8'))
+    })
+    if (state.aborted) reject(new Error('aborted'))
+  })
+}
+
+function write(res: uWS.HttpResponse, state: { aborted: boolean }, response: OutgoingResponse): void {
+  if (state.aborted) return
+  res.cork(() => {
+    res.writeStatus(statusLine(response.status))
+    for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
+    res.end(response.body)
+  })
+}
+
+export function startUwsServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
+  const app = uWS.App()
+  app.any('/*', (res, req) => {
+    const state = { aborted: false }
+    res.onAborted(() => {
+      state.aborted = true
+    })
+    const headers: Record<string, string> = {}
+    req.forEach((name, value) => {
+      headers[name] = value
+    })
+    const method = req.getCaseSensitiveMethod().toUpperCase()
+    const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
+    // The body must be subscribed to before this callback returns.
+    const body = hasBody ? readBody(res, state) : Promise.resolve('')
+    body.catch(() => {})
+    const request: IncomingRequest = {
+      method,
+      path: req.getUrl(),
+      query: req.getQuery() ?? '',
+      headers,
+      peerAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      body: () => body,
+    }
+    dataPlane.handle(request).then(
+      (response) => write(res, state, response),
+      () => write(res, state, errorResponse(platformErrors.internal(), undefined, headers)),
+    )
+  })
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (!socket) {
+        reject(new Error(`could not listen on ${host}:${port}`))
+        return
+      }
+      resolve({
+        port: uWS.us_socket_local_port(socket),
+        close: async () => {
+          uWS.us_listen_socket_close(socket)
+          // Present in the native build though missing from its typings: closes keep-alive sockets too.
+          ;(app as uWS.TemplatedApp & { close?: () => void }).close?.()
+        },
+      })
+    })
+  })
+}
