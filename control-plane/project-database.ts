@@ -33,21 +33,28 @@ function migrationVars(names: ProjectDatabaseNames): Record<string, string> {
   return { api_role: names.apiRole, owner_role: names.ownerRole, database: names.database }
 }
 
-/** Creates roles and database, then installs the project SQL. Cleans up after itself on failure. */
+/**
+ * Creates roles and database, then installs the project SQL. On failure it
+ * drops what it created (and only that), so nothing partial is left.
+ */
 export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames): Promise<void> {
+  const created: Array<() => string> = []
   try {
     await withClient(serverUrl, async (admin) => {
       await runScript(admin, 'cluster')
-      await admin.query(
-        `create role ${escapeIdentifier(names.apiRole)} login noinherit password ${escapeLiteral(names.apiPassword)};
-         grant anon, authenticated, service_role to ${escapeIdentifier(names.apiRole)};
-         create role ${escapeIdentifier(names.ownerRole)} login password ${escapeLiteral(names.ownerPassword)};`,
-      )
+      await admin.query(`create role ${escapeIdentifier(names.apiRole)} login noinherit password ${escapeLiteral(names.apiPassword)}`)
+      created.push(() => `drop role if exists ${escapeIdentifier(names.apiRole)}`)
+      await admin.query(`grant anon, authenticated, service_role to ${escapeIdentifier(names.apiRole)}`)
+      await admin.query(`create role ${escapeIdentifier(names.ownerRole)} login password ${escapeLiteral(names.ownerPassword)}`)
+      created.push(() => `drop role if exists ${escapeIdentifier(names.ownerRole)}`)
       await admin.query(`create database ${escapeIdentifier(names.database)}`)
+      created.push(() => `drop database if exists ${escapeIdentifier(names.database)} with (force)`)
     })
     await upgradeProjectDatabase(serverUrl, names)
   } catch (error) {
-    await dropProjectDatabase(serverUrl, names).catch(() => {})
+    await withClient(serverUrl, async (admin) => {
+      for (const undo of created.reverse()) await admin.query(undo())
+    }).catch(() => {})
     throw error
   }
 }

@@ -111,5 +111,5 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = await main(process.argv.slice(2))
+  process.exit(await main(process.argv.slice(2)))
 }

@@ -10,7 +10,7 @@ import { escapeIdentifier, escapeLiteral } from 'pg'
 /** A folder of sql/: 'catalogue', 'project', or a product's own set (installed when it is enabled). */
 export type MigrationSet = string
 
-const sqlRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql')
+export const SQL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql')
 
 interface Migration {
   version: number
@@ -20,10 +20,11 @@ interface Migration {
 
 const loaded = new Map<string, Migration[]>()
 
-export function migrationsOf(set: string): Migration[] {
-  let list = loaded.get(set)
+export function migrationsOf(set: string, root: string = SQL_ROOT): Migration[] {
+  const key = path.join(root, set)
+  let list = root === SQL_ROOT ? loaded.get(key) : undefined
   if (list === undefined) {
-    const folder = path.join(sqlRoot, set)
+    const folder = key
     list = fs
       .readdirSync(folder)
       .filter((file) => /^\d{4}_[a-z0-9_]+\.sql$/.test(file))
@@ -33,7 +34,7 @@ export function migrationsOf(set: string): Migration[] {
         name: file.slice(5, -4),
         sql: fs.readFileSync(path.join(folder, file), 'utf8'),
       }))
-    loaded.set(set, list)
+    loaded.set(key, list)
   }
   return list
 }
@@ -60,6 +61,7 @@ export async function migrate(
   client: pg.ClientBase,
   set: MigrationSet,
   vars: Record<string, string> = {},
+  root: string = SQL_ROOT,
 ): Promise<number[]> {
   await client.query('begin')
   try {
@@ -79,7 +81,7 @@ export async function migrate(
       (await client.query<{ version: number }>('select version from baseplane.migrations where migration_set = $1', [set])).rows.map((r) => r.version),
     )
     const applied: number[] = []
-    for (const migration of migrationsOf(set)) {
+    for (const migration of migrationsOf(set, root)) {
       if (done.has(migration.version)) continue
       await client.query(substitute(migration.sql, vars))
       await client.query('insert into baseplane.migrations (migration_set, version, name) values ($1, $2, $3)', [

@@ -1,0 +1,37 @@
+// Small HTTP client for tests that need full control of headers (Host included).
+import http from 'node:http'
+
+export interface Reply {
+  status: number
+  headers: http.IncomingHttpHeaders
+  text: string
+  json: any
+}
+
+export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | object } = {}): Promise<Reply> {
+  const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body
+  const headers: Record<string, string> = { ...(options.headers ?? {}) }
+  if (body !== undefined) {
+    headers['content-type'] ??= 'application/json'
+    headers['content-length'] = String(Buffer.byteLength(body))
+  }
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: options.method ?? (body === undefined ? 'GET' : 'POST'), headers }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: unknown
+        try {
+          json = text ? JSON.parse(text) : undefined
+        } catch {
+          json = undefined
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, text, json })
+      })
+    })
+    req.on('error', reject)
+    if (body !== undefined) req.write(body)
+    req.end()
+  })
+}

@@ -1,0 +1,92 @@
+import { spawn } from 'node:child_process'
+import t from 'tap'
+import { decodeJwt } from 'jose'
+import pg from 'pg'
+import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
+
+const catalogueUrl = await catalogueDatabase(t)
+t.teardown(() => dropCatalogue(catalogueUrl))
+
+interface Run {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+function baseplane(args: string[], input?: string): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['bin/baseplane.mjs', ...args], {
+      env: { ...process.env, DATABASE_URL: catalogueUrl, PORT: '8123' },
+    })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (c: Buffer) => (stdout += c))
+    child.stderr.on('data', (c: Buffer) => (stderr += c))
+    child.stdin.end(input ?? '')
+    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
+  })
+}
+
+t.test('--version and --help', async (t) => {
+  const version = await baseplane(['--version'])
+  t.same(version, { code: 0, stdout: '0.6.0\n', stderr: '' })
+  const help = await baseplane(['--help'])
+  t.equal(help.code, 0)
+  t.match(help.stdout, /baseplane projects create --name NAME/)
+})
+
+t.test('projects, keys, products and db url end to end', async (t) => {
+  const created = await baseplane(['projects', 'create', '--name', 'Cli Shop', '--plan', 'plus', '--json'])
+  t.equal(created.code, 0, created.stderr)
+  const project = JSON.parse(created.stdout)
+  t.match(project, { name: 'Cli Shop', plan: 'plus', products: { auth: false, graphql: true, push: false }, base_url: `http://127.0.0.1:8123/project/${project.ref}` })
+  t.equal(decodeJwt(project.anon_key).role, 'anon')
+
+  const human = await baseplane(['projects', 'list'])
+  t.equal(human.code, 0)
+  t.match(human.stdout, new RegExp(`^REF\\s+NAME\\s+PLAN\\s+PRODUCTS\\s+BASE URL\\n${project.ref}\\s+Cli Shop\\s+plus\\s+graphql\\s+http`))
+  const listed = JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout)
+  t.same(listed.map((p: { ref: string }) => p.ref), [project.ref])
+
+  const keys = JSON.parse((await baseplane(['keys', project.ref, '--json'])).stdout)
+  t.same(keys, { ref: project.ref, base_url: project.base_url, anon_key: project.anon_key, service_role_key: project.service_role_key })
+  const rotated = JSON.parse((await baseplane(['keys', project.ref, '--rotate', '--json'])).stdout)
+  t.not(rotated.anon_key, keys.anon_key)
+
+  const enabled = await baseplane(['products', 'enable', 'auth', project.ref])
+  t.same({ code: enabled.code, out: enabled.stdout }, { code: 0, out: `Enabled auth for ${project.ref}\n` })
+  const shown = JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout)[0]
+  t.equal(shown.products.auth, true)
+
+  const dbUrl = await baseplane(['db', 'url', project.ref])
+  t.equal(dbUrl.code, 0)
+  const owner = new pg.Client({ connectionString: dbUrl.stdout.trim() })
+  await owner.connect()
+  t.same((await owner.query('select current_user as u')).rows, [{ u: `bp_${project.ref}_owner` }])
+  await owner.end()
+
+  const deleted = await baseplane(['projects', 'delete', project.ref, '--yes'])
+  t.same({ code: deleted.code, out: deleted.stdout }, { code: 0, out: `Deleted project ${project.ref}\n` })
+  t.same(JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout), [])
+})
+
+t.test('wrong command lines: one line naming the problem, non-zero exit', async (t) => {
+  const cases: Array<[string[], number, string]> = [
+    [['projects', 'create'], 2, 'baseplane: missing --name\n'],
+    [['projects', 'create', '--name'], 2, 'baseplane: --name needs a value (usage: baseplane projects create --name NAME [--plan free|plus|pro|business])\n'],
+    [['projects', 'create', '--name', 'x', '--colour', 'red'], 2, 'baseplane: unknown option --colour for "projects create" (usage: baseplane projects create --name NAME [--plan free|plus|pro|business])\n'],
+    [['projects', 'create', '--name', 'x', '--plan', 'gold'], 1, 'baseplane: Unknown plan "gold": use one of free, plus, pro, business\n'],
+    [['keys'], 2, 'baseplane: missing REF (usage: baseplane keys REF [--rotate])\n'],
+    [['keys', 'nosuchproject'], 1, 'baseplane: Project "nosuchproject" not found\n'],
+    [['keys', 'a', 'b'], 2, 'baseplane: unexpected argument "b" (usage: baseplane keys REF [--rotate])\n'],
+    [['projects', 'delete', 'nosuchproject'], 2, 'baseplane: deleting nosuchproject drops its database: add --yes to confirm\n'],
+    [['projects', 'delete', 'nosuchproject', '--yes'], 1, 'baseplane: Project "nosuchproject" not found\n'],
+    [['products', 'enable', 'graphql', 'nosuchproject'], 1, 'baseplane: Unknown product "graphql": use one of auth, push (GraphQL is always on)\n'],
+    [['frobnicate'], 2, 'baseplane: unknown command "frobnicate" (see baseplane --help)\n'],
+    [['db', 'url'], 2, 'baseplane: missing REF (usage: baseplane db url REF)\n'],
+  ]
+  for (const [args, code, stderr] of cases) {
+    const run = await baseplane(args)
+    t.same({ code: run.code, stderr: run.stderr, stdout: run.stdout }, { code, stderr, stdout: '' }, args.join(' '))
+  }
+})

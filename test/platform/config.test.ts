@@ -1,0 +1,55 @@
+import t from 'tap'
+import { loadConfig } from '../../lib/config.ts'
+import { Throttle } from '../../data-plane/throttle.ts'
+
+t.test('defaults', async (t) => {
+  const config = loadConfig({}, '/srv/app')
+  t.match(config, {
+    databaseUrl: undefined,
+    home: '/srv/app/.baseplane',
+    host: '127.0.0.1',
+    port: 8000,
+    publicUrl: 'http://127.0.0.1:8000',
+    throttle: { maxFailures: 30, windowSeconds: 300, blockSeconds: 300 },
+    smtpUrl: undefined,
+  })
+  t.ok(Object.isFrozen(config) && Object.isFrozen(config.throttle), 'config is frozen')
+})
+
+t.test('each bad setting has its own message', async (t) => {
+  const cases: Array<[Record<string, string>, string]> = [
+    [{ PORT: 'eighty' }, 'PORT must be a whole number, got "eighty"'],
+    [{ PORT: '70000' }, 'PORT must be between 0 and 65535, got 70000'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL must be a postgres:// URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL must be a URL, got "not a url"'],
+    [{ BASEPLANE_BASE_DOMAIN: 'bad domain!' }, 'BASEPLANE_BASE_DOMAIN must be a host name such as "example.com", got "bad domain!"'],
+    [{ BASEPLANE_ADMIN_TOKEN: 'short' }, 'BASEPLANE_ADMIN_TOKEN must be at least 32 characters'],
+    [{ BASEPLANE_TRUSTED_PROXY_HEADER: 'x forwarded' }, 'BASEPLANE_TRUSTED_PROXY_HEADER must be a header name, got "x forwarded"'],
+    [{ BASEPLANE_LOG_LEVEL: 'loud' }, 'BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "loud"'],
+    [{ BASEPLANE_THROTTLE_MAX_FAILURES: '0' }, 'BASEPLANE_THROTTLE_MAX_FAILURES must be between 1 and 1000000, got 0'],
+    [{ SMTP_URL: 'http://mail' }, 'SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465, got "http://mail"'],
+    [{ BASEPLANE_MAIL_FROM: 'nobody' }, 'BASEPLANE_MAIL_FROM must be an email address such as "App <no-reply@example.com>", got "nobody"'],
+  ]
+  for (const [env, message] of cases) t.throws(() => loadConfig(env), { code: 'invalid_config', message }, Object.keys(env)[0])
+})
+
+t.test('throttle: refuses after the threshold, per project and address, then lets go', async (t) => {
+  let now = 1_000_000
+  const throttle = new Throttle({ maxFailures: 3, windowSeconds: 60, blockSeconds: 30 }, () => now)
+  throttle.recordFailure('a', '10.0.0.1')
+  throttle.recordFailure('a', '10.0.0.1')
+  t.equal(throttle.retryAfter('a', '10.0.0.1'), 0)
+  throttle.recordFailure('a', '10.0.0.1')
+  t.equal(throttle.retryAfter('a', '10.0.0.1'), 30)
+  t.equal(throttle.retryAfter('a', '10.0.0.2'), 0, 'another address is not refused')
+  t.equal(throttle.retryAfter('b', '10.0.0.1'), 0, 'another project is not refused')
+  now += 29_500
+  t.equal(throttle.retryAfter('a', '10.0.0.1'), 1)
+  now += 1000
+  t.equal(throttle.retryAfter('a', '10.0.0.1'), 0, 'the block ends')
+  throttle.recordFailure('a', '10.0.0.3')
+  throttle.recordFailure('a', '10.0.0.3')
+  now += 61_000
+  throttle.recordFailure('a', '10.0.0.3')
+  t.equal(throttle.retryAfter('a', '10.0.0.3'), 0, 'failures outside the window do not add up')
+})

@@ -1,0 +1,39 @@
+import t from 'tap'
+import { request } from '../helpers/http.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
+
+t.test('a refused address is refused by every service of the project, anon key or not', async (t) => {
+  const platform = await startTestPlatform(t, { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for', BASEPLANE_THROTTLE_MAX_FAILURES: '3' })
+  const project = await platform.createProject({ name: 'Throttled', auth: true })
+  const other = await platform.createProject({ name: 'Other', auth: true })
+  for (let i = 0; i < 3; i++) platform.platform.throttle.recordFailure(project.ref, '203.0.113.7')
+  const from = (address: string, apikey: string) => ({ apikey, 'x-forwarded-for': `10.9.9.9, ${address}`, 'x-supabase-api-version': '2024-01-01' })
+  const targets: Array<[string, string | undefined]> = [
+    ['/auth/v1/health', undefined],
+    ['/graphql/v1', JSON.stringify({ query: '{ __typename }' })],
+    ['/push/v1/devices', undefined],
+    ['/health', undefined],
+  ]
+  for (const [path, body] of targets) {
+    for (const apikey of [project.anonKey, project.serviceRoleKey]) {
+      const reply = await request(`${project.baseUrl}${path}`, { headers: from('203.0.113.7', apikey), body })
+      t.same(
+        { status: reply.status, code: reply.json.code, header: reply.headers['x-sb-error-code'], retry: Number(reply.headers['retry-after']) > 0 },
+        { status: 429, code: 'over_request_rate_limit', header: 'over_request_rate_limit', retry: true },
+        path,
+      )
+    }
+  }
+  const elsewhere = await request(`${project.baseUrl}/auth/v1/health`, { headers: from('203.0.113.8', project.anonKey) })
+  t.equal(elsewhere.status, 200, 'another address is served')
+  const otherProject = await request(`${other.baseUrl}/auth/v1/health`, { headers: from('203.0.113.7', other.anonKey) })
+  t.equal(otherProject.status, 200, 'another project is not affected')
+})
+
+t.test('without a trusted header, a forwarded address is ignored', async (t) => {
+  const platform = await startTestPlatform(t, { BASEPLANE_THROTTLE_MAX_FAILURES: '1' })
+  const project = await platform.createProject({ name: 'Direct', auth: true })
+  platform.platform.throttle.recordFailure(project.ref, '203.0.113.7')
+  const reply = await request(`${project.baseUrl}/auth/v1/health`, { headers: { apikey: project.anonKey, 'x-forwarded-for': '203.0.113.7' } })
+  t.equal(reply.status, 200, 'a client cannot pick its address by sending the header')
+})
