@@ -4,12 +4,13 @@
 // and hand the request to its concern's worker pool.
 import { apiDatabaseOf, baseUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import type { PlatformConfig } from '../lib/config.ts'
+import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import type { Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import { errorResponse, type OutgoingResponse } from './responses.ts'
-import type { Gate } from './gate.ts'
+import type { Gate, KeyRole } from './gate.ts'
 import type { ProjectDirectory } from './project-directory.ts'
 import type { Throttle } from './throttle.ts'
 
@@ -20,8 +21,8 @@ export interface IncomingRequest {
   query: string
   /** Lower-case names. */
   headers: Record<string, string>
-  /** Address of the TCP peer. */
-  peerAddress: string
+  /** Address of the TCP peer (a function: reading it costs, and most requests never need it). */
+  peerAddress(): string
   body(): Promise<string>
 }
 
@@ -49,6 +50,12 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '86400',
 }
 
+function withCors(response: OutgoingResponse, request: IncomingRequest): OutgoingResponse {
+  // Only browsers need these, and a browser's cross-origin request always carries Origin.
+  if (request.headers.origin !== undefined) Object.assign(response.headers, CORS_HEADERS)
+  return response
+}
+
 const SERVICE_PREFIXES: Array<[string, Concern]> = [
   ['/auth/v1', 'auth'],
   ['/graphql/v1', 'graphql'],
@@ -64,6 +71,7 @@ export class DataPlane {
   readonly #deps: DataPlaneDeps
   readonly #domains: string[]
   readonly #contexts = new WeakMap<ProjectRecord, ProjectContext>()
+  readonly #healthBodies = new WeakMap<ProjectRecord, string>()
 
   constructor(deps: DataPlaneDeps) {
     this.#deps = deps
@@ -95,7 +103,7 @@ export class DataPlane {
       const last = value?.split(',').pop()?.trim()
       if (last) return last
     }
-    return request.peerAddress
+    return request.peerAddress()
   }
 
   contextOf(project: ProjectRecord): ProjectContext {
@@ -118,24 +126,35 @@ export class DataPlane {
     return context
   }
 
-  async handle(request: IncomingRequest): Promise<OutgoingResponse> {
+  /**
+   * Answers synchronously when everything it needs is cached (the common
+   * case), so the hot path costs no promise; otherwise returns a promise.
+   */
+  handle(request: IncomingRequest): OutgoingResponse | Promise<OutgoingResponse> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...CORS_HEADERS }, body: '' }
     const target = this.resolve(request)
-    let concern: Concern | undefined
+    if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
+    const prefix = SERVICE_PREFIXES.find(([p]) => target.path === p || target.path.startsWith(`${p}/`))
+    const concern = prefix?.[1]
     try {
-      if (target === undefined) return await this.#platform(request)
-      const prefix = SERVICE_PREFIXES.find(([p]) => target.path === p || target.path.startsWith(`${p}/`))
-      concern = prefix?.[1]
-      const response = await this.#project(request, target.ref, target.path, prefix)
-      Object.assign(response.headers, CORS_HEADERS)
-      return response
+      const cached = this.#deps.directory.peek(target.ref)
+      const answer = cached
+        ? this.#serve(request, cached, target.path, prefix, false)
+        : this.#deps.directory.get(target.ref).then((project) => {
+            if (project === undefined) throw platformErrors.unknownProject(target.ref)
+            return this.#serve(request, project, target.path, prefix, false)
+          })
+      if (answer instanceof Promise) return answer.then((response) => withCors(response, request), (error: unknown) => this.#failure(error, concern, request))
+      return withCors(answer, request)
     } catch (error) {
-      if (!BaseplaneError.is(error)) log.error('request failed', error, { path: request.path })
-      const known = BaseplaneError.is(error) ? error : platformErrors.internal()
-      const response = errorResponse(known, concern, request.headers)
-      Object.assign(response.headers, CORS_HEADERS)
-      return response
+      return this.#failure(error, concern, request)
     }
+  }
+
+  #failure(error: unknown, concern: Concern | undefined, request: IncomingRequest): OutgoingResponse {
+    if (!BaseplaneError.is(error)) log.error('request failed', error, { path: request.path })
+    const known = BaseplaneError.is(error) ? error : platformErrors.internal()
+    return withCors(errorResponse(known, concern, request.headers), request)
   }
 
   async #platform(request: IncomingRequest): Promise<OutgoingResponse> {
@@ -147,37 +166,73 @@ export class DataPlane {
     throw platformErrors.noProject()
   }
 
-  async #project(request: IncomingRequest, ref: string, path: string, prefix: [string, Concern] | undefined): Promise<OutgoingResponse> {
-    let project = await this.#deps.directory.get(ref)
-    if (project === undefined) throw platformErrors.unknownProject(ref)
-    const address = this.clientAddress(request)
-    const wait = this.#deps.throttle.retryAfter(ref, address)
-    if (wait > 0) {
-      const refused = errorResponse(platformErrors.throttled(), prefix?.[1], request.headers)
-      refused.headers['retry-after'] = String(wait)
-      return refused
-    }
+  #serve(
+    request: IncomingRequest,
+    project: ProjectRecord,
+    path: string,
+    prefix: [string, Concern] | undefined,
+    reloaded: boolean,
+  ): OutgoingResponse | Promise<OutgoingResponse> {
+    const ref = project.ref
     const concern = prefix?.[1]
-    const subPath = prefix ? path.slice(prefix[0].length) : path
-    const open = concern !== undefined && isOpenRoute(concern, request.method, subPath)
-    const apikey = request.headers.apikey || new URLSearchParams(request.query).get('apikey') || undefined
-    let keyRole: 'anon' | 'service_role' | undefined
-    if (!open || apikey) {
-      try {
-        keyRole = this.#deps.gate.apikeyRole(project, apikey)
-      } catch (error) {
-        // Keys may have been rotated a moment ago: read the catalogue once before refusing.
-        const fresh = apikey ? await this.#deps.directory.reload(ref) : undefined
-        if (fresh === undefined || fresh.version === project.version) throw error
-        project = fresh
-        keyRole = this.#deps.gate.apikeyRole(project, apikey)
+    if (this.#deps.throttle.watching(ref)) {
+      const wait = this.#deps.throttle.retryAfter(ref, this.clientAddress(request))
+      if (wait > 0) {
+        const refused = errorResponse(platformErrors.throttled(), concern, request.headers)
+        refused.headers['retry-after'] = String(wait)
+        return refused
       }
     }
+    const subPath = prefix ? path.slice(prefix[0].length) : path
+    const open = concern !== undefined && isOpenRoute(concern, request.method, subPath)
+    const apikey = request.headers.apikey || (request.query ? new URLSearchParams(request.query).get('apikey') : null) || undefined
+    if (open && !apikey) return this.#route(request, project, path, subPath, concern, undefined, undefined)
+    if (!apikey) throw platformErrors.noApiKey()
+    const keyRole = this.#deps.gate.keyRole(project, apikey)
+    if (keyRole === undefined) {
+      if (reloaded) throw platformErrors.invalidApiKey()
+      // Keys may have been rotated a moment ago: read the catalogue once before refusing.
+      return this.#deps.directory.reload(ref).then((fresh) => {
+        if (fresh === undefined) throw platformErrors.unknownProject(ref)
+        if (fresh.version === project.version) throw platformErrors.invalidApiKey()
+        return this.#serve(request, fresh, path, prefix, true)
+      })
+    }
+    const authorization = request.headers.authorization
+    const identity = this.#deps.gate.cachedIdentity(project, apikey, authorization)
+    if (identity === undefined) {
+      return this.#deps.gate
+        .identify(project, apikey, authorization)
+        .then((verified) => this.#route(request, project, path, subPath, concern, keyRole, verified))
+    }
+    return this.#route(request, project, path, subPath, concern, keyRole, identity)
+  }
+
+  #route(
+    request: IncomingRequest,
+    project: ProjectRecord,
+    path: string,
+    subPath: string,
+    concern: Concern | undefined,
+    keyRole: KeyRole | undefined,
+    identity: RequestIdentity | undefined,
+  ): OutgoingResponse | Promise<OutgoingResponse> {
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
     if (concern === undefined) throw platformErrors.notFound(path)
-    if (concern === 'auth' && !project.authEnabled) throw platformErrors.productDisabled('auth', ref)
-    if (concern === 'push' && !project.pushEnabled) throw platformErrors.productDisabled('push', ref)
-    const identity = keyRole ? await this.#deps.gate.identify(project, apikey!, request.headers.authorization) : undefined
+    if (concern === 'auth' && !project.authEnabled) throw platformErrors.productDisabled('auth', project.ref)
+    if (concern === 'push' && !project.pushEnabled) throw platformErrors.productDisabled('push', project.ref)
+    return this.#dispatch(request, project, subPath, concern, keyRole, identity)
+  }
+
+  async #dispatch(
+    request: IncomingRequest,
+    project: ProjectRecord,
+    subPath: string,
+    concern: Concern,
+    keyRole: KeyRole | undefined,
+    identity: RequestIdentity | undefined,
+  ): Promise<OutgoingResponse> {
+    const address = this.clientAddress(request)
     const serviceRequest: ServiceRequest = {
       concern,
       method: request.method,
@@ -191,20 +246,21 @@ export class DataPlane {
       apikeyRole: keyRole,
     }
     const response = await this.#deps.dispatcher.run(serviceRequest)
-    if (response.throttleFailure) this.#deps.throttle.recordFailure(ref, address)
+    if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
     return { status: response.status, headers: response.headers, body: response.body }
   }
 
   #projectHealth(project: ProjectRecord): OutgoingResponse {
-    return {
-      status: 200,
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
+    let body = this.#healthBodies.get(project)
+    if (body === undefined) {
+      body = JSON.stringify({
         status: 'ok',
         ref: project.ref,
         plan: project.plan,
         services: { auth: project.authEnabled, graphql: true, push: project.pushEnabled },
-      }),
+      })
+      this.#healthBodies.set(project, body)
     }
+    return { status: 200, headers: { 'content-type': 'application/json' }, body }
   }
 }

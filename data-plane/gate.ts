@@ -1,8 +1,6 @@
 // The project gate: which key was sent, and who the caller is. The apikey must
 // be exactly one of the project's two keys; the Bearer token must verify with
 // the project's secret (HS256 only) and name one of the API roles.
-import crypto from 'node:crypto'
-import { LRUCache } from 'lru-cache'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
@@ -11,44 +9,57 @@ import { verifyJwt } from '../lib/jwt.ts'
 export type KeyRole = 'anon' | 'service_role'
 
 interface Verified {
-  claims: Record<string, unknown>
+  identity: RequestIdentity
   /** Milliseconds since the epoch; Infinity when the token carries no exp. */
   expiresAt: number
 }
 
-function equalStrings(a: string, b: string): boolean {
-  const left = Buffer.from(a)
-  const right = Buffer.from(b)
-  return left.length === right.length && crypto.timingSafeEqual(left, right)
+interface ProjectKeys {
+  /** The project's two keys; a Map lookup compares by hash first, so it leaks nothing useful about them. */
+  roles: Map<string, KeyRole>
+  /** Tokens verified with this record's secret. A new record (any change) starts empty. */
+  tokens: Map<string, Verified>
 }
 
-export function keyRoleOf(project: ProjectRecord, apikey: string): KeyRole | undefined {
-  if (equalStrings(apikey, project.anonKey)) return 'anon'
-  if (equalStrings(apikey, project.serviceRoleKey)) return 'service_role'
-  return undefined
-}
+const MAX_TOKENS_PER_PROJECT = 10000
 
 export class Gate {
-  // Verified tokens by secret and token, so a steady client costs one HMAC per token, not per request.
-  readonly #verified = new LRUCache<string, Verified>({ max: 50000 })
+  readonly #projects = new WeakMap<ProjectRecord, ProjectKeys>()
 
-  async #verify(secret: string, token: string): Promise<Record<string, unknown>> {
-    const key = `${secret}\0${token}`
-    const hit = this.#verified.get(key)
-    if (hit !== undefined && hit.expiresAt > Date.now()) return hit.claims
-    if (hit !== undefined) this.#verified.delete(key)
-    const claims = await verifyJwt(secret, token)
-    const expiresAt = typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity
-    this.#verified.set(key, { claims, expiresAt })
-    return claims
+  #keysOf(project: ProjectRecord): ProjectKeys {
+    let keys = this.#projects.get(project)
+    if (keys === undefined) {
+      keys = {
+        roles: new Map<string, KeyRole>([
+          [project.anonKey, 'anon'],
+          [project.serviceRoleKey, 'service_role'],
+        ]),
+        tokens: new Map(),
+      }
+      this.#projects.set(project, keys)
+    }
+    return keys
+  }
+
+  /** Which of the project's keys `apikey` is; undefined when it is neither. */
+  keyRole(project: ProjectRecord, apikey: string): KeyRole | undefined {
+    return this.#keysOf(project).roles.get(apikey)
   }
 
   /** The key role of the `apikey` header; throws 401 when it is missing or not this project's. */
   apikeyRole(project: ProjectRecord, apikey: string | undefined): KeyRole {
     if (!apikey) throw platformErrors.noApiKey()
-    const role = keyRoleOf(project, apikey)
+    const role = this.keyRole(project, apikey)
     if (role === undefined) throw platformErrors.invalidApiKey()
     return role
+  }
+
+  /** The caller, if its token was verified before and has not expired; throws on a malformed header. */
+  cachedIdentity(project: ProjectRecord, apikey: string, authorization: string | undefined): RequestIdentity | undefined {
+    const token = tokenOf(apikey, authorization)
+    const hit = this.#keysOf(project).tokens.get(token)
+    if (hit === undefined || hit.expiresAt <= Date.now()) return undefined
+    return hit.identity
   }
 
   /**
@@ -56,14 +67,22 @@ export class Gate {
    * `authorization` is the raw header value.
    */
   async identify(project: ProjectRecord, apikey: string, authorization: string | undefined): Promise<RequestIdentity> {
-    let token = apikey
-    if (authorization !== undefined && authorization !== '') {
-      const match = /^bearer\s+(\S+)\s*$/i.exec(authorization)
-      if (!match) throw platformErrors.badJwt('Authorization header must be "Bearer <token>"')
-      token = match[1]!
-    }
-    const claims = await this.#verify(project.jwtSecret, token)
+    const token = tokenOf(apikey, authorization)
+    const cached = this.cachedIdentity(project, apikey, authorization)
+    if (cached !== undefined) return cached
+    const claims = await verifyJwt(project.jwtSecret, token)
     if (!isApiRole(claims.role)) throw platformErrors.badJwt('role claim must be anon, authenticated or service_role')
-    return { role: claims.role, claims }
+    const identity: RequestIdentity = { role: claims.role, claims }
+    const tokens = this.#keysOf(project).tokens
+    if (tokens.size >= MAX_TOKENS_PER_PROJECT) tokens.clear()
+    tokens.set(token, { identity, expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity })
+    return identity
   }
+}
+
+function tokenOf(apikey: string, authorization: string | undefined): string {
+  if (authorization === undefined || authorization === '') return apikey
+  const match = /^bearer\s+(\S+)\s*$/i.exec(authorization)
+  if (!match) throw platformErrors.badJwt('Authorization header must be "Bearer <token>"')
+  return match[1]!
 }

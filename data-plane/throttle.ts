@@ -19,12 +19,23 @@ interface Entry {
 
 export class Throttle {
   readonly #entries = new LRUCache<string, Entry>({ max: 200000 })
+  /** Per project, the latest end of any block, so unaffected projects skip the per-address lookup. */
+  readonly #latestBlock = new Map<string, number>()
   readonly #settings: ThrottleSettings
   readonly #now: () => number
 
   constructor(settings: ThrottleSettings, now: () => number = Date.now) {
     this.#settings = settings
     this.#now = now
+  }
+
+  /** Whether any address of `ref` may currently be refused (cheap; checked on every request). */
+  watching(ref: string): boolean {
+    const until = this.#latestBlock.get(ref)
+    if (until === undefined) return false
+    if (until > this.#now()) return true
+    this.#latestBlock.delete(ref)
+    return false
   }
 
   /** Seconds until `address` may try again on project `ref`; 0 when it is not refused. */
@@ -46,6 +57,7 @@ export class Throttle {
     entry.failures += 1
     if (entry.failures >= this.#settings.maxFailures) {
       entry.blockedUntil = now + this.#settings.blockSeconds * 1000
+      this.#latestBlock.set(ref, Math.max(this.#latestBlock.get(ref) ?? 0, entry.blockedUntil))
       entry.failures = 0
       entry.windowStart = now
     }
@@ -53,6 +65,7 @@ export class Throttle {
 
   /** Forgets every address of `ref` (used by tests and by an operator's reset). */
   reset(ref: string): void {
+    this.#latestBlock.delete(ref)
     for (const key of this.#entries.keys()) if (key.startsWith(`${ref}\0`)) this.#entries.delete(key)
   }
 }

@@ -71,13 +71,19 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
       path: req.getUrl(),
       query: req.getQuery() ?? '',
       headers,
-      peerAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      // uWS forbids touching a response after it was aborted.
+      peerAddress: () => (state.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
       body: () => body,
     }
-    dataPlane.handle(request).then(
-      (response) => write(res, state, response),
-      () => write(res, state, errorResponse(platformErrors.internal(), undefined, headers)),
-    )
+    const answer = dataPlane.handle(request)
+    if (answer instanceof Promise) {
+      answer.then(
+        (response) => write(res, state, response),
+        () => write(res, state, errorResponse(platformErrors.internal(), undefined, headers)),
+      )
+    } else {
+      write(res, state, answer)
+    }
   })
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {

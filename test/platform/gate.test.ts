@@ -83,6 +83,10 @@ t.test('links a browser opens need no apikey; CORS preflight is answered', async
   t.equal(preflight.status, 204)
   t.equal(preflight.headers['access-control-allow-origin'], '*')
   t.match(preflight.headers['access-control-allow-headers'], /apikey/)
+  const fromBrowser = await request(`${a.baseUrl}/auth/v1/health`, { headers: { apikey: a.anonKey, origin: 'http://app.test' } })
+  t.equal(fromBrowser.headers['access-control-allow-origin'], '*', 'answers to a browser carry CORS headers')
+  const refused = await request(`${a.baseUrl}/auth/v1/health`, { headers: { origin: 'http://app.test' } })
+  t.equal(refused.headers['access-control-allow-origin'], '*', 'so do refusals, so the browser can read them')
 })
 
 t.test('a product that is off answers with a clear error', async (t) => {

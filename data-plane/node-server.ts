@@ -1,0 +1,61 @@
+// The same data plane behind node:http instead of uWebSockets.js. Not used in
+// production: it is the peer `npm run bench:dataplane` measures against.
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { platformErrors } from '../lib/errors.ts'
+import type { DataPlane, IncomingRequest } from './data-plane.ts'
+import { errorResponse, type OutgoingResponse } from './responses.ts'
+import { MAX_BODY_BYTES, type RunningServer } from './uws-server.ts'
+
+function readBody(req: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let size = 0
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES) reject(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
+      else chunks.push(chunk)
+    })
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('error', reject)
+  })
+}
+
+export function startNodeServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/'
+    const mark = url.indexOf('?')
+    const headers: Record<string, string> = {}
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value
+    const body = req.method === 'GET' || req.method === 'HEAD' ? Promise.resolve('') : readBody(req)
+    body.catch(() => {})
+    const request: IncomingRequest = {
+      method: req.method ?? 'GET',
+      path: mark === -1 ? url : url.slice(0, mark),
+      query: mark === -1 ? '' : url.slice(mark + 1),
+      headers,
+      peerAddress: () => req.socket.remoteAddress ?? '',
+      body: () => body,
+    }
+    const write = (response: OutgoingResponse) => {
+      res.writeHead(response.status, response.headers)
+      res.end(response.body)
+    }
+    const answer = dataPlane.handle(request)
+    if (answer instanceof Promise) answer.then(write, () => write(errorResponse(platformErrors.internal(), undefined, headers)))
+    else write(answer)
+  })
+  server.keepAliveTimeout = 10000
+  return new Promise((resolve) => {
+    server.listen(port, host, () => {
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          }),
+      })
+    })
+  })
+}
