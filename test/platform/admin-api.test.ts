@@ -7,7 +7,7 @@ const admin = `${platform.origin}/platform/v1`
 const auth = { authorization: `Bearer ${platform.config.adminToken}` }
 
 t.test('the admin token guards every operation', async (t) => {
-  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: platform.config.adminToken! }]) {
+  for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: platform.config.adminToken! }] as Array<Record<string, string>>) {
     const reply = await request(`${admin}/projects`, { headers })
     t.same({ status: reply.status, body: reply.json }, { status: 401, body: { code: 'unauthorized', message: 'A valid platform admin token is required' } })
   }
