@@ -1,0 +1,171 @@
+// `npm run bench:graphql`: Baseplane's GraphQL engine against PostGraphile v5
+// (with postgraphile-plugin-connection-filter), same database, same queries,
+// same process, one after the other. Both run in-process (no HTTP) on a pg
+// pool of the project's API login role, each request one transaction as
+// the caller (role + request.jwt.claims), so RLS applies to both.
+// Prints requests/s, p50/p99 latency and memory, and the ratio per case.
+import { performance } from 'node:perf_hooks'
+import pg from 'pg'
+import { ControlPlane } from '../control-plane/control-plane.ts'
+import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
+import { startTemporary } from '../lib/db/embedded.ts'
+import { withRequestTransaction, type RequestIdentity } from '../lib/db/request-transaction.ts'
+import { resolve, SchemaCache } from '../workers/graphql/index.ts'
+
+// PostGraphile v5 needs Promise.withResolvers, which Node 20 lacks.
+const P = Promise as unknown as { withResolvers?: () => unknown }
+P.withResolvers ??= () => {
+  let resolveFn!: (v: unknown) => void
+  let rejectFn!: (e: unknown) => void
+  const promise = new Promise((res, rej) => {
+    resolveFn = res
+    rejectFn = rej
+  })
+  return { promise, resolve: resolveFn, reject: rejectFn }
+}
+
+const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 5) * 1000
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+const USER = '11111111-1111-1111-1111-111111111111'
+
+const SETUP = `
+  create table author (id serial primary key, name text not null);
+  create table post (id serial primary key, author_id int not null references author(id), title text not null, score int not null, owner uuid);
+  create index on post (author_id);
+  create index on post (owner);
+  create index on post (score);
+  insert into author (name) select 'author ' || g from generate_series(1, 200) g;
+  insert into post (author_id, title, score, owner)
+    select 1 + g % 200, 'post ' || g, g % 100, case when g % 3 = 0 then '${USER}'::uuid end from generate_series(1, 20000) g;
+  alter table post enable row level security;
+  create policy visible on post for select using (owner is null or owner = auth.uid());
+  analyze;
+`
+
+const QUERIES = {
+  filteredPage: {
+    baseplane: `{ postCollection(first: 30, filter: {score: {gt: 50}}, orderBy: [{id: AscNullsLast}]) { edges { node { id title score } } } }`,
+    postgraphile: `{ allPosts(first: 30, filter: {score: {greaterThan: 50}}, orderBy: PRIMARY_KEY_ASC) { edges { node { id title score } } } }`,
+  },
+  nested: {
+    baseplane: `{ postCollection(first: 20, orderBy: [{id: AscNullsLast}]) { edges { node { id title author { id name postCollection(first: 3) { edges { node { id title } } } } } } } }`,
+    postgraphile: `{ allPosts(first: 20, orderBy: PRIMARY_KEY_ASC) { edges { node { id title authorByAuthorId { id name postsByAuthorId(first: 3, orderBy: PRIMARY_KEY_ASC) { edges { node { id title } } } } } } } }`,
+  },
+}
+
+interface Result {
+  rps: number
+  p50: number
+  p99: number
+  rssMb: number
+}
+
+async function measure(run: () => Promise<unknown>): Promise<Result> {
+  for (let i = 0; i < 200; i++) await run() // warm up
+  const latencies: number[] = []
+  const end = performance.now() + DURATION_MS
+  const worker = async () => {
+    while (performance.now() < end) {
+      const start = performance.now()
+      await run()
+      latencies.push(performance.now() - start)
+    }
+  }
+  const started = performance.now()
+  await Promise.all(Array.from({ length: CONCURRENCY }, worker))
+  const elapsed = (performance.now() - started) / 1000
+  latencies.sort((a, b) => a - b)
+  return {
+    rps: latencies.length / elapsed,
+    p50: latencies[Math.floor(latencies.length * 0.5)]!,
+    p99: latencies[Math.floor(latencies.length * 0.99)]!,
+    rssMb: process.memoryUsage().rss / 1048576,
+  }
+}
+
+function check(name: string, result: unknown): void {
+  const r = result as { errors?: unknown[] }
+  if (r.errors && r.errors.length > 0) throw new Error(`${name}: ${JSON.stringify(r.errors)}`)
+}
+
+const server = process.env.DATABASE_URL ? undefined : await startTemporary()
+const serverUrl = process.env.DATABASE_URL ?? server!.url
+const catalogueName = `bpbench_${process.pid}`
+const admin = new pg.Client({ connectionString: serverUrl })
+await admin.connect()
+await admin.query(`create database ${catalogueName}`)
+const catalogueUrl = new URL(serverUrl)
+catalogueUrl.pathname = `/${catalogueName}`
+const controlPlane = await ControlPlane.open(catalogueUrl.toString())
+const project = await controlPlane.create({ name: 'graphql bench' })
+try {
+  const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
+  await owner.connect()
+  await owner.query(SETUP)
+  await owner.end()
+
+  const db = apiDatabaseOf(project)
+  const apiUrl = `postgres://${encodeURIComponent(db.user)}:${encodeURIComponent(db.password)}@${db.host}:${db.port}/${db.database}`
+  const identities: Record<string, RequestIdentity> = {
+    anon: { role: 'anon', claims: { role: 'anon' } },
+    user: { role: 'authenticated', claims: { role: 'authenticated', sub: USER } },
+  }
+
+  const pool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
+  const cache = new SchemaCache()
+  const baseplane = (query: string, who: RequestIdentity) => () =>
+    withRequestTransaction(pool, who, (client) => resolve(client, { query }, { cache }))
+
+  const pgPool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
+  pgPool.on('error', () => {})
+  const { postgraphile } = await import('postgraphile')
+  const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber')
+  const { makePgService } = await import('postgraphile/adaptors/pg')
+  const { grafast } = await import('postgraphile/grafast')
+  const { PostGraphileConnectionFilterPreset } = await import('postgraphile-plugin-connection-filter')
+  const preset = {
+    extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
+    pgServices: [makePgService({ pool: pgPool, schemas: ['public'] } as never)],
+    grafast: {
+      // JWT claims mapped to role and request.jwt.claims, as Baseplane's request transaction does.
+      context(requestContext: { who?: RequestIdentity }) {
+        const who = requestContext.who!
+        return { pgSettings: { role: who.role, 'request.jwt.claims': JSON.stringify(who.claims) } }
+      },
+    },
+    schema: { pgForbidSetofFunctionsToReturnNull: false },
+  }
+  const pgl = postgraphile(preset as never)
+  const { schema, resolvedPreset } = await pgl.getSchemaResult()
+  const pgraphile = (query: string, who: RequestIdentity) => async () =>
+    grafast({ schema, source: query, resolvedPreset, requestContext: { who } as never })
+
+  console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per case, concurrency ${CONCURRENCY}, in-process, same database`)
+  console.log('case                      engine        req/s     p50 ms   p99 ms   rss MB')
+  const ratios: number[] = []
+  for (const [name, q] of Object.entries(QUERIES)) {
+    for (const [whoName, who] of Object.entries(identities)) {
+      check(`baseplane ${name}`, await baseplane(q.baseplane, who)())
+      check(`postgraphile ${name}`, await pgraphile(q.postgraphile, who)())
+      const b = await measure(baseplane(q.baseplane, who))
+      const g = await measure(pgraphile(q.postgraphile, who))
+      const label = `${name} as ${whoName}`.padEnd(25)
+      const row = (engine: string, r: Result) =>
+        console.log(`${label} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.rssMb.toFixed(0).padStart(8)}`)
+      row('baseplane', b)
+      row('postgraphile', g)
+      ratios.push(b.rps / g.rps)
+      console.log(`${label} ratio        ${(b.rps / g.rps).toFixed(2)}x (goal >= 1.5x)`)
+    }
+  }
+  console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)}x`)
+  await pgl.release()
+  await pgPool.end()
+  await pool.end()
+} finally {
+  await controlPlane.delete(project.ref)
+  await controlPlane.close()
+  await admin.query(`drop database if exists ${catalogueName} with (force)`)
+  await admin.end()
+  await server?.stop()
+}

@@ -1,0 +1,62 @@
+// Fixtures of the GraphQL tests: a real project database (made by the control
+// plane on a fresh catalogue), an owner connection for DDL, and `gql`, which
+// answers a document through the library exactly as the HTTP service does:
+// one transaction as the API role with request.jwt.claims set.
+import pg from 'pg'
+import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { apiDatabaseOf, ownerUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
+import { withRequestTransaction, type ApiRole } from '../../lib/db/request-transaction.ts'
+import { resolve, SchemaCache, type GraphqlResponse } from '../../workers/graphql/index.ts'
+import { freshDatabase } from '../helpers/db.ts'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export interface GqlOptions {
+  role?: ApiRole
+  sub?: string
+  variables?: Record<string, unknown>
+  operationName?: string
+}
+
+export interface GraphqlProject {
+  project: ProjectRecord
+  controlPlane: ControlPlane
+  /** Runs SQL as the project's owner role (its developers). */
+  sql: (text: string, values?: unknown[]) => Promise<pg.QueryResult>
+  /** Answers a document as `role` (service_role by default). */
+  gql: (query: string, options?: GqlOptions) => Promise<GraphqlResponse>
+  pool: pg.Pool
+  cache: SchemaCache
+}
+
+export async function graphqlProject(t: Teardown, setup?: string): Promise<GraphqlProject> {
+  const controlPlane = await ControlPlane.open(await freshDatabase(t, 'bpgql'))
+  const project = await controlPlane.create({ name: 'graphql test' })
+  const owner = new pg.Pool({ connectionString: ownerUrlOf(project), max: 2 })
+  const db = apiDatabaseOf(project)
+  const pool = new pg.Pool({ host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, max: 4 })
+  const cache = new SchemaCache()
+  t.teardown(async () => {
+    await owner.end()
+    await pool.end()
+    await controlPlane.delete(project.ref)
+    await controlPlane.close()
+  })
+  if (setup) await owner.query(setup)
+  return {
+    project,
+    controlPlane,
+    pool,
+    cache,
+    sql: (text, values) => owner.query(text, values),
+    gql: (query, options = {}) => {
+      const role = options.role ?? 'service_role'
+      const claims: Record<string, unknown> = { role, ...(options.sub ? { sub: options.sub } : {}) }
+      return withRequestTransaction(pool, { role, claims }, (client) =>
+        resolve(client, { query, variables: options.variables, operationName: options.operationName }, { cache }),
+      )
+    },
+  }
+}

@@ -1,0 +1,230 @@
+// Reads what the GraphQL schema is made of from the database, through the
+// caller's own connection and under its current role: the schemas on the
+// search path the role may use, their tables, views, columns, keys, foreign
+// keys, enums and functions, with the role's privileges on each. One round
+// trip; run only when the schema cache misses.
+import type pg from 'pg'
+
+/** Schemas never served, even when on the search path (platform and system schemas). */
+export const HIDDEN_SCHEMAS = ['pg_catalog', 'information_schema', 'graphql', 'graphql_public', 'auth', 'extensions', 'push', 'baseplane', 'pg_toast']
+
+export interface CatalogType {
+  oid: number
+  /** b base, e enum, d domain, c composite, p pseudo, r range, m multirange */
+  typtype: string
+  category: string
+  /** Element type of an array type, or 0. */
+  elem: number
+  elemTyptype: string | null
+}
+
+export interface CatalogColumn extends CatalogType {
+  num: number
+  name: string
+  typeName: string
+  /** For char/varchar(n): n. */
+  maxChars: number | null
+  notNull: boolean
+  hasDefault: boolean
+  serial: boolean
+  generated: boolean
+  comment: string | null
+  canSelect: boolean
+  canInsert: boolean
+  canUpdate: boolean
+}
+
+export interface CatalogForeignKey {
+  oid: number
+  name: string
+  comment: string | null
+  columns: string[]
+  refTable: number
+  refColumns: string[]
+}
+
+export interface CatalogTable {
+  oid: number
+  schema: string
+  schemaOid: number
+  name: string
+  /** r table, p partitioned table, v view, m materialized view, f foreign table */
+  kind: string
+  reltype: number
+  comment: string | null
+  rls: boolean
+  canSelect: boolean
+  canInsert: boolean
+  canUpdate: boolean
+  canDelete: boolean
+  columns: CatalogColumn[]
+  primaryKey: string[] | null
+  /** Column sets of unique, non-partial, plain-column indexes (primary key included). */
+  uniques: string[][]
+  foreignKeys: CatalogForeignKey[]
+}
+
+export interface CatalogFunctionArg extends CatalogType {
+  name: string | null
+  mode: string
+  typeName: string
+}
+
+export interface CatalogFunction {
+  oid: number
+  schema: string
+  schemaOid: number
+  name: string
+  comment: string | null
+  volatility: string
+  returnsSet: boolean
+  rows: number
+  returnType: CatalogType & { typeName: string; relid: number }
+  args: CatalogFunctionArg[]
+  nDefaults: number
+  defaults: string | null
+  canExecute: boolean
+  variadic: boolean
+}
+
+export interface CatalogEnum {
+  oid: number
+  schemaOid: number
+  schema: string
+  name: string
+  comment: string | null
+  labels: string[]
+}
+
+export interface CatalogSchema {
+  oid: number
+  name: string
+  comment: string | null
+}
+
+export interface Catalog {
+  schemas: CatalogSchema[]
+  tables: CatalogTable[]
+  enums: CatalogEnum[]
+  functions: CatalogFunction[]
+}
+
+const typeFields = (alias: string, elemAlias: string) =>
+  `'oid', ${alias}.oid::int8, 'typtype', ${alias}.typtype, 'category', ${alias}.typcategory, 'elem', ${alias}.typelem::int8, 'elemTyptype', ${elemAlias}.typtype`
+
+export const CATALOG_SQL = `
+with served as (
+  select n.oid, n.nspname, pg_catalog.obj_description(n.oid, 'pg_namespace') as comment, s.pos
+  from unnest(pg_catalog.current_schemas(false)) with ordinality s(name, pos)
+  join pg_catalog.pg_namespace n on n.nspname = s.name
+  where n.nspname <> all (array[${HIDDEN_SCHEMAS.map((s) => `'${s}'`).join(', ')}])
+    and n.nspname not like 'pg\\_temp%'
+    and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+)
+select pg_catalog.json_build_object(
+  'schemas', (select coalesce(json_agg(json_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos), '[]') from served s),
+  'tables', (
+    select coalesce(json_agg(json_build_object(
+      'oid', c.oid::int8, 'schema', s.nspname, 'schemaOid', s.oid::int8, 'name', c.relname, 'kind', c.relkind, 'reltype', c.reltype::int8,
+      'comment', pg_catalog.obj_description(c.oid, 'pg_class'), 'rls', c.relrowsecurity,
+      'canSelect', pg_catalog.has_table_privilege(c.oid, 'SELECT'),
+      'canInsert', pg_catalog.has_table_privilege(c.oid, 'INSERT'),
+      'canUpdate', pg_catalog.has_table_privilege(c.oid, 'UPDATE'),
+      'canDelete', pg_catalog.has_table_privilege(c.oid, 'DELETE'),
+      'columns', (
+        select coalesce(json_agg(json_build_object(
+          'num', a.attnum, 'name', a.attname, ${typeFields('t', 'et')},
+          'typeName', pg_catalog.format_type(a.atttypid, a.atttypmod),
+          'maxChars', case when a.atttypid in (1042, 1043) and a.atttypmod > 4 then a.atttypmod - 4 end,
+          'notNull', a.attnotnull, 'hasDefault', a.atthasdef,
+          'serial', a.attidentity <> '' or coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid) like 'nextval(%', false),
+          'generated', a.attgenerated <> '',
+          'comment', pg_catalog.col_description(c.oid, a.attnum),
+          'canSelect', pg_catalog.has_column_privilege(c.oid, a.attnum, 'SELECT'),
+          'canInsert', pg_catalog.has_column_privilege(c.oid, a.attnum, 'INSERT'),
+          'canUpdate', pg_catalog.has_column_privilege(c.oid, a.attnum, 'UPDATE')
+        ) order by a.attnum), '[]')
+        from pg_catalog.pg_attribute a
+        join pg_catalog.pg_type t on t.oid = a.atttypid
+        left join pg_catalog.pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+        left join pg_catalog.pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
+        where a.attrelid = c.oid and a.attnum > 0 and not a.attisdropped
+      ),
+      'primaryKey', (
+        select array_agg(a.attname order by k.ord)
+        from pg_catalog.pg_index i
+        cross join unnest(i.indkey) with ordinality k(attnum, ord)
+        join pg_catalog.pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+        where i.indrelid = c.oid and i.indisprimary
+      ),
+      'uniques', (
+        select coalesce(json_agg(cols), '[]') from (
+          select array_agg(a.attname order by k.ord) as cols
+          from pg_catalog.pg_index i
+          cross join unnest(i.indkey) with ordinality k(attnum, ord)
+          join pg_catalog.pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
+          where i.indrelid = c.oid and i.indisunique and i.indpred is null and i.indexprs is null
+          group by i.indexrelid
+        ) u
+      ),
+      'foreignKeys', (
+        select coalesce(json_agg(json_build_object(
+          'oid', f.oid::int8, 'name', f.conname, 'comment', pg_catalog.obj_description(f.oid, 'pg_constraint'),
+          'refTable', f.confrelid::int8,
+          'columns', (select array_agg(a.attname order by k.ord) from unnest(f.conkey) with ordinality k(attnum, ord)
+                      join pg_catalog.pg_attribute a on a.attrelid = f.conrelid and a.attnum = k.attnum),
+          'refColumns', (select array_agg(a.attname order by k.ord) from unnest(f.confkey) with ordinality k(attnum, ord)
+                         join pg_catalog.pg_attribute a on a.attrelid = f.confrelid and a.attnum = k.attnum)
+        ) order by f.conname), '[]')
+        from pg_catalog.pg_constraint f
+        where f.conrelid = c.oid and f.contype = 'f'
+      )
+    ) order by s.pos, c.relname), '[]')
+    from pg_catalog.pg_class c
+    join served s on s.oid = c.relnamespace
+    where c.relkind in ('r', 'p', 'v', 'm', 'f') and not c.relispartition
+  ),
+  'enums', (
+    select coalesce(json_agg(json_build_object(
+      'oid', t.oid::int8, 'schemaOid', s.oid::int8, 'schema', s.nspname, 'name', t.typname,
+      'comment', pg_catalog.obj_description(t.oid, 'pg_type'),
+      'labels', (select array_agg(e.enumlabel order by e.enumsortorder) from pg_catalog.pg_enum e where e.enumtypid = t.oid)
+    ) order by s.pos, t.typname), '[]')
+    from pg_catalog.pg_type t
+    join served s on s.oid = t.typnamespace
+    where t.typtype = 'e' and pg_catalog.has_type_privilege(t.oid, 'USAGE')
+  ),
+  'functions', (
+    select coalesce(json_agg(json_build_object(
+      'oid', p.oid::int8, 'schema', s.nspname, 'schemaOid', s.oid::int8, 'name', p.proname,
+      'comment', pg_catalog.obj_description(p.oid, 'pg_proc'),
+      'volatility', p.provolatile, 'returnsSet', p.proretset, 'rows', p.prorows,
+      'returnType', (select json_build_object(${typeFields('t', 'et')}, 'typeName', pg_catalog.format_type(t.oid, null), 'relid', t.typrelid::int8)
+                     from pg_catalog.pg_type t left join pg_catalog.pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+                     where t.oid = p.prorettype),
+      'args', (
+        select coalesce(json_agg(json_build_object(
+          'name', nullif(coalesce(p.proargnames[k.ord], ''), ''),
+          'mode', coalesce(p.proargmodes[k.ord]::text, 'i'),
+          ${typeFields('t', 'et')}, 'typeName', pg_catalog.format_type(t.oid, null)
+        ) order by k.ord), '[]')
+        from unnest(coalesce(p.proallargtypes, p.proargtypes::oid[])) with ordinality k(typ, ord)
+        join pg_catalog.pg_type t on t.oid = k.typ
+        left join pg_catalog.pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+      ),
+      'nDefaults', p.pronargdefaults,
+      'defaults', pg_catalog.pg_get_expr(p.proargdefaults, 0),
+      'canExecute', pg_catalog.has_function_privilege(p.oid, 'EXECUTE'),
+      'variadic', p.provariadic <> 0
+    ) order by s.pos, p.proname, p.oid), '[]')
+    from pg_catalog.pg_proc p
+    join served s on s.oid = p.pronamespace
+    where p.prokind = 'f'
+      and not exists (select from pg_catalog.pg_depend dep where dep.objid = p.oid and dep.classid = 'pg_catalog.pg_proc'::regclass and dep.deptype = 'e')
+  )
+) as catalog`
+
+export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
+  const { rows } = await client.query<{ catalog: Catalog }>(CATALOG_SQL)
+  return rows[0]!.catalog
+}

@@ -1,0 +1,72 @@
+// The GraphQL service's error catalogue (STYLE 1). Every error a request can
+// meet is one of these; its message is the wire text. Messages reuse
+// pg_graphql's (v1.6) where pg_graphql has one and graphql-js's validation
+// sentences where the spec asks for them (SPEC 7). PostgreSQL errors raised
+// while a statement runs pass through with their own message, as in pg_graphql.
+
+const BRAND = Symbol.for('baseplane.graphql.error')
+
+export class GraphqlError extends Error {
+  readonly code: string
+  readonly [BRAND] = true
+
+  constructor(code: string, message: string) {
+    super(message)
+    this.name = 'GraphqlError'
+    this.code = code
+  }
+
+  /** The same error with more words after its message. */
+  withSuffix(suffix: string): GraphqlError {
+    return new GraphqlError(this.code, this.message + suffix)
+  }
+
+  static is(value: unknown): value is GraphqlError {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true
+  }
+}
+
+const e = (code: string, message: string) => new GraphqlError(code, message)
+
+export const graphqlErrors = {
+  // Request shape.
+  noQuery: () => e('no_query', 'Must provide query string.'),
+  badVariables: () =>
+    e('bad_variables', 'Variables must be provided as an Object where each property is a variable value. Perhaps look to see if an unparsed JSON string was provided.'),
+  badJsonBody: () => e('bad_json', 'Could not parse request body as JSON'),
+  badBody: () => e('bad_body', 'Request body must be a JSON object with a "query" string'),
+  // Operation selection (graphql-js's sentences).
+  multipleOperations: () => e('operation_name_required', 'Must provide operation name if query contains multiple operations.'),
+  unknownOperation: (name: string) => e('operation_not_found', `Unknown operation named "${name}".`),
+  noOperation: () => e('operation_not_found', 'Must provide an operation.'),
+  subscription: () => e('subscription', 'Subscriptions are not supported'),
+  // Limits (SPEC 8; texts are ours: the spec does not show them).
+  tooDeep: (max: number) => e('too_deep', `Query is too deep: selections nest more than ${max} levels`),
+  tooLarge: (max: number) => e('too_large', `Query is too large: it expands to more than ${max} selections once fragments are spread`),
+  fragmentCycle: (name: string) => e('fragment_cycle', `Cannot spread fragment "${name}" within itself.`),
+  // Schema comments (pg_graphql's texts).
+  directiveJson: () => e('directive_json', 'invalid input syntax for type json'),
+  directiveShape: (detail: string) => e('directive_shape', `Error while loading schema, check comment directives. ${detail}`),
+  // Planning, when validation is off or a value is out of range (pg_graphql's texts).
+  unknownField: (field: string, type: string) => e('unknown_field', `Unknown field "${field}" on type ${type}`),
+  firstAndLast: () => e('pagination', 'only one of "first" and "last" may be provided'),
+  beforeAndAfter: () => e('pagination', 'only one of "before" and "after" may be provided'),
+  firstWithBefore: () => e('pagination', '"first" may only be used with "after"'),
+  lastWithAfter: () => e('pagination', '"last" may only be used with "before"'),
+  offsetBackwards: () => e('pagination', '"offset" may only be used with "first" and "after"'),
+  notUnsigned: (arg: string) => e('pagination', `\`${arg}\` must be an unsigned integer`),
+  badCursor: (n: number) => e('bad_cursor', `Failed to decode cursor, error ${n}`),
+  cursorMismatch: () => e('bad_cursor', 'orderBy clause incompatible with pagination cursor'),
+  badNodeId: (n: number) => e('bad_node_id', `Invalid value passed to nodeId argument. Error ${n}`),
+  nodeIdOtherCollection: () => e('bad_node_id', 'nodeId belongs to a different collection'),
+  missingPrimaryKey: (columns: string[]) => e('missing_pk', `Missing primary key column(s): ${columns.join(', ')}`),
+  noObjects: () => e('no_objects', 'At least one record must be provided to objects'),
+  emptySet: () => e('empty_set', 'At least one mapping must be provided to set argument'),
+  tooLong: (max: number) => e('too_long', `Invalid input for String type. Maximum character length ${max}`),
+  invalidInput: (type: string) => e('invalid_input', `Invalid input for ${type} type`),
+  // Mutations (pg_graphql's texts).
+  updateTooMany: () => e('at_most', 'update impacts too many records'),
+  deleteTooMany: () => e('at_most', 'delete impacts too many records'),
+  // Anything else: the cause goes to the log, never into the response.
+  internal: () => e('internal', 'Internal error while resolving the GraphQL request'),
+}

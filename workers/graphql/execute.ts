@@ -1,0 +1,118 @@
+// Runs a prepared operation: picks the operation, coerces variables, plans
+// SQL for each root field and runs it on the caller's connection. A query is
+// one statement for all its root fields; mutation fields run one statement
+// each, in order. Introspection root fields are answered by graphql-js.
+import {
+  execute as executeGraphql, getVariableValues, Kind,
+  type DocumentNode, type FragmentDefinitionNode, type GraphQLObjectType, type OperationDefinitionNode,
+} from 'graphql'
+import type pg from 'pg'
+import type { SchemaEntry } from './cache.ts'
+import { GraphqlError, graphqlErrors } from './errors.ts'
+import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
+import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
+import { jsonObject, text } from './sql.ts'
+
+/** Errors that are the request's fault, listed in the response as they are. */
+export class RequestErrors extends Error {
+  readonly messages: string[]
+  constructor(messages: string[]) {
+    super(messages[0])
+    this.messages = messages
+  }
+}
+
+export function selectOperation(document: DocumentNode, operationName: string | undefined | null): OperationDefinitionNode {
+  const operations = document.definitions.filter((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)
+  let operation: OperationDefinitionNode | undefined
+  if (operationName) {
+    operation = operations.find((o) => o.name?.value === operationName)
+    if (!operation) throw graphqlErrors.unknownOperation(operationName)
+  } else {
+    if (operations.length > 1) throw graphqlErrors.multipleOperations()
+    operation = operations[0]
+  }
+  if (!operation) throw graphqlErrors.noOperation()
+  if (operation.operation === 'subscription') throw graphqlErrors.subscription()
+  return operation
+}
+
+function introspect(entry: SchemaEntry, document: DocumentNode, operation: OperationDefinitionNode, field: CollectedField, rawVariables: Record<string, unknown>): unknown {
+  const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+  const single: DocumentNode = {
+    kind: Kind.DOCUMENT,
+    definitions: [{ ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections: field.nodes } }, ...fragments],
+  }
+  const result = executeGraphql({ schema: entry.schema, document: single, variableValues: rawVariables })
+  if ('then' in result) throw graphqlErrors.internal()
+  if (result.errors && result.errors.length > 0) throw new RequestErrors(result.errors.map((e) => e.message))
+  // graphql-js builds null-prototype objects; the response is plain JSON data.
+  return JSON.parse(JSON.stringify(result.data?.[field.key] ?? null))
+}
+
+export interface RunOptions {
+  /** SQL sent after the data statement of a query, in the same round trip (release or commit). */
+  trailer: string
+}
+
+export async function runOperation(
+  client: pg.ClientBase,
+  entry: SchemaEntry,
+  document: DocumentNode,
+  operationName: string | undefined | null,
+  rawVariables: Record<string, unknown>,
+  options: RunOptions,
+): Promise<Record<string, unknown>> {
+  const operation = selectOperation(document, operationName)
+  const coerced = getVariableValues(entry.schema, operation.variableDefinitions ?? [], rawVariables)
+  if (coerced.errors) throw new RequestErrors(coerced.errors.map((e) => e.message))
+  const ctx: PlanContext = {
+    model: entry.model,
+    schema: entry.schema,
+    fragments: new Map(
+      document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+    ),
+    variables: coerced.coerced,
+    aliases: 0,
+  }
+  const isMutation = operation.operation === 'mutation'
+  const rootType = (isMutation ? entry.schema.getMutationType() : entry.schema.getQueryType()) as GraphQLObjectType | null
+  if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
+  const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
+  const data: Record<string, unknown> = {}
+
+  if (!isMutation) {
+    const sqlPairs: [string, string][] = []
+    const introspected = new Map<string, unknown>()
+    for (const field of fields) {
+      if (field.name === '__typename') sqlPairs.push([field.key, text(rootType.name)])
+      else if (field.name === '__schema' || field.name === '__type') {
+        if (!entry.model.introspection) throw graphqlErrors.unknownField(field.name, 'Query')
+        introspected.set(field.key, introspect(entry, document, operation, field, rawVariables))
+      } else sqlPairs.push([field.key, queryFieldSql(ctx, rootType, field)])
+    }
+    let row: Record<string, unknown> = {}
+    if (sqlPairs.length > 0) {
+      const results = (await client.query(`select ${jsonObject(sqlPairs)} as data; ${options.trailer}`)) as unknown as pg.QueryResult[]
+      row = results[0]!.rows[0]!.data as Record<string, unknown>
+    } else {
+      await client.query(options.trailer)
+    }
+    for (const field of fields) data[field.key] = introspected.has(field.key) ? introspected.get(field.key) : row[field.key]
+    return data
+  }
+
+  for (const field of fields) {
+    if (field.name === '__typename') {
+      data[field.key] = rootType.name
+      continue
+    }
+    const statement = mutationFieldSql(ctx, rootType, field)
+    const { rows } = await client.query<{ n: number; data: unknown }>(statement.sql)
+    const row = rows[0]!
+    if (statement.atMost !== undefined && row.n > statement.atMost) throw statement.tooMany!()
+    data[field.key] = row.data
+  }
+  await client.query(options.trailer)
+  return data
+}

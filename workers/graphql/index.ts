@@ -1,0 +1,101 @@
+// The GraphQL engine as a library (issue 4 item 7): `resolve(client, request)`
+// answers a GraphQL request on a `pg` client, under that client's current
+// role, inside its open transaction if it has one (otherwise in a transaction
+// of its own), reading the schema through the same connection, so DDL not
+// yet committed in that transaction is seen. On failure it rolls back to its
+// savepoint, so nothing it wrote is kept, and returns `{data: null, errors}`.
+// The HTTP service (worker.ts) wraps exactly this.
+import type pg from 'pg'
+import { SchemaCache, metaSql, PROBE_SQL, type Meta } from './cache.ts'
+import { GraphqlError, graphqlErrors } from './errors.ts'
+import { RequestErrors, runOperation } from './execute.ts'
+
+export interface GraphqlRequest {
+  query: string
+  variables?: Record<string, unknown> | null
+  operationName?: string | null
+  extensions?: Record<string, unknown> | null
+}
+
+export interface GraphqlErrorItem {
+  message: string
+}
+
+export type GraphqlResponse = { data: Record<string, unknown> } | { data: null; errors: GraphqlErrorItem[] }
+
+export interface ResolveOptions {
+  /** Schema cache to use; by default one per process. */
+  cache?: SchemaCache
+  /** Called with errors that are not the request's fault (their text never reaches the response). */
+  onInternalError?: (error: unknown) => void
+}
+
+const defaultCache = new SchemaCache()
+const versioned = new WeakMap<pg.ClientBase, boolean>()
+const SAVEPOINT = 'baseplane_graphql'
+
+export { SchemaCache, GraphqlError, graphqlErrors }
+
+function failure(messages: string[]): GraphqlResponse {
+  return { data: null, errors: messages.map((message) => ({ message })) }
+}
+
+function isDatabaseError(error: unknown): error is Error {
+  return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && 'severity' in error
+}
+
+/** Transaction status from the last ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' failed. */
+function transactionStatus(client: pg.ClientBase): string | undefined {
+  const status = (client as unknown as { _txStatus?: unknown })._txStatus
+  return typeof status === 'string' ? status : undefined
+}
+
+function serverOf(client: pg.ClientBase): string {
+  const c = client as unknown as { host?: string; port?: number }
+  return `${c.host ?? ''}:${c.port ?? ''}`
+}
+
+export async function resolve(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<GraphqlResponse> {
+  if (typeof request?.query !== 'string' || request.query.length === 0) return failure([graphqlErrors.noQuery().message])
+  const variables = request.variables ?? {}
+  if (typeof variables !== 'object' || Array.isArray(variables)) return failure([graphqlErrors.badVariables().message])
+  const cache = options.cache ?? defaultCache
+
+  let hasVersion = versioned.get(client)
+  if (hasVersion === undefined) {
+    hasVersion = (await client.query<{ versioned: boolean }>(PROBE_SQL)).rows[0]!.versioned
+    versioned.set(client, hasVersion)
+  }
+  let status = transactionStatus(client)
+  if (status === 'E') return failure(['current transaction is aborted, commands ignored until end of transaction block'])
+  if (status === undefined) {
+    // Not node-postgres's Client: ask the server whether a transaction block is open.
+    try {
+      await client.query(`savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`)
+      status = 'T'
+    } catch {
+      status = 'I'
+    }
+  }
+  const own = status === 'I'
+  const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
+  const results = (await client.query(`${open}; ${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
+  const meta = results[1]!.rows[0]!
+  const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
+  const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
+  try {
+    const built = await cache.get(client, serverOf(client), meta)
+    if ('error' in built) throw built.error
+    const prepared = built.documents.prepare(built.schema, request.query, built.model.validation, built.model.introspection)
+    if (prepared.errors.length > 0) throw new RequestErrors(prepared.errors)
+    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done })
+    return { data }
+  } catch (error) {
+    await client.query(undo).catch(() => {})
+    if (error instanceof RequestErrors) return failure(error.messages)
+    if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
+    if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
+    options.onInternalError?.(error)
+    return failure([graphqlErrors.internal().message])
+  }
+}

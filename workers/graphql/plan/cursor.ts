@@ -1,0 +1,50 @@
+// Cursors and nodeIds: base64 of a jsonb array text (pg_graphql's encoding),
+// decoded here only far enough to know their length and which items are
+// null; the values themselves are read back in SQL (`->> i`), so bigint and
+// numeric keep every digit.
+import { escapeLiteral } from 'pg'
+import { graphqlErrors } from '../errors.ts'
+
+export interface DecodedArray {
+  /** The jsonb text, for SQL. */
+  json: string
+  items: unknown[]
+}
+
+function decode(encoded: string): { json: string; items: unknown[] } | number {
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(encoded) || encoded.length % 4 === 1) return 1
+  const json = Buffer.from(encoded, 'base64').toString('utf8')
+  let items: unknown
+  try {
+    items = JSON.parse(json)
+  } catch {
+    return 2
+  }
+  if (!Array.isArray(items)) return 3
+  return { json, items }
+}
+
+export function decodeCursor(encoded: string): DecodedArray {
+  const decoded = decode(encoded)
+  if (typeof decoded === 'number') throw graphqlErrors.badCursor(decoded)
+  return decoded
+}
+
+export interface DecodedNodeId extends DecodedArray {
+  schema: string
+  table: string
+}
+
+export function decodeNodeId(encoded: unknown): DecodedNodeId {
+  if (typeof encoded !== 'string') throw graphqlErrors.badNodeId(1)
+  const decoded = decode(encoded)
+  if (typeof decoded === 'number') throw graphqlErrors.badNodeId(decoded + 1)
+  const [schema, table] = decoded.items
+  if (typeof schema !== 'string' || typeof table !== 'string' || decoded.items.length < 3) throw graphqlErrors.badNodeId(5)
+  return { ...decoded, schema, table }
+}
+
+/** SQL reading item `index` of a decoded array, cast to `sqlType`. */
+export function itemSql(decoded: DecodedArray, index: number, sqlType: string): string {
+  return `((${escapeLiteral(decoded.json)}::jsonb ->> ${index})::${sqlType})`
+}

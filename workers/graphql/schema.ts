@@ -1,0 +1,379 @@
+// Builds the graphql-js schema of a model: the types, fields and arguments
+// pg_graphql (v1.6) generates, so documents validate and introspect exactly
+// against them. Execution does not go through graphql-js resolvers: the
+// planner turns the validated document into SQL (plan/).
+import {
+  GraphQLBoolean, GraphQLEnumType, GraphQLFloat, GraphQLID, GraphQLInputObjectType, GraphQLInt, GraphQLInterfaceType, GraphQLList,
+  GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString,
+  type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLInputFieldConfigMap, type GraphQLInputType,
+  type GraphQLOutputType, type GraphQLScalarType,
+} from 'graphql'
+import type { FunctionModel, Model, TableModel } from './model.ts'
+import {
+  BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
+} from './scalars.ts'
+import { filterTypeOf, isComparable, isNumeric, isOrderable, LIST_FILTER_SCALARS, type EnumModel, type ScalarName, type ValueType } from './types.ts'
+
+const SCALARS: Record<ScalarName, GraphQLScalarType> = {
+  ID: GraphQLID, Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean,
+  BigInt: BigIntScalar, BigFloat: BigFloatScalar, Date: DateScalar, Time: TimeScalar, Datetime: DatetimeScalar,
+  UUID: UUIDScalar, JSON: JSONScalar, Cursor: CursorScalar, Opaque: OpaqueScalar,
+}
+
+const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t)
+const list = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLList(t)
+
+export const FilterIs = new GraphQLEnumType({ name: 'FilterIs', values: { NULL: { value: 'NULL' }, NOT_NULL: { value: 'NOT_NULL' } } })
+
+export const OrderByDirection = new GraphQLEnumType({
+  name: 'OrderByDirection',
+  description: 'Defines a per-field sorting order',
+  values: {
+    AscNullsFirst: { value: 'AscNullsFirst', description: 'Ascending order, nulls first' },
+    AscNullsLast: { value: 'AscNullsLast', description: 'Ascending order, nulls last' },
+    DescNullsFirst: { value: 'DescNullsFirst', description: 'Descending order, nulls first' },
+    DescNullsLast: { value: 'DescNullsLast', description: 'Descending order, nulls last' },
+  },
+})
+
+const PageInfo = new GraphQLObjectType({
+  name: 'PageInfo',
+  fields: {
+    endCursor: { type: GraphQLString },
+    hasNextPage: { type: nn(GraphQLBoolean) },
+    hasPreviousPage: { type: nn(GraphQLBoolean) },
+    startCursor: { type: GraphQLString },
+  },
+})
+
+const NodeInterface = new GraphQLInterfaceType({
+  name: 'Node',
+  fields: { nodeId: { type: nn(GraphQLID), description: 'Retrieves a record by `ID`' } },
+})
+
+const ORDERED_OPS = ['eq', 'gt', 'gte', 'in', 'is', 'lt', 'lte', 'neq'] as const
+const STRING_OPS = ['ilike', 'iregex', 'like', 'regex', 'startsWith'] as const
+
+const OP_DESCRIPTIONS: Record<string, string> = {
+  eq: 'Equal to', neq: 'Not equal to', gt: 'Greater than', gte: 'Greater than or equal to', lt: 'Less than',
+  lte: 'Less than or equal to', in: 'Contained in list', is: 'Is null or not null', like: 'Matches a pattern (case sensitive)',
+  ilike: 'Matches a pattern (case insensitive)', regex: 'Matches a POSIX regular expression (case sensitive)',
+  iregex: 'Matches a POSIX regular expression (case insensitive)', startsWith: 'Starts with the given string',
+  contains: 'Contains every element of the list', containedBy: 'Every element is in the list', overlaps: 'Shares an element with the list',
+}
+
+function scalarFilter(name: ScalarName): GraphQLInputObjectType {
+  const t = SCALARS[name]
+  const ops: readonly string[] =
+    name === 'String' ? [...ORDERED_OPS, ...STRING_OPS].sort()
+    : name === 'Boolean' || name === 'Opaque' ? ['eq', 'is']
+    : name === 'UUID' ? ['eq', 'in', 'is', 'neq']
+    : name === 'ID' ? ['eq']
+    : ORDERED_OPS
+  const fields: GraphQLInputFieldConfigMap = {}
+  for (const op of ops) {
+    fields[op] = { type: op === 'in' ? list(nn(t)) : op === 'is' ? FilterIs : t, description: OP_DESCRIPTIONS[op] }
+  }
+  return new GraphQLInputObjectType({
+    name: `${name}Filter`,
+    description: `Boolean expression comparing fields on type "${name}"`,
+    fields,
+  })
+}
+
+function listFilter(name: ScalarName): GraphQLInputObjectType {
+  const t = SCALARS[name]
+  return new GraphQLInputObjectType({
+    name: `${name}ListFilter`,
+    description: `Boolean expression comparing fields on type "${name}List"`,
+    fields: {
+      containedBy: { type: list(nn(t)), description: OP_DESCRIPTIONS.containedBy },
+      contains: { type: list(nn(t)), description: OP_DESCRIPTIONS.contains },
+      eq: { type: list(nn(t)), description: OP_DESCRIPTIONS.eq },
+      is: { type: FilterIs, description: OP_DESCRIPTIONS.is },
+      overlaps: { type: list(nn(t)), description: OP_DESCRIPTIONS.overlaps },
+    },
+  })
+}
+
+const FILTERED_SCALARS: ScalarName[] = ['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'ID', 'Int', 'Opaque', 'String', 'Time', 'UUID']
+const SCALAR_FILTERS = new Map(FILTERED_SCALARS.map((s) => [`${s}Filter`, scalarFilter(s)]))
+for (const s of LIST_FILTER_SCALARS) SCALAR_FILTERS.set(`${s}ListFilter`, listFilter(s))
+
+const PAGING_ARGS = (): GraphQLFieldConfigArgumentMap => ({
+  first: { type: GraphQLInt, description: 'Query the first `n` records in the collection' },
+  last: { type: GraphQLInt, description: 'Query the last `n` records in the collection' },
+  before: { type: CursorScalar, description: 'Query values in the collection before the provided cursor' },
+  after: { type: CursorScalar, description: 'Query values in the collection after the provided cursor' },
+  offset: { type: GraphQLInt, description: 'Skip n values from the after cursor. Alternative to cursor pagination. Backward pagination not supported.' },
+})
+
+/** Every named type made for a model, by name. */
+class Builder {
+  readonly model: Model
+  readonly enums = new Map<string, GraphQLEnumType>()
+  readonly enumFilters = new Map<string, GraphQLInputObjectType>()
+  readonly nodes = new Map<TableModel, GraphQLObjectType>()
+  readonly connections = new Map<TableModel, GraphQLObjectType>()
+  readonly filters = new Map<TableModel, GraphQLInputObjectType>()
+  readonly orderBys = new Map<TableModel, GraphQLInputObjectType>()
+
+  constructor(model: Model) {
+    this.model = model
+    for (const e of model.enums) this.enumType(e)
+  }
+
+  enumType(e: EnumModel): GraphQLEnumType {
+    let t = this.enums.get(e.name)
+    if (!t) {
+      t = new GraphQLEnumType({
+        name: e.name,
+        description: e.description,
+        values: Object.fromEntries(e.values.map((v) => [v.name, { value: v.db }])),
+      })
+      this.enums.set(e.name, t)
+      this.enumFilters.set(
+        e.name,
+        new GraphQLInputObjectType({
+          name: `${e.name}Filter`,
+          description: `Boolean expression comparing fields on type "${e.name}"`,
+          fields: { eq: { type: t }, in: { type: list(nn(t)) }, is: { type: FilterIs }, neq: { type: t } },
+        }),
+      )
+    }
+    return t
+  }
+
+  valueType(v: ValueType): GraphQLScalarType | GraphQLEnumType | GraphQLList<GraphQLScalarType | GraphQLEnumType> {
+    const base = v.enum ? this.enumType(v.enum) : SCALARS[v.scalar!]
+    return v.list ? list(base) : base
+  }
+
+  connectionArgs(table: TableModel): GraphQLFieldConfigArgumentMap {
+    return {
+      ...PAGING_ARGS(),
+      filter: { type: this.filter(table), description: 'Filters to apply to the results set when querying from the collection' },
+      orderBy: { type: list(nn(this.orderBy(table))), description: 'Sort order to apply to the collection' },
+    }
+  }
+
+  node(table: TableModel): GraphQLObjectType {
+    let t = this.nodes.get(table)
+    if (t) return t
+    t = new GraphQLObjectType({
+      name: table.typeName,
+      description: table.description,
+      interfaces: [NodeInterface],
+      fields: () => {
+        const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+          nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' },
+        }
+        for (const c of table.columns) {
+          const type = this.valueType(c.type)
+          fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
+        }
+        for (const r of table.relations) {
+          fields[r.field] =
+            r.kind === 'one'
+              ? { type: r.nonNull ? nn(this.node(r.target)) : this.node(r.target) }
+              : { type: this.connection(r.target), args: this.connectionArgs(r.target) }
+        }
+        for (const f of table.computed) fields[f.field] = this.functionField(f, false)
+        return fields
+      },
+    })
+    this.nodes.set(table, t)
+    return t
+  }
+
+  connection(table: TableModel): GraphQLObjectType {
+    let t = this.connections.get(table)
+    if (t) return t
+    const edge = new GraphQLObjectType({
+      name: `${table.typeName}Edge`,
+      fields: () => ({ cursor: { type: nn(GraphQLString) }, node: { type: nn(this.node(table)) } }),
+    })
+    t = new GraphQLObjectType({
+      name: `${table.typeName}Connection`,
+      fields: () => {
+        const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+          edges: { type: nn(list(nn(edge))) },
+          pageInfo: { type: nn(PageInfo) },
+        }
+        if (table.totalCount) fields.totalCount = { type: nn(GraphQLInt), description: 'The total number of records matching the `filter` criteria' }
+        if (table.aggregate) fields.aggregate = { type: this.aggregate(table), description: 'Aggregate functions calculated on the collection of `' + table.typeName + '`' }
+        return fields
+      },
+    })
+    this.connections.set(table, t)
+    return t
+  }
+
+  aggregate(table: TableModel): GraphQLObjectType {
+    const numeric = table.columns.filter((c) => isNumeric(c.type))
+    const comparable = table.columns.filter((c) => isComparable(c.type))
+    const result = (kind: string, cols: typeof numeric, typeOf: (c: (typeof numeric)[number]) => GraphQLScalarType) =>
+      new GraphQLObjectType({
+        name: `${table.typeName}${kind}AggregateResult`,
+        fields: Object.fromEntries(cols.map((c) => [c.field, { type: typeOf(c) }])),
+      })
+    const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+      count: { type: nn(GraphQLInt), description: 'The number of records matching the query' },
+    }
+    if (numeric.length > 0) {
+      fields.sum = { type: result('Sum', numeric, (c) => (c.type.scalar === 'Int' || c.type.scalar === 'BigInt' ? BigIntScalar : BigFloatScalar)), description: 'Summation aggregates for `' + table.typeName + '`' }
+      fields.avg = { type: result('Avg', numeric, () => BigFloatScalar), description: 'Average aggregates for `' + table.typeName + '`' }
+    }
+    if (comparable.length > 0) {
+      fields.min = { type: result('Min', comparable, (c) => SCALARS[c.type.scalar!]), description: 'Minimum aggregates for comparable fields' }
+      fields.max = { type: result('Max', comparable, (c) => SCALARS[c.type.scalar!]), description: 'Maximum aggregates for comparable fields' }
+    }
+    return new GraphQLObjectType({ name: `${table.typeName}Aggregate`, fields })
+  }
+
+  filter(table: TableModel): GraphQLInputObjectType {
+    let t = this.filters.get(table)
+    if (t) return t
+    const self: GraphQLInputObjectType = new GraphQLInputObjectType({
+      name: `${table.typeName}Filter`,
+      fields: () => {
+        const fields: GraphQLInputFieldConfigMap = {}
+        for (const c of table.columns) {
+          const name = filterTypeOf(c.type)
+          if (!name) continue
+          const ft = c.type.enum && !c.type.list ? this.enumFilters.get(c.type.enum.name) : SCALAR_FILTERS.get(name)
+          if (ft) fields[c.field] = { type: ft }
+        }
+        fields.nodeId ??= { type: SCALAR_FILTERS.get('IDFilter')! }
+        fields.and ??= { type: list(nn(self)), description: 'Returns true only if all its inner filters are true, otherwise returns false' }
+        fields.or ??= { type: list(nn(self)), description: 'Returns true if at least one of its inner filters is true, otherwise returns false' }
+        fields.not ??= { type: self, description: 'Negates a filter' }
+        return fields
+      },
+    })
+    this.filters.set(table, self)
+    return self
+  }
+
+  orderBy(table: TableModel): GraphQLInputObjectType {
+    let t = this.orderBys.get(table)
+    if (t) return t
+    t = new GraphQLInputObjectType({
+      name: `${table.typeName}OrderBy`,
+      fields: Object.fromEntries(table.columns.filter((c) => isOrderable(c.type)).map((c) => [c.field, { type: OrderByDirection }])),
+    })
+    this.orderBys.set(table, t)
+    return t
+  }
+
+  functionField(f: FunctionModel, withArgs: boolean) {
+    const args: GraphQLFieldConfigArgumentMap = {}
+    if (withArgs) {
+      for (const a of f.args) {
+        const type = this.valueType(a.type)
+        args[a.field] = { type: a.required ? nn(type) : type, ...(a.defaultValue !== undefined ? { defaultValue: JSON.parse(a.defaultValue) } : {}) }
+      }
+    }
+    const r = f.returns
+    if (r.kind === 'scalar') return { type: this.valueType(r.type), args, description: f.description }
+    if (r.kind === 'row') return { type: this.node(r.table), args, description: f.description }
+    return { type: this.connection(r.table), args: { ...args, ...this.connectionArgs(r.table) }, description: f.description }
+  }
+
+  mutationTypes(table: TableModel) {
+    const node = this.node(table)
+    const response = (kind: string) =>
+      new GraphQLObjectType({
+        name: `${table.typeName}${kind}Response`,
+        fields: {
+          affectedCount: { type: nn(GraphQLInt), description: 'Count of the records impacted by the mutation' },
+          records: { type: nn(list(nn(node))), description: 'Array of records impacted by the mutation' },
+        },
+      })
+    const input = (kind: string, pick: (c: TableModel['columns'][number]) => boolean) =>
+      new GraphQLInputObjectType({
+        name: `${table.typeName}${kind}Input`,
+        fields: Object.fromEntries(table.columns.filter(pick).map((c) => [c.field, { type: this.valueType(c.type) }])),
+      })
+    return {
+      insertable: table.canInsert && table.columns.some((c) => c.insertable),
+      updatable: table.canUpdate && table.columns.some((c) => c.updatable),
+      deletable: table.canDelete,
+      insertInput: () => input('Insert', (c) => c.insertable),
+      updateInput: () => input('Update', (c) => c.updatable),
+      response,
+    }
+  }
+}
+
+export function buildSchema(model: Model): GraphQLSchema {
+  const b = new Builder(model)
+  const query: GraphQLFieldConfigMap<unknown, unknown> = {
+    node: {
+      type: NodeInterface,
+      args: { nodeId: { type: nn(GraphQLID), description: "The record's `ID`" } },
+      description: 'Retrieve a record by its `ID`',
+    },
+  }
+  const mutation: GraphQLFieldConfigMap<unknown, unknown> = {}
+  for (const table of model.tables) {
+    query[`${table.fieldBase}Collection`] = {
+      type: nn(b.connection(table)),
+      args: b.connectionArgs(table),
+      description: `A pagable collection of type \`${table.typeName}\``,
+    }
+    if (table.primaryKey.every((c) => !c.type.list && ['Int', 'BigInt', 'String', 'UUID'].includes(c.type.scalar ?? ''))) {
+      query[`${table.fieldBase}ByPk`] = {
+        type: b.node(table),
+        args: Object.fromEntries(table.primaryKey.map((c) => [c.field, { type: nn(b.valueType(c.type)) }])),
+        description: `Retrieve a record of type \`${table.typeName}\` by its primary key`,
+      }
+    }
+    const m = b.mutationTypes(table)
+    if (m.insertable) {
+      mutation[`insertInto${table.typeName}Collection`] = {
+        type: m.response('Insert'),
+        args: { objects: { type: nn(list(nn(m.insertInput()))) } },
+        description: `Adds one or more \`${table.typeName}\` records to the collection`,
+      }
+    }
+    if (m.updatable) {
+      mutation[`update${table.typeName}Collection`] = {
+        type: nn(m.response('Update')),
+        args: {
+          set: { type: nn(m.updateInput()), description: 'Fields that are set will be updated for all records matching the `filter`' },
+          filter: { type: b.filter(table), description: "Restricts the mutation's impact to records matching the criteria" },
+          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be updated' },
+        },
+        description: `Updates zero or more records in the \`${table.typeName}\` collection`,
+      }
+    }
+    if (m.deletable) {
+      mutation[`deleteFrom${table.typeName}Collection`] = {
+        type: nn(m.response('Delete')),
+        args: {
+          filter: { type: b.filter(table), description: "Restricts the mutation's impact to records matching the criteria" },
+          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be deleted' },
+        },
+        description: `Deletes zero or more records from the \`${table.typeName}\` collection`,
+      }
+    }
+  }
+  for (const f of model.queryFunctions) if (!(f.field in query)) query[f.field] = b.functionField(f, true)
+  for (const f of model.mutationFunctions) if (!(f.field in mutation)) mutation[f.field] = b.functionField(f, true)
+
+  const sorted = (fields: GraphQLFieldConfigMap<unknown, unknown>) =>
+    Object.fromEntries(Object.entries(fields).sort(([a], [b2]) => (a < b2 ? -1 : a > b2 ? 1 : 0)))
+  const types = [
+    ...SCALAR_FILTERS.values(), ...b.enums.values(), ...b.enumFilters.values(), FilterIs, OrderByDirection, PageInfo,
+    BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
+    ...model.tables.map((t) => b.node(t)),
+  ]
+  return new GraphQLSchema({
+    query: new GraphQLObjectType({ name: 'Query', description: 'The root type for querying data', fields: sorted(query) }),
+    mutation: Object.keys(mutation).length > 0
+      ? new GraphQLObjectType({ name: 'Mutation', description: 'The root type for creating and mutating data', fields: sorted(mutation) })
+      : undefined,
+    types,
+  })
+}

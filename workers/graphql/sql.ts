@@ -1,0 +1,87 @@
+// SQL text helpers for the planner. Every value a client sends becomes a
+// quoted literal with an explicit cast (pg's escapeLiteral, which doubles
+// quotes and switches to E'' strings for backslashes), so a whole request can
+// go to PostgreSQL in one simple-protocol round trip together with its
+// savepoint; identifiers always go through escapeIdentifier.
+import { escapeIdentifier, escapeLiteral } from 'pg'
+import { graphqlErrors } from './errors.ts'
+import type { ValueType } from './types.ts'
+
+export const ident = escapeIdentifier
+
+export function qualified(schema: string, name: string): string {
+  return `${escapeIdentifier(schema)}.${escapeIdentifier(name)}`
+}
+
+export function text(value: string): string {
+  return escapeLiteral(value)
+}
+
+function scalarText(value: unknown): string {
+  if (typeof value === 'string') return value
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
+  return JSON.stringify(value)
+}
+
+function arrayElement(value: unknown): string {
+  if (value === null || value === undefined) return 'NULL'
+  return `"${scalarText(value).replace(/[\\"]/g, (ch) => `\\${ch}`)}"`
+}
+
+/** A PostgreSQL array literal (text form) of JS values. */
+export function arrayText(values: readonly unknown[]): string {
+  return `{${values.map(arrayElement).join(',')}}`
+}
+
+function checkLength(value: unknown, type: ValueType): void {
+  if (type.maxChars !== null && typeof value === 'string' && [...value].length > type.maxChars) {
+    throw graphqlErrors.tooLong(type.maxChars)
+  }
+}
+
+/** A literal of a column's own type (`type.sqlType`). */
+export function literal(value: unknown, type: ValueType): string {
+  if (value === null || value === undefined) return `null::${type.sqlType}`
+  if (Array.isArray(value)) {
+    for (const v of value) checkLength(v, type)
+    return `${escapeLiteral(arrayText(value))}::${type.sqlType}`
+  }
+  checkLength(value, type)
+  return `${escapeLiteral(scalarText(value))}::${type.sqlType}`
+}
+
+/** An array literal whose elements have the (scalar) column's type: for `in`. */
+export function arrayLiteral(values: readonly unknown[], type: ValueType): string {
+  for (const v of values) checkLength(v, type)
+  return `${escapeLiteral(arrayText(values))}::${type.sqlType}[]`
+}
+
+/**
+ * A JSON object of (key, SQL expression) pairs, keys kept in order.
+ * json_build_object takes at most 100 arguments; wider objects are spliced as text.
+ */
+export function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
+  if (pairs.length <= 50) {
+    return `json_build_object(${pairs.map(([k, v]) => `${escapeLiteral(k)}, ${v}`).join(', ')})`
+  }
+  const parts = pairs.map(([k, v], i) => `${escapeLiteral(`${i === 0 ? '' : ','}${JSON.stringify(k)}:`)} || coalesce(to_json(${v})::text, 'null')`)
+  return `('{' || ${parts.join(' || ')} || '}')::json`
+}
+
+/** How a value of `type` is written into the response (pg_graphql's encodings). */
+export function output(type: ValueType, expr: string): string {
+  const scalar = type.scalar
+  if (type.enum?.mapped) {
+    const cases = type.enum.values.filter((v) => v.db !== v.name).map((v) => `when ${escapeLiteral(v.db)} then ${escapeLiteral(v.name)}`)
+    if (type.list) return `(select array_agg(case x::text ${cases.join(' ')} else x::text end) from unnest(${expr}) x)`
+    return `(case (${expr})::text ${cases.join(' ')} else (${expr})::text end)`
+  }
+  if (scalar === 'BigInt' || scalar === 'BigFloat') return type.list ? `(${expr})::text[]` : `(${expr})::text`
+  if (scalar === 'JSON') return type.list ? `(${expr})::text[]` : `((${expr})::jsonb #>> '{}')`
+  return expr
+}
+
+/** base64 of the jsonb text of an array: pg_graphql's cursor and nodeId encoding. */
+export function base64JsonArray(items: string[]): string {
+  return `translate(encode(convert_to(jsonb_build_array(${items.join(', ')})::text, 'utf-8'), 'base64'), E'\\n', '')`
+}

@@ -1,0 +1,41 @@
+// POST {base_url}/graphql/v1 (SPEC 4.2), run in the data plane's graphql
+// Piscina pool: parse the body, then answer through the library in one
+// request transaction as the caller (lib/db/request-transaction.ts). As in
+// pg_graphql behind PostgREST, GraphQL-level failures are HTTP 200 with
+// `{data: null, errors}`; only a body that is not JSON is a 400.
+import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
+import { json, type ServiceHandler, type ServiceRequest } from '../../lib/service.ts'
+import { projectPools } from '../../lib/worker-context.ts'
+import { graphqlErrors } from './errors.ts'
+import { resolve, SchemaCache, type GraphqlRequest } from './index.ts'
+
+const cache = new SchemaCache()
+
+function parseBody(request: ServiceRequest): GraphqlRequest | { error: string } {
+  let body: unknown
+  try {
+    body = JSON.parse(request.body)
+  } catch {
+    return { error: graphqlErrors.badJsonBody().message }
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return { error: graphqlErrors.badBody().message }
+  return body as GraphqlRequest
+}
+
+const handler: ServiceHandler = async (request) => {
+  if (request.path !== '' && request.path !== '/') return json(404, { errors: [{ message: `No route for ${request.path}` }] })
+  if (request.method !== 'POST') return json(405, { errors: [{ message: 'Use POST with a JSON body' }] }, { allow: 'POST' })
+  const body = parseBody(request)
+  if ('error' in body) return json(400, { errors: [{ message: body.error }] })
+  const identity = request.identity!
+  const pool = projectPools().get(request.project.database)
+  const result = await withRequestTransaction(pool, identity, (client) =>
+    resolve(client, body, {
+      cache,
+      onInternalError: (error) => console.error('graphql: internal error', error),
+    }),
+  )
+  return json(200, result)
+}
+
+export default handler
