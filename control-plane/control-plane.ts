@@ -6,8 +6,14 @@ import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, ty
 import { migrate } from '../lib/db/migrations.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { signApiKey } from '../lib/jwt.ts'
+import { log } from '../lib/log.ts'
 import { createProjectDatabase, dropProjectDatabase, upgradeProjectDatabase, type ProjectDatabaseNames } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
+
+/** How long a change waits for every data-plane process to apply it. */
+const SETTLE_TIMEOUT_MS = 5000
+/** A process whose heartbeat is older than this is taken for dead and not waited for. */
+const LIVE_NODE_SECONDS = 10
 
 const REF_ALPHABET = 'abcdefghijklmnopqrstuvwxyz'
 
@@ -83,6 +89,27 @@ export class ControlPlane {
     return rows[0].admin_url
   }
 
+  /**
+   * Waits until every live data-plane process has applied the catalogue's
+   * latest change to its cache, so the change is seen by the next request
+   * anywhere. Every operation that changes a project calls it before it returns.
+   */
+  async changed(): Promise<void> {
+    const { rows } = await this.catalogue.query<{ change: string }>('select baseplane.last_change() as change')
+    const target = Number(rows[0]!.change)
+    const deadline = Date.now() + SETTLE_TIMEOUT_MS
+    while (Date.now() < deadline) {
+      const { rows: behind } = await this.catalogue.query<{ count: number }>(
+        `select count(*)::int as count from baseplane.nodes
+          where seen_change < $1 and heartbeat_at > now() - make_interval(secs => $2)`,
+        [target, LIVE_NODE_SECONDS],
+      )
+      if (behind[0]!.count === 0) return
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    log.info('a data-plane process did not acknowledge a catalogue change in time', { change: target })
+  }
+
   async list(): Promise<ProjectRecord[]> {
     return listProjects(this.catalogue, this.defaultServerUrl)
   }
@@ -130,12 +157,14 @@ export class ControlPlane {
     } finally {
       client.release()
     }
+    await this.changed()
     return this.get(ref)
   }
 
   async delete(ref: string): Promise<void> {
     const project = await this.get(ref)
     await this.catalogue.query('delete from baseplane.projects where ref = $1', [ref])
+    await this.changed()
     await dropProjectDatabase(await this.serverUrl(project.dbServer), namesOf(project))
   }
 
@@ -143,6 +172,7 @@ export class ControlPlane {
     const valid = validatePlan(plan)
     await this.get(ref)
     await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
+    await this.changed()
     return this.get(ref)
   }
 
@@ -151,6 +181,7 @@ export class ControlPlane {
     const project = await this.get(ref)
     if (enabled) await productHooks[valid].beforeEnable?.(project, await this.serverUrl(project.dbServer))
     await this.catalogue.query(`update baseplane.projects set ${valid}_enabled = $2 where ref = $1`, [ref, enabled])
+    await this.changed()
     return this.get(ref)
   }
 
@@ -165,6 +196,7 @@ export class ControlPlane {
       anonKey,
       serviceRoleKey,
     ])
+    await this.changed()
     return this.get(ref)
   }
 

@@ -1,13 +1,19 @@
 // The data plane's view of the catalogue: project records cached in memory,
-// dropped the moment the catalogue notifies a change (the control plane's
-// trigger sends `baseplane_project_changed` with the ref at commit). If the
-// listening connection drops, notifications may have been missed, so the
-// whole cache is dropped and the connection re-established.
+// dropped the moment the catalogue notifies a change (the catalogue's trigger
+// sends `baseplane_change` with "<ref>:<change number>" at commit). The
+// process then acknowledges the change number in baseplane.nodes, and the
+// control plane waits for every live process's acknowledgement before it
+// reports a change done: that is what makes a setting apply on the very next
+// request. If the listening connection drops, notifications may have been
+// missed, so the whole cache is dropped and the connection re-established.
+import crypto from 'node:crypto'
+import os from 'node:os'
 import pg from 'pg'
 import { readProject, type ProjectRecord } from '../lib/catalogue.ts'
 import { log } from '../lib/log.ts'
 
-const CHANNEL = 'baseplane_project_changed'
+const CHANNEL = 'baseplane_change'
+const HEARTBEAT_MS = 2000
 /** How long "no such project" is remembered (a creation notifies and clears it sooner). */
 const MISSING_TTL_MS = 5000
 
@@ -28,6 +34,10 @@ export class ProjectDirectory {
   #listener: pg.Client | undefined
   #closed = false
   #retry: NodeJS.Timeout | undefined
+  #heartbeat: NodeJS.Timeout | undefined
+  /** This process's row in baseplane.nodes. */
+  readonly #nodeId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`
+  #acknowledged = 0
 
   constructor(databaseUrl: string, catalogue: pg.Pool) {
     this.#databaseUrl = databaseUrl
@@ -36,7 +46,26 @@ export class ProjectDirectory {
   }
 
   async start(): Promise<void> {
+    // Rows of processes that died without saying goodbye.
+    await this.#catalogue.query(`delete from baseplane.nodes where heartbeat_at < now() - interval '1 hour'`)
     await this.#listen()
+    this.#heartbeat = setInterval(() => {
+      this.#catalogue.query('update baseplane.nodes set heartbeat_at = now() where id = $1', [this.#nodeId]).catch(() => {})
+    }, HEARTBEAT_MS)
+    this.#heartbeat.unref()
+  }
+
+  /** Records that every change up to `change` is applied to this process's cache. */
+  #acknowledge(change: number, always = false): void {
+    if (change <= this.#acknowledged && !always) return
+    this.#acknowledged = change
+    this.#catalogue
+      .query(
+        `insert into baseplane.nodes (id, seen_change) values ($1, $2)
+         on conflict (id) do update set seen_change = greatest(baseplane.nodes.seen_change, excluded.seen_change), heartbeat_at = now()`,
+        [this.#nodeId, change],
+      )
+      .catch((error) => log.error('could not acknowledge a catalogue change', error))
   }
 
   async #listen(): Promise<void> {
@@ -51,7 +80,9 @@ export class ProjectDirectory {
     client.on('error', lost)
     client.on('end', lost)
     client.on('notification', (message) => {
-      if (message.payload) this.invalidate(message.payload)
+      const [ref, change] = (message.payload ?? '').split(':')
+      if (ref) this.invalidate(ref)
+      if (change) this.#acknowledge(Number(change))
     })
     this.#listener = client
     this.#generation += 1
@@ -63,8 +94,15 @@ export class ProjectDirectory {
       lost()
       return
     }
-    // Anything cached before the listener was up may be stale.
+    // Anything cached before the listener was up may be stale: drop it all,
+    // which covers every change made so far.
     this.#cache.clear()
+    try {
+      const { rows } = await this.#catalogue.query<{ change: string }>('select baseplane.last_change() as change')
+      this.#acknowledge(Number(rows[0]!.change), true)
+    } catch (error) {
+      log.error('could not read the last catalogue change', error)
+    }
   }
 
   /** Called on every change of `ref`; used by tests and by components keeping derived state. */
@@ -118,6 +156,8 @@ export class ProjectDirectory {
   async close(): Promise<void> {
     this.#closed = true
     clearTimeout(this.#retry)
+    clearInterval(this.#heartbeat)
+    await this.#catalogue.query('delete from baseplane.nodes where id = $1', [this.#nodeId]).catch(() => {})
     const listener = this.#listener
     this.#listener = undefined
     await listener?.end().catch(() => {})

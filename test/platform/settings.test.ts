@@ -28,6 +28,10 @@ t.test('changes made through the control plane apply on the next request of ever
 
   await second.controlPlane.setPlan(project.ref, 'business')
   for (const origin of origins) t.equal((await healthOf(origin, project.anonKey)).json.plan, 'business', `plan seen on ${origin}`)
+  const { rows } = await platform.platform.controlPlane.catalogue.query(
+    'select count(*)::int as caught_up from baseplane.nodes where seen_change >= baseplane.last_change()',
+  )
+  t.equal(rows[0].caught_up, 2, 'both processes acknowledged the change before setPlan returned')
 
   const rotated = await platform.platform.controlPlane.rotateKeys(project.ref)
   for (const origin of origins) {
