@@ -4,15 +4,13 @@
 // DataPlane.handle in the same process, one after the other, with wrk as the
 // load. Then the first-request latency of a project whose pool was evicted.
 import { performance } from 'node:perf_hooks'
-import { apiDatabaseOf } from '../lib/catalogue.ts'
-import { ProjectPools } from '../lib/db/project-pools.ts'
-import { withRequestTransaction } from '../lib/db/request-transaction.ts'
 import { startNodeServer } from '../data-plane/node-server.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk } from './lib/wrk.ts'
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10)
-const bench = await benchPlatform()
+// One pool of one connection per worker thread, so a second project evicts the first.
+const bench = await benchPlatform({ BASEPLANE_MAX_PROJECT_CONNECTIONS: '3', BASEPLANE_PROJECT_POOL_SIZE: '1' })
 try {
   const project = await bench.platform.controlPlane.create({ name: 'bench' })
   const headers = { apikey: project.anonKey, authorization: `Bearer ${project.anonKey}` }
@@ -31,29 +29,32 @@ try {
   console.log(formatLoad('node:http, same checks', http))
   console.log(`ratio uWS / node:http: ${(uws.requestsPerSecond / http.requestsPerSecond).toFixed(2)}x`)
 
-  // First request of a project whose pool was evicted: a new pool must open a
-  // connection (TCP, SCRAM authentication, startup) before the transaction.
-  const database = apiDatabaseOf(project)
-  const identity = { role: 'anon' as const, claims: { role: 'anon' } }
-  const time = async (pools: ProjectPools) => {
+  // First request of a project whose pool was evicted: this platform may hold
+  // one project pool per worker thread, so alternating two projects evicts
+  // every time, and the request must open a connection (TCP, SCRAM, startup).
+  const other = await bench.platform.controlPlane.create({ name: 'bench other' })
+  const graphql = async (ref: string, apikey: string) => {
     const started = performance.now()
-    await withRequestTransaction(pools.get(database), identity, (client) => client.query('select 1'))
+    const reply = await fetch(`${bench.origin}/project/${ref}/graphql/v1`, {
+      method: 'POST',
+      headers: { apikey, 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ __typename }' }),
+    })
+    await reply.text()
+    if (reply.status !== 200) throw new Error(`graphql answered ${reply.status}`)
     return performance.now() - started
   }
-  const warmPools = new ProjectPools({ maxConnections: 4, poolSize: 1, idleMillis: 60000, applicationName: 'bench' })
-  await time(warmPools)
+  await graphql(project.ref, project.anonKey)
+  await graphql(other.ref, other.anonKey)
   const warm: number[] = []
-  const cold: number[] = []
-  for (let i = 0; i < 30; i++) {
-    warm.push(await time(warmPools))
-    const fresh = new ProjectPools({ maxConnections: 4, poolSize: 1, idleMillis: 60000, applicationName: 'bench' })
-    cold.push(await time(fresh))
-    await fresh.closeAll()
+  const evicted: number[] = []
+  for (let i = 0; i < 20; i++) warm.push(await graphql(project.ref, project.anonKey))
+  for (let i = 0; i < 20; i++) {
+    evicted.push(await graphql(i % 2 ? project.ref : other.ref, i % 2 ? project.anonKey : other.anonKey))
   }
-  await warmPools.closeAll()
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
-  console.log(`request transaction, warm pool:          median ${median(warm).toFixed(2)} ms`)
-  console.log(`request transaction, pool evicted (new): median ${median(cold).toFixed(2)} ms`)
+  console.log(`POST /graphql/v1 {__typename}, pool warm:    median ${median(warm).toFixed(2)} ms`)
+  console.log(`POST /graphql/v1 {__typename}, pool evicted: median ${median(evicted).toFixed(2)} ms`)
 } finally {
   await bench.close()
 }
