@@ -13,6 +13,7 @@ import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { startUwsServer } from '../data-plane/uws-server.ts'
 import { adminApi } from './admin-api.ts'
+import { authAdminRoutes } from './auth-settings.ts'
 import { ControlPlane } from './control-plane.ts'
 import { VERSION } from './version.ts'
 
@@ -57,6 +58,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   const throttle = new Throttle(config.throttle)
   const dispatcher = new Dispatcher({
     threads: config.threads,
+    tasksPerThread: config.tasksPerThread,
     worker: {
       maxProjectConnections: config.maxProjectConnections,
       projectPoolSize: config.projectPoolSize,
@@ -73,7 +75,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     gate: new Gate(),
     throttle,
     dispatcher,
-    platformRoutes: adminApi(controlPlane, addressing, adminToken),
+    platformRoutes: adminApi(controlPlane, addressing, adminToken, authAdminRoutes(controlPlane, addressing)),
     version: VERSION,
   })
   const server = await startUwsServer(dataPlane, config.host, config.port)

@@ -15,6 +15,7 @@ const workerExecArgv = process.execArgv.some((arg) => arg.includes('tsx')) ? pro
 
 export interface DispatcherOptions {
   threads: Record<Concern, number>
+  tasksPerThread: number
   worker: WorkerOptions
 }
 
@@ -34,6 +35,8 @@ export class Dispatcher {
           minThreads: threads,
           maxThreads: threads,
           idleTimeout: 60000,
+          // Tasks mostly wait on PostgreSQL; one thread interleaves several.
+          concurrentTasksPerWorker: options.tasksPerThread,
           execArgv: workerExecArgv,
           // The node's connection bound is shared out across every worker thread.
           workerData: {

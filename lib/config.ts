@@ -22,6 +22,8 @@ export interface PlatformConfig {
   /** Idle project connections are closed after this long, so idle projects cost nothing. */
   idleConnectionMillis: number
   threads: { auth: number; graphql: number; push: number }
+  /** Requests one worker thread interleaves (they mostly wait on PostgreSQL). */
+  tasksPerThread: number
   /** Header holding the client address when Baseplane runs behind a proxy (e.g. x-forwarded-for). */
   trustedProxyHeader: string | undefined
   throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number }
@@ -96,6 +98,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       graphql: integer(env, 'BASEPLANE_GRAPHQL_THREADS', 2, 1, 256),
       push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
     },
+    tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 8, 1, 1000),
     trustedProxyHeader: header,
     throttle: {
       maxFailures: integer(env, 'BASEPLANE_THROTTLE_MAX_FAILURES', 30, 1, 1000000),

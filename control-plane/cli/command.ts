@@ -26,6 +26,8 @@ export interface Command {
   words: string[]
   /** Positional arguments after the words, e.g. ['REF']. */
   positionals: string[]
+  /** Positional arguments that may follow the required ones, e.g. ['reset']. */
+  optionalPositionals?: string[]
   usage: string
   summary: string
   options?: OptionSpec

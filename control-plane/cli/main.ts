@@ -50,8 +50,9 @@ function parse(command: Command, rest: string[]): ParsedArgs {
   if (positionals.length < command.positionals.length) {
     throw new UsageError(`missing ${command.positionals[positionals.length]} (usage: baseplane ${command.usage})`)
   }
-  if (positionals.length > command.positionals.length) {
-    throw new UsageError(`unexpected argument "${positionals[command.positionals.length]}" (usage: baseplane ${command.usage})`)
+  const allowed = command.positionals.length + (command.optionalPositionals?.length ?? 0)
+  if (positionals.length > allowed) {
+    throw new UsageError(`unexpected argument "${positionals[allowed]}" (usage: baseplane ${command.usage})`)
   }
   return { values: parsed.values as ParsedArgs['values'], positionals }
 }

@@ -1,0 +1,257 @@
+// Operations on a project's auth settings (catalogue column auth_settings)
+// and its auth mail, shared by the CLI (commands/auth.ts, commands/mail.ts)
+// and the admin API (authAdminRoutes). Saving bumps the project's catalogue
+// version (trigger), so the next request uses the new settings.
+import { baseUrlOf } from '../lib/catalogue.ts'
+import { platformErrors } from '../lib/errors.ts'
+import { TEMPLATE_KINDS, type TemplateKind } from '../workers/auth/mail/templates.ts'
+import {
+  applyDefaults,
+  BOOLEAN_SETTINGS,
+  googleMissing,
+  NUMERIC_SETTINGS,
+  redirectUrlProblem,
+  settingsProblems,
+  templateProblem,
+  type StoredAuthSettings,
+} from '../workers/auth/settings.ts'
+import type { AdminRoute } from './admin-api.ts'
+import type { ControlPlane } from './control-plane.ts'
+import { runInProjectDatabase } from './project-database.ts'
+import type { Addressing } from './views.ts'
+
+/** Kind names on the command line and in the API (SPEC 2.2: `recovery`; the others are ours). */
+export const KINDS = TEMPLATE_KINDS
+
+async function stored(controlPlane: ControlPlane, ref: string): Promise<StoredAuthSettings> {
+  return (await controlPlane.get(ref)).authSettings as StoredAuthSettings
+}
+
+/** Read-modify-write under a row lock, validated as a whole before it is saved. */
+async function update(controlPlane: ControlPlane, ref: string, change: (current: StoredAuthSettings) => StoredAuthSettings): Promise<StoredAuthSettings> {
+  await controlPlane.get(ref)
+  const client = await controlPlane.catalogue.connect()
+  try {
+    await client.query('begin')
+    const { rows } = await client.query<{ auth_settings: StoredAuthSettings }>('select auth_settings from baseplane.projects where ref = $1 for update', [ref])
+    const next = change(structuredClone(rows[0]!.auth_settings ?? {}))
+    const problems = settingsProblems(next as Record<string, unknown>)
+    if (problems.length > 0) throw platformErrors.invalidArgument(problems.join('; '))
+    await client.query('update baseplane.projects set auth_settings = $2 where ref = $1', [ref, next])
+    await client.query('commit')
+    await controlPlane.changed()
+    return next
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}
+
+/** What the CLI and API show: every setting with defaults applied, secrets reduced to "set or not". */
+export function authSettingsView(ref: string, settings: StoredAuthSettings) {
+  const effective = applyDefaults(settings as Record<string, unknown>)
+  return {
+    ref,
+    site_url: effective.siteUrl,
+    additional_redirect_urls: effective.additionalRedirectUrls,
+    mail_per_hour: effective.mailPerHour,
+    mail_min_interval_seconds: effective.mailMinIntervalSeconds,
+    otp_expiry_seconds: effective.otpExpirySeconds,
+    jwt_expiry_seconds: effective.jwtExpirySeconds,
+    refresh_token_reuse_interval_seconds: effective.refreshTokenReuseIntervalSeconds,
+    password_min_length: effective.passwordMinLength,
+    disable_signup: effective.disableSignup,
+    mailer_autoconfirm: effective.mailerAutoconfirm,
+    custom_templates: effective.customTemplates,
+    google: googleView(settings),
+  }
+}
+
+export function googleView(settings: StoredAuthSettings) {
+  const effective = applyDefaults(settings as Record<string, unknown>).google
+  const missing = googleMissing(effective)
+  return {
+    client_id: effective.clientId ?? null,
+    client_secret_set: effective.clientSecret !== undefined,
+    enabled: effective.enabled,
+    offered: missing.length === 0,
+    missing,
+  }
+}
+
+export async function getAuthSettings(controlPlane: ControlPlane, ref: string) {
+  return authSettingsView(ref, await stored(controlPlane, ref))
+}
+
+export async function setRedirects(controlPlane: ControlPlane, ref: string, input: { siteUrl?: string; allow?: string[] }) {
+  if (input.siteUrl === undefined && input.allow === undefined) throw platformErrors.invalidArgument('Give a site URL, allowed redirect URLs, or both')
+  if (input.siteUrl !== undefined) {
+    const problem = redirectUrlProblem(input.siteUrl, 'Site URL')
+    if (problem) throw platformErrors.invalidArgument(problem)
+  }
+  for (const url of input.allow ?? []) {
+    const problem = redirectUrlProblem(url, 'Allowed redirect URL')
+    if (problem) throw platformErrors.invalidArgument(problem)
+  }
+  const next = await update(controlPlane, ref, (current) => ({
+    ...current,
+    ...(input.siteUrl !== undefined ? { site_url: input.siteUrl.replace(/\/$/, '') } : {}),
+    ...(input.allow !== undefined ? { additional_redirect_urls: [...new Set(input.allow)] } : {}),
+  }))
+  return authSettingsView(ref, next)
+}
+
+function checkKind(kind: string): TemplateKind {
+  if (!(KINDS as readonly string[]).includes(kind)) throw platformErrors.invalidArgument(`Unknown template kind "${kind}": use one of ${KINDS.join(', ')}`)
+  return kind as TemplateKind
+}
+
+export async function listTemplates(controlPlane: ControlPlane, ref: string) {
+  const effective = applyDefaults((await stored(controlPlane, ref)) as Record<string, unknown>)
+  return KINDS.map((kind) => ({
+    kind,
+    custom: effective.customTemplates.includes(kind),
+    subject: effective.templates[kind].subject,
+    body: effective.templates[kind].body,
+  }))
+}
+
+export async function setTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
+  const valid = checkKind(kind)
+  const problem = templateProblem(valid, template)
+  if (problem) throw platformErrors.invalidArgument(problem)
+  await update(controlPlane, ref, (current) => ({ ...current, templates: { ...(current.templates ?? {}), [valid]: { subject: template.subject, body: template.body } } }))
+  return { ref, kind: valid, custom: true, subject: template.subject, body: template.body }
+}
+
+export async function resetTemplate(controlPlane: ControlPlane, ref: string, kind: string) {
+  const valid = checkKind(kind)
+  const next = await update(controlPlane, ref, (current) => {
+    const templates = { ...(current.templates ?? {}) }
+    delete templates[valid]
+    return { ...current, templates }
+  })
+  const effective = applyDefaults(next as Record<string, unknown>)
+  return { ref, kind: valid, custom: false, subject: effective.templates[valid].subject, body: effective.templates[valid].body }
+}
+
+export interface GoogleInput {
+  clientId?: string
+  clientSecret?: string
+  enabled?: boolean
+}
+
+/** Client ID, write-only secret, switch. The answer says which of the three is missing. */
+export async function setGoogle(controlPlane: ControlPlane, ref: string, input: GoogleInput) {
+  if (input.clientId !== undefined && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty')
+  if (input.clientSecret !== undefined && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty')
+  const next = await update(controlPlane, ref, (current) => ({
+    ...current,
+    google: {
+      ...(current.google ?? {}),
+      ...(input.clientId !== undefined ? { client_id: input.clientId.trim() } : {}),
+      ...(input.clientSecret !== undefined ? { client_secret: input.clientSecret.trim() } : {}),
+      ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
+    },
+  }))
+  return { ref, ...googleView(next) }
+}
+
+/** Other settings (mail ceiling, intervals, expiries, switches) by their stored names. */
+export async function setAuthOptions(controlPlane: ControlPlane, ref: string, patch: Record<string, unknown>) {
+  const known = new Set([...Object.keys(NUMERIC_SETTINGS), ...BOOLEAN_SETTINGS])
+  for (const key of Object.keys(patch)) {
+    if (!known.has(key)) throw platformErrors.invalidArgument(`Unknown auth setting "${key}": use one of ${[...known].join(', ')}`)
+  }
+  const next = await update(controlPlane, ref, (current) => ({ ...current, ...patch }))
+  return authSettingsView(ref, next)
+}
+
+export interface OutboxMail {
+  id: number
+  created_at: string
+  kind: string
+  to: string
+  subject: string
+  html: string | null
+  delivery: string
+}
+
+/** The project's mail record, newest first (bodies kept for outbox delivery only). */
+export async function listMail(controlPlane: ControlPlane, ref: string, limit = 50): Promise<OutboxMail[]> {
+  const project = await controlPlane.get(ref)
+  const serverUrl = await controlPlane.serverUrl(project.dbServer)
+  return runInProjectDatabase(serverUrl, project.dbName, async (client) => {
+    const { rows } = await client.query<{ id: string; created_at: Date; kind: string; recipient: string; subject: string; html: string | null; delivery: string }>(
+      'select id, created_at, kind, recipient, subject, html, delivery from auth.mail_messages order by id desc limit $1',
+      [limit],
+    )
+    return rows.map((row) => ({ id: Number(row.id), created_at: row.created_at.toISOString(), kind: row.kind, to: row.recipient, subject: row.subject, html: row.html, delivery: row.delivery }))
+  })
+}
+
+function stringField(body: Record<string, unknown>, name: string): string | undefined {
+  const value = body[name]
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string') throw platformErrors.invalidArgument(`"${name}" must be a string`)
+  return value
+}
+
+/** Admin API routes (`/platform/v1/projects/{ref}/auth/...`), the same operations as the CLI. */
+export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
+  const ref = '([a-z][a-z0-9]{2,39})'
+  const callbackUrl = async (r: string) => `${baseUrlOf(r, addressing.publicUrl, addressing.baseDomain)}/auth/v1/callback`
+  return [
+    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/auth$`), handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params[0]!)] },
+    {
+      method: 'PATCH',
+      pattern: new RegExp(`^/projects/${ref}/auth$`),
+      handler: async ({ params, body }) => [200, await setAuthOptions(controlPlane, params[0]!, await body())],
+    },
+    {
+      method: 'PUT',
+      pattern: new RegExp(`^/projects/${ref}/auth/redirects$`),
+      handler: async ({ params, body }) => {
+        const input = await body()
+        const allow = input.additional_redirect_urls ?? input.allow
+        if (allow !== undefined && (!Array.isArray(allow) || allow.some((u) => typeof u !== 'string'))) {
+          throw platformErrors.invalidArgument('"additional_redirect_urls" must be a list of URLs')
+        }
+        return [200, await setRedirects(controlPlane, params[0]!, { siteUrl: stringField(input, 'site_url'), allow: allow as string[] | undefined })]
+      },
+    },
+    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/auth/templates$`), handler: async ({ params }) => [200, await listTemplates(controlPlane, params[0]!)] },
+    {
+      method: 'PUT',
+      pattern: new RegExp(`^/projects/${ref}/auth/templates/([a-z_]+)$`),
+      handler: async ({ params, body }) => {
+        const input = await body()
+        return [200, await setTemplate(controlPlane, params[0]!, params[1]!, { subject: stringField(input, 'subject') ?? '', body: stringField(input, 'body') ?? '' })]
+      },
+    },
+    {
+      method: 'DELETE',
+      pattern: new RegExp(`^/projects/${ref}/auth/templates/([a-z_]+)$`),
+      handler: async ({ params }) => [200, await resetTemplate(controlPlane, params[0]!, params[1]!)],
+    },
+    {
+      method: 'GET',
+      pattern: new RegExp(`^/projects/${ref}/auth/google$`),
+      handler: async ({ params }) => [200, { ...googleView(await stored(controlPlane, params[0]!)), callback_url: await callbackUrl(params[0]!) }],
+    },
+    {
+      method: 'PUT',
+      pattern: new RegExp(`^/projects/${ref}/auth/google$`),
+      handler: async ({ params, body }) => {
+        const input = await body()
+        const enabled = input.enabled
+        if (enabled !== undefined && typeof enabled !== 'boolean') throw platformErrors.invalidArgument('"enabled" must be true or false')
+        const result = await setGoogle(controlPlane, params[0]!, { clientId: stringField(input, 'client_id'), clientSecret: stringField(input, 'client_secret'), enabled })
+        return [200, { ...result, callback_url: await callbackUrl(params[0]!) }]
+      },
+    },
+    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/mail$`), handler: async ({ params }) => [200, await listMail(controlPlane, params[0]!)] },
+  ]
+}

@@ -1,0 +1,162 @@
+// Fixtures of the auth tests: a real SMTP server (smtp-server) that keeps
+// what it receives, a platform whose mail goes to it, a project with auth on
+// and its redirect settings, and the unmodified supabase-js client.
+import { createClient, type SupabaseClient } from '@supabase/supabase-js'
+import { SMTPServer } from 'smtp-server'
+import ws from 'ws'
+import { setAuthOptions, setRedirects } from '../../control-plane/auth-settings.ts'
+import { freePort } from '../../lib/db/embedded.ts'
+import { startTestPlatform, type TestPlatform, type TestProject } from '../helpers/platform.ts'
+
+interface Teardown {
+  teardown(fn: () => unknown): void
+}
+
+export interface ReceivedMail {
+  to: string[]
+  raw: string
+  subject: string
+  html: string
+}
+
+export interface MailCatcher {
+  url: string
+  messages: ReceivedMail[]
+  /** Waits for the next mail to `to` (received after `since` messages). */
+  next(to: string, since?: number): Promise<ReceivedMail>
+}
+
+function decodeQuotedPrintable(text: string): string {
+  const bytes: number[] = []
+  const soft = text.replace(/=\r?\n/g, '')
+  for (let i = 0; i < soft.length; i++) {
+    const c = soft[i]!
+    if (c === '=' && /^[0-9A-F]{2}$/i.test(soft.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(soft.slice(i + 1, i + 3), 16))
+      i += 2
+    } else bytes.push(...Buffer.from(c))
+  }
+  return Buffer.from(bytes).toString('utf8')
+}
+
+/** The subject and HTML of a simple nodemailer message (single part, QP, 7bit or base64). */
+export function parseMail(raw: string): { subject: string; html: string } {
+  const [head, ...rest] = raw.split(/\r?\n\r?\n/)
+  const headers = head!.replace(/\r?\n[ \t]+/g, ' ')
+  let subject = /^Subject: (.*)$/im.exec(headers)?.[1] ?? ''
+  subject = subject.replace(/=\?utf-8\?Q\?(.*?)\?=/gi, (_, q: string) => decodeQuotedPrintable(q.replace(/_/g, ' '))).replace(/\?= =\?/g, '')
+  const encoding = /^Content-Transfer-Encoding: (.*)$/im.exec(headers)?.[1]?.trim().toLowerCase()
+  const body = rest.join('\n\n')
+  const html = encoding === 'quoted-printable' ? decodeQuotedPrintable(body) : encoding === 'base64' ? Buffer.from(body, 'base64').toString('utf8') : body
+  return { subject, html }
+}
+
+export async function startMailCatcher(t: Teardown): Promise<MailCatcher> {
+  const messages: ReceivedMail[] = []
+  const waiters: Array<() => void> = []
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = []
+      stream.on('data', (c: Buffer) => chunks.push(c))
+      stream.on('end', () => {
+        const raw = Buffer.concat(chunks).toString('utf8')
+        messages.push({ to: session.envelope.rcptTo.map((r) => r.address), raw, ...parseMail(raw) })
+        for (const w of waiters.splice(0)) w()
+        callback()
+      })
+    },
+  })
+  const port = await freePort()
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  return {
+    url: `smtp://127.0.0.1:${port}`,
+    messages,
+    async next(to, since = 0) {
+      const deadline = Date.now() + 10000
+      for (;;) {
+        const found = messages.slice(since).find((m) => m.to.includes(to))
+        if (found) return found
+        if (Date.now() > deadline) throw new Error(`no mail to ${to}`)
+        await new Promise<void>((resolve) => {
+          waiters.push(resolve)
+          setTimeout(resolve, 200)
+        })
+      }
+    },
+  }
+}
+
+/** The href of the mail's button, with HTML entities undone. */
+export function linkOf(mail: ReceivedMail): string {
+  const match = /href="([^"]+)"/.exec(mail.html)
+  if (!match) throw new Error(`no link in mail: ${mail.html}`)
+  return match[1]!.replace(/&amp;/g, '&').replace(/&#39;/g, "'").replace(/&quot;/g, '"')
+}
+
+export function codeOf(mail: ReceivedMail): string {
+  const match = /enter the code: (\d{6})/.exec(mail.html)
+  if (!match) throw new Error('no code in mail')
+  return match[1]!
+}
+
+export const SITE_URL = 'https://app.example.test'
+export const ALLOWED = 'http://localhost:3000/**'
+
+export interface AuthFixture {
+  test: TestPlatform
+  project: TestProject
+  mail: MailCatcher
+  anon: () => SupabaseClient
+  admin: () => SupabaseClient
+  url: (path: string) => string
+}
+
+export async function authFixture(t: Teardown, env: Record<string, string> = {}, options: Record<string, unknown> = {}): Promise<AuthFixture> {
+  const mail = await startMailCatcher(t)
+  const test = await startTestPlatform(t, { SMTP_URL: mail.url, BASEPLANE_THROTTLE_MAX_FAILURES: '1000', ...env })
+  const project = await test.createProject({ auth: true })
+  await setRedirects(test.platform.controlPlane, project.ref, { siteUrl: SITE_URL, allow: [ALLOWED] })
+  await setAuthOptions(test.platform.controlPlane, project.ref, { mail_min_interval_seconds: 0, ...options })
+  const client = (key: string) =>
+    createClient(project.baseUrl, key, {
+      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+      realtime: { transport: ws as never },
+    })
+  return {
+    test,
+    project,
+    mail,
+    anon: () => client(project.anonKey),
+    admin: () => client(project.serviceRoleKey),
+    url: (path) => `${project.baseUrl}/auth/v1${path}`,
+  }
+}
+
+/** A raw call to the auth API with the anon key (and a user token when given). */
+export async function call(
+  fixture: AuthFixture,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: { token?: string; key?: string; headers?: Record<string, string>; version?: boolean } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { apikey: options.key ?? fixture.project.anonKey, 'content-type': 'application/json', ...options.headers }
+  if (options.version !== false) headers['x-supabase-api-version'] = '2024-01-01'
+  if (options.token) headers.authorization = `Bearer ${options.token}`
+  const response = await fetch(fixture.url(path), { method, headers, body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body), redirect: 'manual' })
+  const text = await response.text()
+  let parsed: unknown = text
+  try {
+    parsed = text ? JSON.parse(text) : undefined
+  } catch {}
+  return { status: response.status, body: parsed, headers: response.headers }
+}
+
+/** Session values from the fragment of a redirect Location. */
+export function fragmentOf(location: string): Record<string, string> {
+  return Object.fromEntries(new URLSearchParams(new URL(location).hash.slice(1)))
+}

@@ -1,0 +1,230 @@
+// Admin endpoints (service_role): /admin/users (list, create, get, update,
+// delete), /invite, /admin/generate_link. Shapes as GoTrue's admin API.
+import type { Queryable } from './db/pool.ts'
+import type { ServiceResponse } from '../../lib/service.ts'
+import { json } from '../../lib/service.ts'
+import { transaction } from './db/pool.ts'
+import { confirmEmail, insertUser, mergeMetadata, userByEmail, userById, USER_COLUMNS, type UserRow } from './db/users.ts'
+import { normalizeEmail } from './email.ts'
+import { authErrors } from './errors.ts'
+import { audit, mailLink, type LinkType } from './links.ts'
+import { checkNewPassword, hashPassword } from './passwords.ts'
+import { resolveRedirect } from './redirects.ts'
+import { isUuid, obj, redirectTo, requireAdmin, str, type AuthRequest } from './request.ts'
+import { userJson } from './serialize.ts'
+
+/** Go's time.ParseDuration subset GoTrue's ban_duration takes ("24h", "1h30m", "90s"), or "none". */
+function banUntil(value: string | undefined): Date | null | undefined {
+  if (value === undefined) return undefined
+  if (value === 'none') return null
+  const match = /^(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(value)
+  if (!match || value === '') throw authErrors.validation('invalid format for ban duration: use a duration such as "24h" or "none"')
+  const seconds = Number(match[1] ?? 0) * 3600 + Number(match[2] ?? 0) * 60 + Number(match[3] ?? 0)
+  return new Date(Date.now() + seconds * 1000)
+}
+
+function bool(body: Record<string, unknown>, name: string): boolean {
+  return body[name] === true
+}
+
+function passwordHashOf(req: AuthRequest, body: Record<string, unknown>): string | null | undefined {
+  const password = str(body, 'password')
+  const hash = str(body, 'password_hash')
+  if (password !== undefined && hash !== undefined) throw authErrors.validation('Only a password or a password hash should be provided')
+  if (hash !== undefined) {
+    if (!/^\$2[aby]\$\d{2}\$[./A-Za-z0-9]{53}$/.test(hash)) throw authErrors.validation('Invalid password hash format: only bcrypt hashes are accepted')
+    return hash
+  }
+  if (password !== undefined) return hashPassword(checkNewPassword(password, req.settings))
+  return undefined
+}
+
+async function userOr404(db: Queryable, id: string): Promise<UserRow> {
+  const user = await userById(db, id)
+  if (user === undefined) throw authErrors.userNotFound()
+  return user
+}
+
+export async function listUsers(req: AuthRequest): Promise<ServiceResponse> {
+  requireAdmin(req)
+  const page = Number(req.query.get('page') ?? '1')
+  const perPage = Number(req.query.get('per_page') ?? '50')
+  if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000) {
+    throw authErrors.validation(`Bad Pagination Parameters: page must be a whole number from 1, per_page from 1 to 1000`)
+  }
+  const filter = req.query.get('filter')
+  const like = filter ? `%${filter.replace(/[\\%_]/g, '\\$&')}%` : null
+  const where = `where u.deleted_at is null and ($1::text is null or u.email ilike $1 or u.raw_user_meta_data ->> 'full_name' ilike $1)`
+  const [{ rows }, count] = await Promise.all([
+    req.pool.query<UserRow>(`select ${USER_COLUMNS} from auth.users u ${where} order by u.created_at desc, u.id limit $2 offset $3`, [like, perPage, (page - 1) * perPage]),
+    req.pool.query<{ total: string }>(`select count(*) as total from auth.users u ${where}`, [like]),
+  ])
+  const total = Number(count.rows[0]!.total)
+  const last = Math.max(1, Math.ceil(total / perPage))
+  const base = `${req.raw.project.baseUrl}/auth/v1/admin/users`
+  const links: string[] = []
+  if (page < last) links.push(`<${base}?page=${page + 1}&per_page=${perPage}>; rel="next"`)
+  links.push(`<${base}?page=${last}&per_page=${perPage}>; rel="last"`)
+  return json(200, { users: rows.map(userJson), aud: 'authenticated' }, { 'x-total-count': String(total), link: links.join(', ') })
+}
+
+export async function createUser(req: AuthRequest): Promise<ServiceResponse> {
+  requireAdmin(req)
+  const body = req.body
+  const rawEmail = str(body, 'email')
+  const id = str(body, 'id')
+  if (!rawEmail && !str(body, 'phone')) throw authErrors.validation('Cannot create a user without either an email or phone')
+  if (!rawEmail) throw authErrors.phoneDisabled('Phone signups are disabled')
+  if (id !== undefined && !isUuid(id)) throw authErrors.validation('ID must conform to the uuid v4 format')
+  const email = normalizeEmail(rawEmail)
+  const encrypted = passwordHashOf(req, body)
+  const banned = banUntil(str(body, 'ban_duration'))
+  const user = await transaction(req.pool, async (client) => {
+    if (await userByEmail(client, email)) throw authErrors.emailExists()
+    const userId = await insertUser(client, {
+      id,
+      email,
+      encryptedPassword: encrypted ?? null,
+      confirmed: bool(body, 'email_confirm'),
+      userMetadata: obj(body, 'user_metadata') ?? {},
+      appMetadata: obj(body, 'app_metadata') ?? {},
+      bannedUntil: banned ?? null,
+    })
+    if (bool(body, 'email_confirm')) await confirmEmail(client, userId)
+    await audit(client, req, userId, 'user_signedup', { provider: 'email', via: 'admin' })
+    return userOr404(client, userId)
+  })
+  return json(200, userJson(user))
+}
+
+export async function getUserById(req: AuthRequest, id: string): Promise<ServiceResponse> {
+  requireAdmin(req)
+  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  return json(200, userJson(await userOr404(req.pool, id)))
+}
+
+export async function updateUser(req: AuthRequest, id: string): Promise<ServiceResponse> {
+  requireAdmin(req)
+  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  const body = req.body
+  const rawEmail = str(body, 'email')
+  const email = rawEmail !== undefined ? normalizeEmail(rawEmail) : undefined
+  if (str(body, 'phone')) throw authErrors.phoneDisabled()
+  const encrypted = passwordHashOf(req, body)
+  const banned = banUntil(str(body, 'ban_duration'))
+  const user = await transaction(req.pool, async (client) => {
+    const current = await userOr404(client, id)
+    if (email !== undefined && email !== current.email) {
+      const other = await userByEmail(client, email)
+      if (other && other.id !== id) throw authErrors.emailExists()
+      await client.query(
+        `with u as (update auth.users set email = $2, email_change = null, updated_at = now() where id = $1 returning id)
+         update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text) where user_id = $1 and provider = 'email'`,
+        [id, email],
+      )
+    }
+    if (encrypted) await client.query('update auth.users set encrypted_password = $2, updated_at = now() where id = $1', [id, encrypted])
+    if (bool(body, 'email_confirm')) await confirmEmail(client, id)
+    const userMetadata = obj(body, 'user_metadata')
+    const appMetadata = obj(body, 'app_metadata')
+    if (userMetadata) await mergeMetadata(client, id, 'raw_user_meta_data', userMetadata)
+    if (appMetadata) await mergeMetadata(client, id, 'raw_app_meta_data', appMetadata)
+    if (banned !== undefined) {
+      await client.query('update auth.users set banned_until = $2, updated_at = now() where id = $1', [id, banned])
+      if (banned !== null) await client.query('delete from auth.sessions where user_id = $1', [id])
+    }
+    const role = str(body, 'role')
+    if (role !== undefined) await client.query('update auth.users set role = $2, updated_at = now() where id = $1', [id, role])
+    await audit(client, req, id, 'user_modified', { via: 'admin' })
+    return userOr404(client, id)
+  })
+  return json(200, userJson(user))
+}
+
+export async function deleteUser(req: AuthRequest, id: string): Promise<ServiceResponse> {
+  requireAdmin(req)
+  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  const soft = req.body.should_soft_delete === true
+  await transaction(req.pool, async (client) => {
+    await userOr404(client, id)
+    if (soft) {
+      // GoTrue's soft delete: the row stays (for foreign keys), unusable and without personal data.
+      await client.query(
+        `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = null,
+           raw_user_meta_data = '{}'::jsonb, email_change = null, updated_at = now() where id = $1`,
+        [id],
+      )
+      await client.query('delete from auth.identities where user_id = $1', [id])
+      await client.query('delete from auth.sessions where user_id = $1', [id])
+      await client.query('delete from auth.one_time_tokens where user_id = $1', [id])
+    } else {
+      await client.query('delete from auth.users where id = $1', [id])
+    }
+    await audit(client, req, id, 'user_deleted', { soft })
+  })
+  return json(200, {})
+}
+
+export async function invite(req: AuthRequest): Promise<ServiceResponse> {
+  requireAdmin(req)
+  const raw = str(req.body, 'email')
+  if (!raw) throw authErrors.validation('An email address is required')
+  const email = normalizeEmail(raw)
+  const redirect = redirectTo(req)
+  const data = obj(req.body, 'data') ?? {}
+  const user = await transaction(req.pool, async (client) => {
+    const existing = await userByEmail(client, email)
+    if (existing?.email_confirmed_at) throw authErrors.emailExists()
+    const userId = existing?.id ?? (await insertUser(client, { email, encryptedPassword: null, confirmed: false, invited: true, userMetadata: data }))
+    await mailLink(client, req, { userId, email, type: 'invite', redirectTo: redirect })
+    await audit(client, req, userId, 'user_invited', { user_email: email })
+    return userOr404(client, userId)
+  })
+  return json(200, userJson(user))
+}
+
+const LINK_TYPES = ['signup', 'invite', 'magiclink', 'recovery', 'email_change_current', 'email_change_new'] as const
+
+export async function generateLink(req: AuthRequest): Promise<ServiceResponse> {
+  requireAdmin(req)
+  const body = req.body
+  const type = str(body, 'type') ?? ''
+  if (!(LINK_TYPES as readonly string[]).includes(type)) throw authErrors.validation(`Invalid email action link type requested: ${type}`)
+  if (type === 'email_change_current') throw authErrors.validation('Enable secure email change to generate link for current email')
+  const email = normalizeEmail(str(body, 'email') ?? '')
+  const redirect = resolveRedirect(req.settings, req.query.get('redirect_to') ?? str(body, 'redirect_to'))
+  const data = obj(body, 'data') ?? {}
+  const encrypted = type === 'signup' ? hashPassword(checkNewPassword(str(body, 'password'), req.settings)) : undefined
+  const newEmail = type === 'email_change_new' ? normalizeEmail(str(body, 'new_email') ?? '') : undefined
+  const result = await transaction(req.pool, async (client) => {
+    let user = await userByEmail(client, email)
+    let linkType: LinkType
+    if (type === 'recovery' || type === 'email_change_new') {
+      if (!user) throw authErrors.userNotFound('User with this email not found')
+      linkType = type === 'recovery' ? 'recovery' : 'email_change'
+      if (newEmail) {
+        if (await userByEmail(client, newEmail)) throw authErrors.emailExists()
+        await client.query('update auth.users set email_change = $2, email_change_sent_at = now() where id = $1', [user.id, newEmail])
+      }
+    } else if (type === 'magiclink' && user) {
+      linkType = 'magiclink'
+    } else {
+      if (user?.email_confirmed_at && type !== 'magiclink') throw authErrors.emailExists()
+      if (!user) {
+        const id = await insertUser(client, { email, encryptedPassword: encrypted ?? null, confirmed: false, invited: type === 'invite', userMetadata: data })
+        user = (await userById(client, id))!
+      } else if (encrypted) await client.query('update auth.users set encrypted_password = $2 where id = $1', [user.id, encrypted])
+      linkType = type === 'invite' ? 'invite' : 'signup'
+    }
+    const issued = await mailLink(client, req, { userId: user.id, email, newEmail, type: linkType, redirectTo: redirect, send: false })
+    return { user: await userOr404(client, user.id), issued, linkType }
+  })
+  return json(200, {
+    ...userJson(result.user),
+    action_link: result.issued.link,
+    email_otp: result.issued.code,
+    hashed_token: result.issued.hash,
+    verification_type: result.linkType,
+    redirect_to: redirect,
+  })
+}

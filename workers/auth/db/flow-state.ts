@@ -1,0 +1,66 @@
+// SQL on auth.flow_state: PKCE flows (email links and, in issue 6, OAuth).
+import crypto from 'node:crypto'
+import type { Queryable } from './pool.ts'
+
+
+export interface Pkce {
+  challenge: string
+  method: 's256' | 'plain'
+}
+
+export interface FlowState {
+  id: string
+  user_id: string | null
+  auth_code: string
+  code_challenge_method: 's256' | 'plain' | null
+  code_challenge: string | null
+  provider_type: string
+  provider_access_token: string | null
+  provider_refresh_token: string | null
+  authentication_method: string
+  referrer: string | null
+  expired: boolean
+}
+
+export async function createFlowState(
+  db: Queryable,
+  flow: { userId: string | null; pkce: Pkce | undefined; providerType: string; method: string; referrer: string; stateSecret?: string },
+): Promise<{ id: string; authCode: string }> {
+  const authCode = crypto.randomUUID()
+  const { rows } = await db.query<{ id: string }>(
+    `insert into auth.flow_state (user_id, auth_code, code_challenge_method, code_challenge, provider_type, authentication_method, referrer, state_secret)
+     values ($1, $2, $3, $4, $5, $6, $7, $8) returning id`,
+    [flow.userId, authCode, flow.pkce?.method ?? null, flow.pkce?.challenge ?? null, flow.providerType, flow.method, flow.referrer, flow.stateSecret ?? null],
+  )
+  return { id: rows[0]!.id, authCode }
+}
+
+/** Marks the flow's code issued now (the 300 s expiry runs from here), with its user. */
+export async function issueAuthCode(db: Queryable, id: string, userId: string, tokens?: { access?: string; refresh?: string }): Promise<string | undefined> {
+  const { rows } = await db.query<{ auth_code: string }>(
+    `update auth.flow_state set auth_code_issued_at = now(), user_id = $2, provider_access_token = $3, provider_refresh_token = $4, updated_at = now()
+     where id = $1 returning auth_code`,
+    [id, userId, tokens?.access ?? null, tokens?.refresh ?? null],
+  )
+  return rows[0]?.auth_code
+}
+
+/** Takes the flow of `authCode` (deleted in the same statement: a code is redeemed once). */
+export async function takeFlowState(db: Queryable, authCode: string, expirySeconds: number): Promise<FlowState | undefined> {
+  const { rows } = await db.query<FlowState>(
+    `delete from auth.flow_state where auth_code = $1
+     returning id, user_id, auth_code, code_challenge_method::text as code_challenge_method, code_challenge, provider_type,
+       provider_access_token, provider_refresh_token, authentication_method, referrer,
+       coalesce(auth_code_issued_at, created_at) < now() - make_interval(secs => $2) as expired`,
+    [authCode, expirySeconds],
+  )
+  return rows[0]
+}
+
+export function challengeMatches(flow: Pick<FlowState, 'code_challenge' | 'code_challenge_method'>, verifier: string): boolean {
+  if (!flow.code_challenge) return false
+  const computed = flow.code_challenge_method === 'plain' ? verifier : crypto.createHash('sha256').update(verifier).digest('base64url')
+  const a = Buffer.from(computed)
+  const b = Buffer.from(flow.code_challenge)
+  return a.length === b.length && crypto.timingSafeEqual(a, b)
+}

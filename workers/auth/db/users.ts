@@ -1,0 +1,142 @@
+// SQL on auth.users and auth.identities.
+import type pg from 'pg'
+import type { Queryable } from './pool.ts'
+
+
+/** The user row as the API shows it, with identities and factors (one statement). */
+export const USER_COLUMNS = `
+  u.id, u.aud, u.role, u.email, u.encrypted_password, u.email_confirmed_at, u.invited_at,
+  u.confirmation_sent_at, u.recovery_sent_at, u.email_change, u.email_change_sent_at,
+  u.last_sign_in_at, u.raw_app_meta_data, u.raw_user_meta_data, u.created_at, u.updated_at,
+  u.phone, u.phone_confirmed_at, u.confirmed_at, u.banned_until, u.deleted_at, u.is_anonymous,
+  coalesce((select json_agg(json_build_object(
+      'identity_id', i.id, 'id', i.provider_id, 'user_id', i.user_id, 'identity_data', i.identity_data,
+      'provider', i.provider, 'last_sign_in_at', i.last_sign_in_at, 'created_at', i.created_at,
+      'updated_at', i.updated_at, 'email', i.email) order by i.created_at)
+    from auth.identities i where i.user_id = u.id), '[]'::json) as identities,
+  (select json_agg(json_build_object(
+      'id', f.id, 'created_at', f.created_at, 'updated_at', f.updated_at, 'status', f.status,
+      'friendly_name', coalesce(f.friendly_name, ''), 'factor_type', f.factor_type, 'phone', coalesce(f.phone, ''),
+      'last_challenged_at', f.last_challenged_at) order by f.created_at)
+    from auth.mfa_factors f where f.user_id = u.id) as factors`
+
+export interface UserRow {
+  id: string
+  aud: string | null
+  role: string | null
+  email: string | null
+  encrypted_password: string | null
+  email_confirmed_at: Date | null
+  invited_at: Date | null
+  confirmation_sent_at: Date | null
+  recovery_sent_at: Date | null
+  email_change: string | null
+  email_change_sent_at: Date | null
+  last_sign_in_at: Date | null
+  raw_app_meta_data: Record<string, unknown>
+  raw_user_meta_data: Record<string, unknown>
+  created_at: Date
+  updated_at: Date
+  phone: string | null
+  phone_confirmed_at: Date | null
+  confirmed_at: Date | null
+  banned_until: Date | null
+  deleted_at: Date | null
+  is_anonymous: boolean
+  identities: Array<Record<string, unknown>>
+  factors: Array<Record<string, unknown>> | null
+}
+
+export async function userById(db: Queryable, id: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>({ name: 'auth_user_by_id', text: `select ${USER_COLUMNS} from auth.users u where u.id = $1`, values: [id] })
+  return rows[0]
+}
+
+export async function userByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  const { rows } = await db.query<UserRow>({
+    name: 'auth_user_by_email',
+    text: `select ${USER_COLUMNS} from auth.users u where u.email = $1 and not u.is_sso_user`,
+    values: [email],
+  })
+  return rows[0]
+}
+
+/** The user of an access token, and whether its session still exists (GET /user: one statement). */
+export async function userWithSession(db: Queryable, id: string, sessionId: string | null): Promise<(UserRow & { session_ok: boolean; session_aal: string | null }) | undefined> {
+  const { rows } = await db.query<UserRow & { session_ok: boolean; session_aal: string | null }>({
+    name: 'auth_user_with_session',
+    text: `select ${USER_COLUMNS}, s.id is not null as session_ok, s.aal::text as session_aal
+           from auth.users u left join auth.sessions s on s.id = $2 and s.user_id = u.id where u.id = $1`,
+    values: [id, sessionId],
+  })
+  return rows[0]
+}
+
+export interface NewUser {
+  id?: string
+  email: string
+  encryptedPassword: string | null
+  confirmed: boolean
+  invited?: boolean
+  userMetadata: Record<string, unknown>
+  appMetadata?: Record<string, unknown>
+  bannedUntil?: Date | null
+}
+
+/** Inserts the user and its email identity (GoTrue: provider_id = user id for email). */
+export async function insertUser(client: pg.ClientBase, user: NewUser): Promise<string> {
+  const appMetadata = { provider: 'email', providers: ['email'], ...(user.appMetadata ?? {}) }
+  const { rows } = await client.query<{ id: string }>({
+    name: 'auth_insert_user',
+    text: `with u as (
+             insert into auth.users (id, aud, role, email, encrypted_password, email_confirmed_at, invited_at,
+                                     raw_app_meta_data, raw_user_meta_data, banned_until)
+             values (coalesce($1::uuid, gen_random_uuid()), 'authenticated', 'authenticated', $2, $3,
+                     case when $4 then now() end, case when $5 then now() end, $6, $7, $8)
+             returning id
+           )
+           insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at)
+           select u.id::text, u.id,
+                  jsonb_build_object('sub', u.id::text, 'email', $2::text, 'email_verified', $4::boolean, 'phone_verified', false),
+                  'email', now()
+           from u returning user_id as id`,
+    values: [user.id ?? null, user.email, user.encryptedPassword, user.confirmed, user.invited === true, appMetadata, user.userMetadata, user.bannedUntil ?? null],
+  })
+  return rows[0]!.id
+}
+
+/** Confirms the address (GoTrue's Confirm): email_verified true in metadata and identity. */
+export async function confirmEmail(client: pg.ClientBase, userId: string): Promise<void> {
+  await client.query({
+    name: 'auth_confirm_email',
+    text: `with u as (
+             update auth.users set email_confirmed_at = coalesce(email_confirmed_at, now()),
+               raw_user_meta_data = raw_user_meta_data || '{"email_verified": true}'::jsonb, updated_at = now()
+             where id = $1 returning id
+           )
+           update auth.identities set identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
+           where user_id = (select id from u) and provider = 'email'`,
+    values: [userId],
+  })
+}
+
+export async function setPassword(client: Queryable, userId: string, encryptedPassword: string): Promise<void> {
+  await client.query('update auth.users set encrypted_password = $2, updated_at = now() where id = $1', [userId, encryptedPassword])
+}
+
+/** Merges metadata as GoTrue does: keys are replaced, a null value removes the key. */
+export async function mergeMetadata(client: Queryable, userId: string, column: 'raw_user_meta_data' | 'raw_app_meta_data', patch: Record<string, unknown>): Promise<void> {
+  const removed = Object.keys(patch).filter((key) => patch[key] === null)
+  const kept = Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== null))
+  await client.query(`update auth.users set ${column} = (${column} || $2::jsonb) - $3::text[], updated_at = now() where id = $1`, [userId, kept, removed])
+}
+
+export async function setEmail(client: pg.ClientBase, userId: string, email: string): Promise<void> {
+  await client.query(
+    `with u as (update auth.users set email = $2, email_change = null, email_change_sent_at = null, email_change_token_new = null,
+                  email_change_confirm_status = 0, updated_at = now() where id = $1 returning id)
+     update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text), updated_at = now()
+     where user_id = (select id from u) and provider = 'email'`,
+    [userId, email],
+  )
+}

@@ -1,0 +1,105 @@
+// Auth's error catalogue: GoTrue's wire codes (internal/api/apierrors), each
+// with its status and message. Handlers throw only these. An AuthError is a
+// BaseplaneError, so it crosses the worker boundary as data like every other.
+import { BaseplaneError } from '../../lib/errors.ts'
+import type { ServiceResponse } from '../../lib/service.ts'
+
+export class AuthError extends BaseplaneError {
+  /** Extra body fields GoTrue adds for some codes (weak_password.reasons). */
+  readonly extra: Record<string, unknown> | undefined
+
+  constructor(code: string, message: string, status: number, extra?: Record<string, unknown>) {
+    super(code, message, status)
+    this.name = 'AuthError'
+    this.extra = extra
+  }
+}
+
+const e = (status: number, code: string) => (message: string) => new AuthError(code, message, status)
+
+export const authErrors = {
+  validation: e(400, 'validation_failed'),
+  validation404: e(404, 'validation_failed'),
+  validation422: e(422, 'validation_failed'),
+  badJson: (detail: string) => new AuthError('bad_json', `Could not parse request body as JSON: ${detail}`, 400),
+  notFound: () => new AuthError('not_found', 'Not found', 404),
+  noAuthorization: () => new AuthError('no_authorization', 'This endpoint requires a valid Bearer token', 401),
+  missingSub: () => new AuthError('bad_jwt', 'invalid claim: missing sub claim', 403),
+  badSub: () => new AuthError('bad_jwt', 'invalid claim: sub claim must be a UUID', 400),
+  userFromSubMissing: () => new AuthError('user_not_found', 'User from sub claim in JWT does not exist', 403),
+  sessionNotFound: () => new AuthError('session_not_found', 'Session from session_id claim in JWT does not exist', 403),
+  userBanned403: () => new AuthError('user_banned', 'User is banned', 403),
+  userBanned: () => new AuthError('user_banned', 'User is banned', 400),
+  notAdmin: () => new AuthError('not_admin', 'User not allowed', 403),
+  anonymousNotAllowed: () => new AuthError('no_authorization', 'Anonymous user not allowed to perform these actions', 403),
+
+  signupDisabled: () => new AuthError('signup_disabled', 'Signups not allowed for this instance', 422),
+  userAlreadyExists: () => new AuthError('user_already_exists', 'User already registered', 422),
+  emailExists: () => new AuthError('email_exists', 'A user with this email address has already been registered', 422),
+  weakPassword: (message: string, reasons: string[]) =>
+    new AuthError('weak_password', message, 422, { weak_password: { message, reasons } }),
+  samePassword: () => new AuthError('same_password', 'New password should be different from the old password.', 422),
+  anonymousDisabled: () => new AuthError('anonymous_provider_disabled', 'Anonymous sign-ins are disabled', 422),
+  phoneDisabled: (message = 'Unsupported phone provider') => new AuthError('phone_provider_disabled', message, 400),
+  emailProviderDisabled: (message: string, status = 400) => new AuthError('email_provider_disabled', message, status),
+  otpDisabled: () => new AuthError('otp_disabled', 'Signups not allowed for otp', 422),
+
+  invalidCredentials: (message = 'Invalid login credentials') => new AuthError('invalid_credentials', message, 400),
+  emailNotConfirmed: () => new AuthError('email_not_confirmed', 'Email not confirmed', 400),
+
+  refreshTokenInvalid: () => new AuthError('validation_failed', 'Refresh token is not valid', 400),
+  refreshTokenNotFound: () => new AuthError('refresh_token_not_found', 'Invalid Refresh Token: Refresh Token Not Found', 400),
+  refreshTokenAlreadyUsed: () => new AuthError('refresh_token_already_used', 'Invalid Refresh Token: Already Used', 400),
+  refreshSessionNotFound: () => new AuthError('session_not_found', 'Invalid Refresh Token: No Valid Session Found', 400),
+  refreshSessionExpired: (why = '') => new AuthError('session_expired', `Invalid Refresh Token: Session Expired${why}`, 400),
+
+  flowStateNotFound: () => new AuthError('flow_state_not_found', 'invalid flow state, no valid flow state found', 404),
+  flowStateExpired: () => new AuthError('flow_state_expired', 'invalid flow state, flow state has expired', 422),
+  badCodeVerifier: () => new AuthError('bad_code_verifier', 'code challenge does not match previously saved code verifier', 400),
+
+  otpExpired: () => new AuthError('otp_expired', 'Token has expired or is invalid', 403),
+  linkExpired: () => new AuthError('otp_expired', 'Email link is invalid or has expired', 403),
+
+  overEmailRateLimit: () => new AuthError('over_email_send_rate_limit', 'Email rate limit exceeded', 429),
+  emailTooSoon: (seconds: number) =>
+    new AuthError('over_email_send_rate_limit', `For security purposes, you can only request this after ${seconds} seconds.`, 429),
+  userNotFound: (message = 'User not found') => new AuthError('user_not_found', message, 404),
+  insufficientAal: (message: string, status: number) => new AuthError('insufficient_aal', message, status),
+
+  // Factors (issue 6)
+  factorNotFound: (message = 'Factor not found', status = 404) => new AuthError('mfa_factor_not_found', message, status),
+  factorNameConflict: (name: string) =>
+    new AuthError('mfa_factor_name_conflict', `A factor with the friendly name "${name}" for this user already exists`, 422),
+  tooManyFactors: () => new AuthError('too_many_enrolled_mfa_factors', 'Maximum number of verified factors reached, unenroll to continue', 422),
+  mfaVerificationFailed: () => new AuthError('mfa_verification_failed', 'Invalid TOTP code entered', 422),
+  mfaVerificationRejected: () =>
+    new AuthError('mfa_verification_rejected', 'This TOTP code was already accepted; wait for the next code', 422),
+  mfaIpMismatch: () => new AuthError('mfa_ip_address_mismatch', 'Challenge and verify IP addresses mismatch.', 422),
+  mfaChallengeExpired: (id: string) =>
+    new AuthError('mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`, 422),
+
+  providerDisabled: () => new AuthError('validation_failed', 'Unsupported provider: provider is not enabled', 400),
+  unexpected: (message = 'Unexpected failure, please check server logs for more information') =>
+    new AuthError('unexpected_failure', message, 500),
+}
+
+/**
+ * GoTrue's two error shapes: `{code, message}` when the request carries
+ * X-Supabase-Api-Version (echoed back), else `{code: <status>, error_code, msg}`.
+ * Both set x-sb-error-code, except weak_password in the versioned shape.
+ */
+export function authErrorResponse(error: BaseplaneError, headers: Record<string, string>): ServiceResponse {
+  const extra = error instanceof AuthError && error.extra ? error.extra : {}
+  const responseHeaders: Record<string, string> = { 'content-type': 'application/json' }
+  const apiVersion = headers['x-supabase-api-version']
+  let body: Record<string, unknown>
+  if (apiVersion) {
+    responseHeaders['x-supabase-api-version'] = apiVersion
+    if (error.code !== 'weak_password') responseHeaders['x-sb-error-code'] = error.code
+    body = { code: error.code, message: error.message, ...extra }
+  } else {
+    responseHeaders['x-sb-error-code'] = error.code
+    body = { code: error.status, error_code: error.code, msg: error.message, ...extra }
+  }
+  return { status: error.status, headers: responseHeaders, body: JSON.stringify(body) }
+}

@@ -1,0 +1,55 @@
+// Sends a project's auth mail: SMTP through nodemailer from the platform's
+// sending domain when SMTP_URL is set, otherwise into the project's outbox
+// (auth.mail_messages, listed by `baseplane mail list`). Every mail sent is
+// recorded, and the per-project ceiling per hour is checked against that
+// record under a transaction-scoped lock, so concurrent sends cannot pass it.
+import nodemailer, { type Transporter } from 'nodemailer'
+import type pg from 'pg'
+import { log } from '../../../lib/log.ts'
+import { workerOptions } from '../../../lib/worker-context.ts'
+import { authErrors } from '../errors.ts'
+import type { AuthSettings } from '../settings.ts'
+import { render, type TemplateKind, type TemplateValues } from './templates.ts'
+
+let transport: Transporter | undefined
+
+function smtpTransport(url: string): Transporter {
+  transport ??= nodemailer.createTransport(url)
+  return transport
+}
+
+export interface OutgoingMail {
+  kind: TemplateKind
+  to: string
+  values: TemplateValues
+}
+
+/**
+ * Renders and delivers one mail inside the caller's transaction: when the
+ * delivery fails or the ceiling is reached the caller's writes roll back.
+ */
+export async function sendMail(client: pg.ClientBase, settings: AuthSettings, mail: OutgoingMail): Promise<void> {
+  await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.auth.mail'))`)
+  const { rows } = await client.query<{ sent: string }>({
+    name: 'auth_mail_count',
+    text: `select count(*) as sent from auth.mail_messages where created_at > now() - interval '1 hour'`,
+  })
+  if (Number(rows[0]!.sent) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
+  const template = settings.templates[mail.kind]
+  const subject = render(template.subject, mail.values, false)
+  const html = render(template.body, mail.values, true)
+  const { smtpUrl, from } = workerOptions().mail
+  if (smtpUrl) {
+    try {
+      await smtpTransport(smtpUrl).sendMail({ from, to: mail.to, subject, html })
+    } catch (error) {
+      log.error('auth mail delivery failed', error, { kind: mail.kind })
+      throw authErrors.unexpected(`Error sending ${mail.kind === 'recovery' ? 'recovery' : mail.kind === 'magic_link' ? 'magic link' : mail.kind === 'invite' ? 'invite' : mail.kind === 'email_change' ? 'email change' : 'confirmation'} email`)
+    }
+  }
+  await client.query({
+    name: 'auth_mail_record',
+    text: `insert into auth.mail_messages (kind, recipient, subject, html, delivery) values ($1, $2, $3, $4, $5)`,
+    values: [mail.kind, mail.to, subject, smtpUrl ? null : html, smtpUrl ? 'smtp' : 'outbox'],
+  })
+}

@@ -1,0 +1,117 @@
+// The token service: access tokens with GoTrue's claims, sessions with
+// rotating refresh tokens, and the session response (AccessTokenResponse).
+import crypto from 'node:crypto'
+import type { Queryable } from './db/pool.ts'
+import { signJwt } from '../../lib/jwt.ts'
+import { amrOf, insertSession, refreshFailure, rotateRefreshToken, type AmrEntry } from './db/sessions.ts'
+import type { UserRow } from './db/users.ts'
+import { authErrors } from './errors.ts'
+import type { AuthRequest } from './request.ts'
+import { userJson } from './serialize.ts'
+
+const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
+
+/** Opaque refresh token: 24 characters of [a-z0-9] (GoTrue's legacy format, longer). */
+export function newRefreshToken(): string {
+  const bytes = crypto.randomBytes(24)
+  let out = ''
+  for (const b of bytes) out += TOKEN_ALPHABET[b % 36]
+  return out
+}
+
+export interface Session {
+  access_token: string
+  token_type: 'bearer'
+  expires_in: number
+  expires_at: number
+  refresh_token: string
+  user: Record<string, unknown>
+}
+
+export async function accessToken(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[]): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
+  const iat = Math.floor(Date.now() / 1000)
+  const expiresIn = req.settings.jwtExpirySeconds
+  const claims = {
+    iss: `${req.raw.project.baseUrl}/auth/v1`,
+    sub: user.id,
+    aud: user.aud || 'authenticated',
+    exp: iat + expiresIn,
+    iat,
+    email: user.email ?? '',
+    phone: user.phone ?? '',
+    app_metadata: user.raw_app_meta_data ?? {},
+    user_metadata: user.raw_user_meta_data ?? {},
+    role: user.role || 'authenticated',
+    aal,
+    amr,
+    session_id: sessionId,
+    is_anonymous: user.is_anonymous,
+  }
+  return { token: await signJwt(req.raw.project.jwtSecret, claims), expiresAt: iat + expiresIn, expiresIn }
+}
+
+async function sessionResponse(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string): Promise<Session> {
+  const access = await accessToken(req, user, sessionId, aal, amr)
+  return {
+    access_token: access.token,
+    token_type: 'bearer',
+    expires_in: access.expiresIn,
+    expires_at: access.expiresAt,
+    refresh_token: refreshToken,
+    user: userJson(user),
+  }
+}
+
+export interface SignIn {
+  method: string
+  action?: string
+  aal?: 'aal1' | 'aal2'
+  factorId?: string | null
+}
+
+/** A new session for `user` (first factor `method`). */
+export async function issueSession(db: Queryable, req: AuthRequest, user: UserRow, signIn: SignIn): Promise<Session> {
+  const refreshToken = newRefreshToken()
+  const { sessionId, signedInAt } = await insertSession(db, {
+    userId: user.id,
+    method: signIn.method,
+    refreshToken,
+    aal: signIn.aal,
+    factorId: signIn.factorId,
+    ip: req.ip,
+    userAgent: req.userAgent,
+    action: signIn.action ?? 'login',
+  })
+  const signedIn = { ...user, last_sign_in_at: signedInAt }
+  const amr = [{ method: signIn.method, timestamp: Math.floor(signedInAt.getTime() / 1000) }]
+  return sessionResponse(req, signedIn, sessionId, signIn.aal ?? 'aal1', amr, refreshToken)
+}
+
+/** A session response for an existing session (after MFA verification: new refresh token issued by the caller). */
+export async function resumeSession(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, refreshToken: string): Promise<Session> {
+  return sessionResponse(req, user, sessionId, aal, await amrOf(db, sessionId), refreshToken)
+}
+
+/** POST /token?grant_type=refresh_token: rotate, or say exactly why not. */
+export async function refreshSession(req: AuthRequest, token: string): Promise<Session> {
+  if (token.length < 12 || !/^[a-zA-Z0-9_-]+$/.test(token)) throw authErrors.refreshTokenInvalid()
+  const next = newRefreshToken()
+  const row = await rotateRefreshToken(req.pool, token, next, req.ip)
+  if (row === undefined) {
+    const why = await refreshFailure(req.pool, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
+    switch (why) {
+      case 'not_found':
+        throw authErrors.refreshTokenNotFound()
+      case 'session_not_found':
+        throw authErrors.refreshSessionNotFound()
+      case 'session_expired':
+        throw authErrors.refreshSessionExpired()
+      case 'user_banned':
+        throw authErrors.userBanned()
+      case 'reused_recently':
+      case 'reused':
+        throw authErrors.refreshTokenAlreadyUsed()
+    }
+  }
+  return sessionResponse(req, row, row.session_id, row.aal, row.amr ?? [], next)
+}
