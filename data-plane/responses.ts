@@ -1,6 +1,6 @@
 // Error bodies the data plane writes itself (before a request reaches a
 // worker), in the shape of the service the request was for.
-import type { BaseplaneError } from '../lib/errors.ts'
+import { BaseplaneError } from '../lib/errors.ts'
 import type { Concern } from '../lib/service.ts'
 
 export interface OutgoingResponse {
@@ -17,6 +17,11 @@ export interface OutgoingResponse {
 export function errorResponse(error: BaseplaneError, concern: Concern | undefined, headers: Record<string, string>): OutgoingResponse {
   const responseHeaders: Record<string, string> = { 'content-type': 'application/json', 'x-sb-error-code': error.code }
   if (concern === 'auth') {
+    if (error.code === 'bad_jwt') {
+      // GoTrue answers a token it cannot verify with 403 and this sentence.
+      const reason = error.message.replace(/^Invalid JWT: /, '')
+      error = new BaseplaneError('bad_jwt', `invalid JWT: unable to parse or verify signature, ${reason}`, 403)
+    }
     const apiVersion = headers['x-supabase-api-version']
     if (apiVersion) {
       responseHeaders['x-supabase-api-version'] = apiVersion

@@ -65,6 +65,13 @@ t.test('auth answers gate refusals in GoTrue error shapes', async (t) => {
   t.same(versioned.json, { code: 'no_api_key', message: 'No API key found in request' })
   t.equal(versioned.headers['x-supabase-api-version'], '2024-01-01')
   t.equal(versioned.headers['x-sb-error-code'], 'no_api_key')
+  const expired = await signJwt(a.record.jwtSecret, { role: 'authenticated', sub: 'u', exp: now() - 60 })
+  const badToken = await request(`${a.baseUrl}/auth/v1/user`, { headers: { apikey: a.anonKey, authorization: `Bearer ${expired}`, 'x-supabase-api-version': '2024-01-01' } })
+  t.same(
+    { status: badToken.status, body: badToken.json },
+    { status: 403, body: { code: 'bad_jwt', message: 'invalid JWT: unable to parse or verify signature, token has expired' } },
+    'a token Auth cannot verify answers as GoTrue does',
+  )
 })
 
 t.test('valid keys and tokens pass; the apikey query parameter works too', async (t) => {
