@@ -213,8 +213,11 @@ export function connectionSql(
       unknown(f, connType)
     }
   }
+  // One row past the page tells pageInfo whether there is more; without
+  // pageInfo that row is never read, and fetching it can cost a long scan.
+  const lookahead = fields.some((f) => f.name === 'pageInfo') ? 1 : 0
   const page = needsPage
-    ? `select ${a} as r, row_number() over (order by ${orderSql(a, order, backward)}) as n from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + 1}`
+    ? `select ${a} as r, row_number() over (order by ${orderSql(a, order, backward)}) as n from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + lookahead}`
     : 'select null as r, 0 as n limit 0'
   return `(select ${jsonObject(pairs)} from (${page}) ${p})`
 }
