@@ -19,16 +19,20 @@ export function isApiRole(value: unknown): value is ApiRole {
 }
 
 /**
- * The statement that opens a request transaction. One simple-protocol round
- * trip; the role comes from a fixed list and the claims are escaped.
+ * The statement that makes the open transaction the caller's: role and
+ * claims, both local to the transaction. The role comes from a fixed list and
+ * the claims are escaped. Services that open the transaction in the same
+ * round trip as their first query (GraphQL) send this right after `begin`.
  */
-export function beginStatement(identity: RequestIdentity): string {
+export function identityStatement(identity: RequestIdentity): string {
   if (!isApiRole(identity.role)) throw new TypeError(`not an API role: ${String(identity.role)}`)
   const claims = escapeLiteral(JSON.stringify(identity.claims))
-  return (
-    `begin; select set_config('role', '${identity.role}', true), ` +
-    `set_config('request.jwt.claims', ${claims}, true)`
-  )
+  return `select set_config('role', '${identity.role}', true), set_config('request.jwt.claims', ${claims}, true)`
+}
+
+/** The statement that opens a request transaction: one simple-protocol round trip. */
+export function beginStatement(identity: RequestIdentity): string {
+  return `begin; ${identityStatement(identity)}`
 }
 
 /**

@@ -28,6 +28,11 @@ export interface ResolveOptions {
   cache?: SchemaCache
   /** Called with errors that are not the request's fault (their text never reaches the response). */
   onInternalError?: (error: unknown) => void
+  /**
+   * SQL run right after the transaction (or savepoint) opens, in the same
+   * round trip: the HTTP service sets the caller's role and claims with it.
+   */
+  setup?: string
 }
 
 const defaultCache = new SchemaCache()
@@ -79,8 +84,9 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
   }
   const own = status === 'I'
   const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
-  const results = (await client.query(`${open}; ${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
-  const meta = results[1]!.rows[0]!
+  const setup = options.setup ? `${options.setup}; ` : ''
+  const results = (await client.query(`${open}; ${setup}${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
+  const meta = results[results.length - 1]!.rows[0]!
   const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
   const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
   try {

@@ -1,9 +1,10 @@
 // POST {base_url}/graphql/v1 (SPEC 4.2), run in the data plane's graphql
 // Piscina pool: parse the body, then answer through the library in one
-// request transaction as the caller (lib/db/request-transaction.ts). As in
+// transaction as the caller (lib/db/request-transaction.ts's identity
+// statement, sent in resolve()'s first round trip). As in
 // pg_graphql behind PostgREST, GraphQL-level failures are HTTP 200 with
 // `{data: null, errors}`; only a body that is not JSON is a 400.
-import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
+import { identityStatement } from '../../lib/db/request-transaction.ts'
 import { json, type ServiceHandler, type ServiceRequest } from '../../lib/service.ts'
 import { projectPools } from '../../lib/worker-context.ts'
 import { graphqlErrors } from './errors.ts'
@@ -27,15 +28,25 @@ const handler: ServiceHandler = async (request) => {
   if (request.method !== 'POST') return json(405, { errors: [{ message: 'Use POST with a JSON body' }] }, { allow: 'POST' })
   const body = parseBody(request)
   if ('error' in body) return json(400, { errors: [{ message: body.error }] })
-  const identity = request.identity!
-  const pool = projectPools().get(request.project.database)
-  const result = await withRequestTransaction(pool, identity, (client) =>
-    resolve(client, body, {
+  const client = await projectPools().get(request.project.database).connect()
+  let broken: Error | undefined
+  try {
+    // resolve() opens the transaction itself and sets the caller's role and
+    // claims in the same round trip (the request-transaction helper's
+    // identity statement), then sends the query together with the commit:
+    // two round trips per request. Any failure rolls the transaction back.
+    const result = await resolve(client, body, {
       cache,
+      setup: identityStatement(request.identity!),
       onInternalError: (error) => console.error('graphql: internal error', error),
-    }),
-  )
-  return json(200, result)
+    })
+    return json(200, result)
+  } catch (error) {
+    broken = error as Error
+    throw error
+  } finally {
+    client.release(broken)
+  }
 }
 
 export default handler
