@@ -9,7 +9,7 @@ import pg from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
 import { startTemporary } from '../lib/db/embedded.ts'
-import { withRequestTransaction, type RequestIdentity } from '../lib/db/request-transaction.ts'
+import { identityStatement, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { resolve, SchemaCache } from '../workers/graphql/index.ts'
 
 // PostGraphile v5 needs Promise.withResolvers, which Node 20 lacks.
@@ -113,8 +113,15 @@ try {
 
   const pool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
   const cache = new SchemaCache()
-  const baseplane = (query: string, who: RequestIdentity) => () =>
-    withRequestTransaction(pool, who, (client) => resolve(client, { query }, { cache }))
+  // Exactly what the HTTP service's worker does (workers/graphql/worker.ts).
+  const baseplane = (query: string, who: RequestIdentity) => async () => {
+    const client = await pool.connect()
+    try {
+      return await resolve(client, { query }, { cache, setup: identityStatement(who) })
+    } finally {
+      client.release()
+    }
+  }
 
   const pgPool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
   pgPool.on('error', () => {})
