@@ -6,7 +6,7 @@ import path from 'node:path'
 import type { PlatformConfig } from '../lib/config.ts'
 import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
 import { log } from '../lib/log.ts'
-import { DataPlane } from '../data-plane/data-plane.ts'
+import { DataPlane, type PlatformRoutes } from '../data-plane/data-plane.ts'
 import { Dispatcher } from '../data-plane/dispatcher.ts'
 import { Gate } from '../data-plane/gate.ts'
 import { ProjectDirectory } from '../data-plane/project-directory.ts'
@@ -14,6 +14,8 @@ import { Throttle } from '../data-plane/throttle.ts'
 import { startUwsServer } from '../data-plane/uws-server.ts'
 import { adminApi } from './admin-api.ts'
 import { authAdminRoutes } from './auth-settings.ts'
+import { dashboard } from './dashboard/routes.ts'
+import type { Addressing } from './views.ts'
 import { ControlPlane } from './control-plane.ts'
 import { VERSION } from './version.ts'
 
@@ -49,6 +51,13 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
   return { url: embedded.url, embedded }
 }
 
+/** The platform's own routes: the admin API, then the dashboard. */
+function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string): PlatformRoutes {
+  const api = adminApi(controlPlane, addressing, adminToken, authAdminRoutes(controlPlane, addressing))
+  const pages = dashboard(controlPlane, addressing, adminToken)
+  return async (request) => (await api(request)) ?? (await pages(request))
+}
+
 export async function startPlatform(config: PlatformConfig, databaseUrl: string): Promise<RunningPlatform> {
   const controlPlane = await ControlPlane.open(databaseUrl)
   const upgraded = await controlPlane.upgradeAll()
@@ -75,7 +84,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     gate: new Gate(),
     throttle,
     dispatcher,
-    platformRoutes: adminApi(controlPlane, addressing, adminToken, authAdminRoutes(controlPlane, addressing)),
+    platformRoutes: platformRoutes(controlPlane, addressing, adminToken),
     version: VERSION,
   })
   const server = await startUwsServer(dataPlane, config.host, config.port)

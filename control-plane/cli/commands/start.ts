@@ -36,6 +36,7 @@ export const startCommand: Command = {
     }
     const lines = [
       `Baseplane ${config.publicUrl} (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.home}`})`,
+      `dashboard         ${config.publicUrl}/dashboard  (sign in with the admin token)`,
       `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer ${platform.adminToken})`,
     ]
     if (demo) {
