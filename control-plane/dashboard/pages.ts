@@ -63,13 +63,13 @@ export function projectPage(project: ProjectRecord, addressing: Addressing, auth
 <p><span class="on">GraphQL: on</span> (with the data API)</p>
 <p>${toggle(ref, 'auth', project.authEnabled, 'Auth')}</p>
 <p>${toggle(ref, 'push', project.pushEnabled, 'Push')}</p></section>
-${auth ? authSection(ref, auth) : html`<section><h2>Auth</h2><p>Turn Auth on to set the site URL, redirects, email templates and Google sign-in.</p></section>`}
+${auth ? authSection(ref, keys.base_url, auth) : html`<section><h2>Auth</h2><p>Turn Auth on to set the site URL, redirects, email templates and Google sign-in.</p></section>`}
 <section><h2>Danger zone</h2><form method="post" action="/dashboard/projects/${ref}/delete">
 <label for="confirm">Type the ref <code>${ref}</code> to delete the project and drop its database</label>
 <input type="text" id="confirm" name="confirm" autocomplete="off"><p><button class="danger">Delete project</button></p></form></section>`
 }
 
-function authSection(ref: string, auth: AuthPanel): Safe {
+function authSection(ref: string, baseUrl: string, auth: AuthPanel): Safe {
   const google = auth.google
   return html`<section><h2>Auth: redirects</h2><form method="post" action="/dashboard/projects/${ref}/auth/redirects">
 <label for="site-url">Site URL</label><input type="url" id="site-url" name="site_url" value="${auth.siteUrl}" required>
@@ -80,7 +80,7 @@ function authSection(ref: string, auth: AuthPanel): Safe {
   )}</tbody></table></section>
 <section><h2>Auth: Google sign-in</h2>
 <p>${google.offered ? html`<span class="on">Offered to users</span>` : html`<span class="off">Not offered</span>: missing ${google.missing.join(', ')}`}</p>
-<p>Register this exact redirect URI with Google: <code>{base_url}/auth/v1/callback</code>.</p>
+<p>Register this exact redirect URI with Google: <code id="google-callback">${baseUrl}/auth/v1/callback</code> (it stays the same with a custom domain).</p>
 <form method="post" action="/dashboard/projects/${ref}/auth/google">
 <label for="client-id">Client ID</label><input type="text" id="client-id" name="client_id" value="${google.client_id ?? ''}">
 <label for="client-secret">Client secret ${google.client_secret_set ? '(set; leave empty to keep it)' : '(not set)'}</label>

@@ -82,6 +82,7 @@ t.test('editing and resetting an email template', async (t) => {
 })
 
 t.test('Google sign-in says what is missing', async (t) => {
+  t.equal(await text('#google-callback'), `${platform.origin}/project/${ref}/auth/v1/callback`)
   await page.fill('#client-id', 'abc.apps.googleusercontent.com')
   await page.click('button:has-text("Save Google settings")')
   t.equal(await text('[role=status]'), 'Google settings saved')
