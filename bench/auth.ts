@@ -4,6 +4,13 @@
 //    bcrypt.compareSync from the same library on N threads, same run.
 // 2. Token refreshes/s and GET /user/s against a plain pg script running the
 //    very same SQL statements (workers/auth/db) on N connections, same run.
+// 3. TOTP verifications/s (POST /factors/{id}/verify, each on its own factor,
+//    session and challenge, since a code is accepted once per factor) against
+//    a plain pg script running the same statements with the same otplib check.
+// 4. Google callbacks/s (GET /callback: state check, code exchange with the
+//    local OpenID stand-in, ID token verification, sign-in) against the same
+//    library (google-auth-library) exchanging codes and verifying ID tokens
+//    with the same stand-in in-process.
 // Each comparison alternates three rounds of both sides. Load comes from wrk (one connection per wrk thread for refresh, so each
 // connection follows its own chain of rotating refresh tokens).
 import fs from 'node:fs'
@@ -11,11 +18,18 @@ import os from 'node:os'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
+import crypto from 'node:crypto'
+import { OAuth2Client } from 'google-auth-library'
+import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
-import { setAuthOptions } from '../control-plane/auth-settings.ts'
-import { verifyJwt } from '../lib/jwt.ts'
-import { rotateRefreshToken } from '../workers/auth/db/sessions.ts'
-import { userWithSession } from '../workers/auth/db/users.ts'
+import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
+import type { ProjectRecord } from '../lib/catalogue.ts'
+import { signJwt, verifyJwt } from '../lib/jwt.ts'
+import { startOidcProvider, type OidcProvider } from '../test/helpers/oidc-provider.ts'
+import { acceptTimeStep, deleteUnverifiedFactors, lockFactorForVerify } from '../workers/auth/db/factors.ts'
+import { amrOf, rotateRefreshToken, upgradeSession } from '../workers/auth/db/sessions.ts'
+import { userById, userWithSession } from '../workers/auth/db/users.ts'
+import { totpTimeStep } from '../workers/auth/totp.ts'
 import { newRefreshToken } from '../workers/auth/tokens.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
@@ -46,7 +60,15 @@ async function rawBcrypt(n: number, ms: number): Promise<number> {
 
 
 async function main(): Promise<void> {
-  const bench = await benchPlatform({ BASEPLANE_AUTH_THREADS: String(threads), BASEPLANE_THROTTLE_MAX_FAILURES: '1000000' })
+  const google = await startOidcProvider()
+  const bench = await benchPlatform({
+    BASEPLANE_AUTH_THREADS: String(threads),
+    BASEPLANE_THROTTLE_MAX_FAILURES: '1000000',
+    BASEPLANE_GOOGLE_AUTHORIZATION_URL: google.authorizationUrl,
+    BASEPLANE_GOOGLE_TOKEN_URL: google.tokenUrl,
+    BASEPLANE_GOOGLE_CERTS_URL: google.certsUrl,
+    BASEPLANE_GOOGLE_ISSUER: google.issuer,
+  })
   const { platform } = bench
   try {
     const project = await platform.controlPlane.create({ name: 'auth bench' })
@@ -93,6 +115,8 @@ async function main(): Promise<void> {
       // The same role the auth worker's connections switch to (workers/auth/db/pool.ts), set at connection start.
       options: '-c role=baseplane_auth_admin -c timezone=UTC',
     })
+    // Dropping the databases at the end ends its idle connections: not an error of the run.
+    api.on('error', () => {})
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts fresh chains (wrk does not report the last token it saw).
       const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
@@ -127,11 +151,179 @@ async function main(): Promise<void> {
     const peerUser = mean(peerUserRounds)
     console.log(formatLoad('GET /user', user))
     console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${threads} connection(s)`)
-    console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)`)
-    await api.end()
+    console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)\n`)
+
+    try {
+      await benchTotp(project, base, api)
+      await setGoogle(platform.controlPlane, project.ref, { clientId: google.client.id, clientSecret: google.client.secret, enabled: true })
+      await benchCallback(base, google)
+    } finally {
+      await api.end()
+    }
   } finally {
     await bench.close()
+    await google.close()
   }
+}
+
+const TOTP_PAIRS = Number(process.env.BENCH_TOTP_PAIRS ?? 3000)
+const CALLBACK_FLOWS = Number(process.env.BENCH_CALLBACK_FLOWS ?? 1200)
+
+interface TotpPair {
+  userId: string
+  sessionId: string
+  factorId: string
+  challengeId: string
+  token: string
+}
+
+/**
+ * `n` users, each with an aal1 session, a verified TOTP factor (one shared
+ * secret: every factor keeps its own last step, so one code serves each once)
+ * and an open challenge from `ip`. Written directly, as the auth worker would.
+ */
+async function totpPairs(project: ProjectRecord, api: pg.Pool, n: number, secret: string, ip: string): Promise<TotpPair[]> {
+  const tag = crypto.randomBytes(4).toString('hex')
+  const { rows } = await api.query<{ user_id: string; session_id: string; factor_id: string; challenge_id: string }>(
+    `with u as (
+       insert into auth.users (aud, role, email, email_confirmed_at, raw_app_meta_data, raw_user_meta_data)
+       select 'authenticated', 'authenticated', 'totp-' || $1 || '-' || g || '@example.test', now(), '{"provider":"email","providers":["email"]}', '{}'
+       from generate_series(1, $2) g returning id
+     ), s as (insert into auth.sessions (user_id) select id from u returning id, user_id
+     ), r as (insert into auth.refresh_tokens (token, user_id, session_id) select md5(random()::text), s.user_id::text, s.id from s
+     ), c as (insert into auth.mfa_amr_claims (session_id, authentication_method) select id, 'password' from s
+     ), f as (insert into auth.mfa_factors (user_id, friendly_name, factor_type, status, secret) select user_id, 'bench', 'totp', 'verified', $3 from s returning id, user_id
+     ), ch as (insert into auth.mfa_challenges (factor_id, ip_address) select id, $4::inet from f returning id, factor_id)
+     select s.user_id, s.id as session_id, f.id as factor_id, ch.id as challenge_id from s join f using (user_id) join ch on ch.factor_id = f.id`,
+    [tag, n, secret, ip],
+  )
+  const exp = Math.floor(Date.now() / 1000) + 3600
+  return Promise.all(rows.map(async (row) => ({
+    userId: row.user_id,
+    sessionId: row.session_id,
+    factorId: row.factor_id,
+    challengeId: row.challenge_id,
+    token: await signJwt(project.jwtSecret, { sub: row.user_id, aud: 'authenticated', role: 'authenticated', exp, aal: 'aal1', session_id: row.session_id }),
+  })))
+}
+
+/** wrk script sending one request per entry, each once (threads: 1, so one Lua state walks the list). */
+function listScript(method: string, requests: Array<{ path: string; headers: Record<string, string>; body?: string }>, reportFile?: string): string {
+  const lua = (value: string) => `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`
+  const entries = requests.map((r) => `{ ${lua(r.path)}, { ${Object.entries(r.headers).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`).join(', ')} }, ${r.body === undefined ? 'nil' : lua(r.body)} }`)
+  return `
+local requests = { ${entries.join(',\n')} }
+local n = 0
+local threads = {}
+function setup(thread) table.insert(threads, thread) end
+function init(args) bad = 0 end
+function request()
+  n = n + 1
+  local r = requests[n] or requests[#requests]
+  local headers = {}
+  for k, v in pairs(r[2]) do headers[k] = v end
+  return wrk.format(${lua(method)}, r[1], headers, r[3])
+end
+function response(status, headers, body)
+  local location = headers["location"] or headers["Location"] or ""
+  if status >= 400 or (status == 302 and not string.find(location, "access_token=", 1, true)) then bad = bad + 1 end
+end
+function done(summary, latency, requests)
+  ${reportFile ? `local f = io.open(${lua(reportFile)}, "w") local total = 0 for _, t in ipairs(threads) do total = total + t:get("bad") end f:write(tostring(total)) f:close()` : ''}
+end
+`
+}
+
+async function benchTotp(project: ProjectRecord, base: string, api: pg.Pool): Promise<void> {
+  const secret = generateSecret({ length: 20 })
+  // The address the data plane sees for local connections, as a challenge records it.
+  const probe = (await totpPairs(project, api, 1, secret, '127.0.0.1'))[0]!
+  const challenge = await fetch(`${base}/factors/${probe.factorId}/challenge`, { method: 'POST', headers: { apikey: project.anonKey, authorization: `Bearer ${probe.token}` } })
+  const { id } = (await challenge.json()) as { id: string }
+  const ip = (await api.query<{ ip: string }>('select host(ip_address) as ip from auth.mfa_challenges where id = $1', [id])).rows[0]!.ip
+  const basePath = new URL(base).pathname
+  const rounds: LoadResult[] = []
+  const peerRounds: number[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const pairs = await totpPairs(project, api, TOTP_PAIRS, secret, ip)
+    const code = generateSync({ secret })
+    const script = writeScript(`totp${round}`, listScript('POST', pairs.map((p) => ({
+      path: `${basePath}/factors/${p.factorId}/verify`,
+      headers: { apikey: project.anonKey, authorization: `Bearer ${p.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ challenge_id: p.challengeId, code }),
+    }))))
+    rounds.push(await wrk(`${base}/factors`, { seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1, script }))
+    // The peer: the same statements and the same otplib check, on `threads` connections, no HTTP, no worker.
+    const peerPairs = await totpPairs(project, api, TOTP_PAIRS, secret, ip)
+    peerRounds.push(await loopOver(threads, (seconds * 1000) / ROUNDS, peerPairs, async (p) => {
+      const client = await api.connect()
+      try {
+        await client.query('begin')
+        const check = await lockFactorForVerify(client, p.userId, p.factorId, p.challengeId, ip)
+        const step = totpTimeStep(check!.secret, code)
+        if (step === undefined || !(await acceptTimeStep(client, p.factorId, p.challengeId, step))) throw new Error('peer verify failed')
+        await upgradeSession(client, p.sessionId, p.factorId, 'totp', newRefreshToken(), ip)
+        await userById(client, p.userId)
+        await amrOf(client, p.sessionId)
+        await deleteUnverifiedFactors(client, p.userId, 'totp')
+        await client.query('commit')
+      } finally {
+        client.release()
+      }
+    }))
+  }
+  const verify = combine(rounds)
+  const peer = mean(peerRounds)
+  console.log(formatLoad('TOTP verify (POST /factors/*/verify)', verify))
+  console.log(`${'plain pg + otplib: same statements'.padEnd(34)} ${peer.toFixed(0).padStart(8)} /s      on ${threads} connection(s)`)
+  console.log(`ratio TOTP verify / plain pg: ${(verify.requestsPerSecond / peer).toFixed(2)}${verify.non2xx ? '  (non-2xx: raise BENCH_TOTP_PAIRS)' : ''}\n`)
+}
+
+/** Authorize flows through the platform and the stand-in, up to the callback URL the browser would open. */
+async function callbackUrls(base: string, n: number): Promise<string[]> {
+  const urls: string[] = []
+  await Promise.all(Array.from({ length: 16 }, async () => {
+    while (urls.length < n) {
+      const authorize = await fetch(`${base}/authorize?provider=google`, { redirect: 'manual' })
+      const provider = await fetch(authorize.headers.get('location')!, { redirect: 'manual' })
+      urls.push(provider.headers.get('location')!)
+    }
+  }))
+  return urls.slice(0, n)
+}
+
+async function benchCallback(base: string, google: OidcProvider): Promise<void> {
+  const rounds: LoadResult[] = []
+  const peerRounds: number[] = []
+  let failures = 0
+  const redirectUri = `${base}/callback`
+  const client = new OAuth2Client({ clientId: google.client.id, clientSecret: google.client.secret, redirectUri, endpoints: { oauth2TokenUrl: google.tokenUrl } })
+  const certs = (await (await fetch(google.pemCertsUrl)).json()) as Record<string, string>
+  for (let round = 0; round < ROUNDS; round++) {
+    google.user = { sub: `bench-${round}`, email: `bench-${round}@example.test`, email_verified: true, name: 'Bench' }
+    const urls = await callbackUrls(base, CALLBACK_FLOWS)
+    const report = path.join(scriptDir, `callback${round}.bad`)
+    const script = writeScript(`callback${round}`, listScript('GET', urls.map((u) => ({ path: `${new URL(u).pathname}${new URL(u).search}`, headers: {} })), report))
+    rounds.push(await wrk(`${base}/callback`, { seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1, script }))
+    failures += Number(fs.readFileSync(report, 'utf8'))
+    // The peer: codes straight from the stand-in, exchanged and verified by the same library in-process.
+    const codes: string[] = []
+    await Promise.all(Array.from({ length: 16 }, async () => {
+      while (codes.length < CALLBACK_FLOWS) {
+        const r = await fetch(`${google.authorizationUrl}?client_id=${encodeURIComponent(google.client.id)}&redirect_uri=${encodeURIComponent(redirectUri)}&response_type=code&scope=openid`, { redirect: 'manual' })
+        codes.push(new URL(r.headers.get('location')!).searchParams.get('code')!)
+      }
+    }))
+    peerRounds.push(await loopOver(connections, (seconds * 1000) / ROUNDS, codes, async (code) => {
+      const { tokens } = await client.getToken({ code, redirect_uri: redirectUri })
+      await client.verifySignedJwtWithCertsAsync(tokens.id_token!, certs, google.client.id, [google.issuer])
+    }))
+  }
+  const callback = combine(rounds)
+  const peer = mean(peerRounds)
+  console.log(formatLoad('Google callback (GET /callback)', callback))
+  console.log(`${'google-auth-library: exchange+verify'.padEnd(34)} ${peer.toFixed(0).padStart(8)} /s      on ${connections} concurrent`)
+  console.log(`ratio callback / exchange+verify: ${(callback.requestsPerSecond / peer).toFixed(2)}${failures ? `  (${failures} callbacks without a session: raise BENCH_CALLBACK_FLOWS)` : ''}`)
 }
 
 const ROUNDS = 3
@@ -148,6 +340,19 @@ function combine(rounds: LoadResult[]): LoadResult {
     p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
     non2xx: rounds.reduce((a, r) => a + r.non2xx, 0),
   }
+}
+
+/** Runs `step` once per item in `n` concurrent loops, for at most `ms` or until the items run out; operations per second. */
+async function loopOver<T>(n: number, ms: number, items: T[], step: (item: T) => Promise<void>): Promise<number> {
+  const start = Date.now()
+  const end = start + ms
+  let next = 0
+  await Promise.all(
+    Array.from({ length: n }, async () => {
+      while (Date.now() < end && next < items.length) await step(items[next++]!)
+    }),
+  )
+  return next / ((Date.now() - start) / 1000)
 }
 
 /** Runs `step` in `n` concurrent loops for `ms`; operations per second. */

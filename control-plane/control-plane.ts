@@ -204,8 +204,11 @@ export class ControlPlane {
   async upgradeAll(): Promise<Map<string, number[]>> {
     const applied = new Map<string, number[]>()
     for (const project of await this.list()) {
-      const versions = await upgradeProjectDatabase(await this.serverUrl(project.dbServer), namesOf(project))
+      const serverUrl = await this.serverUrl(project.dbServer)
+      const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))
       if (versions.length > 0) applied.set(project.ref, versions)
+      // A product's own SQL (push) is upgraded where the product is on.
+      if (project.pushEnabled) await productHooks.push.beforeEnable?.(project, serverUrl)
     }
     return applied
   }

@@ -5,13 +5,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { PlatformConfig } from '../lib/config.ts'
 import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
-import { log } from '../lib/log.ts'
+import { log, setLogLevel } from '../lib/log.ts'
 import { DataPlane, type PlatformRoutes } from '../data-plane/data-plane.ts'
 import { Dispatcher } from '../data-plane/dispatcher.ts'
 import { Gate } from '../data-plane/gate.ts'
 import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { startUwsServer } from '../data-plane/uws-server.ts'
+import { startPushActorHost } from '../workers/push/actor-host.ts'
 import { adminApi } from './admin-api.ts'
 import { authAdminRoutes } from './auth-settings.ts'
 import { dashboard } from './dashboard/routes.ts'
@@ -65,7 +66,9 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)
   await directory.start()
   const throttle = new Throttle(config.throttle)
+  setLogLevel(config.logLevel)
   const dispatcher = new Dispatcher({
+    logLevel: config.logLevel,
     threads: config.threads,
     tasksPerThread: config.tasksPerThread,
     worker: {
@@ -73,6 +76,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
       projectPoolSize: config.projectPoolSize,
       idleConnectionMillis: config.idleConnectionMillis,
       mail: { smtpUrl: config.smtpUrl, from: config.mailFrom },
+      push: { fcmTokenUrl: config.push.fcmTokenUrl, allowInsecureWebPushEndpoints: config.push.allowInsecureWebPushEndpoints },
       google: config.google,
     },
   })
@@ -88,6 +92,14 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     version: VERSION,
   })
   const server = await startUwsServer(dataPlane, config.host, config.port)
+  // One sending actor per push-enabled project across all nodes (advisory lock).
+  const pushActors = config.push.actors
+    ? await startPushActorHost({
+        catalogueUrl: databaseUrl,
+        defaultServerUrl: databaseUrl,
+        endpoints: { apnsUrl: config.push.apnsUrl, fcmUrl: config.push.fcmUrl, fcmTokenUrl: config.push.fcmTokenUrl },
+      })
+    : undefined
   let stopped: Promise<void> | undefined
   return {
     port: server.port,
@@ -100,6 +112,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     stop: () =>
       (stopped ??= (async () => {
         await server.close()
+        await pushActors?.stop()
         await dispatcher.close()
         await directory.close()
         await controlPlane.close()

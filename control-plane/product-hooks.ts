@@ -2,6 +2,8 @@
 // flipped in the catalogue. Auth's schema is part of every project's SQL, so
 // enabling it is only the switch; push installs its schema (see workers/push).
 import type { Product, ProjectRecord } from '../lib/catalogue.ts'
+import { installPushInto } from '../workers/push/install.ts'
+import { adminUrlFor } from './project-database.ts'
 
 export interface ProductHook {
   beforeEnable?: (project: ProjectRecord, serverUrl: string) => Promise<void>
@@ -9,5 +11,8 @@ export interface ProductHook {
 
 export const productHooks: Record<Product, ProductHook> = {
   auth: {},
-  push: {},
+  push: {
+    // Schema push and the project's VAPID key pair; Web Push is ready at once.
+    beforeEnable: (project, serverUrl) => installPushInto(project, adminUrlFor(serverUrl, project.dbName)),
+  },
 }

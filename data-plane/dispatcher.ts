@@ -14,6 +14,8 @@ const workerFile = (concern: Concern) => new URL(`../workers/${concern}/worker.t
 const workerExecArgv = process.execArgv.some((arg) => arg.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx']
 
 export interface DispatcherOptions {
+  /** Log level of the worker threads (they read it from their environment). */
+  logLevel: string
   threads: Record<Concern, number>
   tasksPerThread: number
   worker: WorkerOptions
@@ -38,6 +40,7 @@ export class Dispatcher {
           // Tasks mostly wait on PostgreSQL; one thread interleaves several.
           concurrentTasksPerWorker: options.tasksPerThread,
           execArgv: workerExecArgv,
+          env: { ...process.env, BASEPLANE_LOG_LEVEL: options.logLevel },
           // The node's connection bound is shared out across every worker thread.
           workerData: {
             ...options.worker,

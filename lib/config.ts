@@ -32,6 +32,8 @@ export interface PlatformConfig {
   smtpUrl: string | undefined
   /** Sender address of the platform's sending domain. */
   mailFrom: string
+  /** Push provider endpoints (platform-level overrides; tests point them at local peers). */
+  push: { apnsUrl: string | undefined; fcmUrl: string; fcmTokenUrl: string; allowInsecureWebPushEndpoints: boolean; actors: boolean }
   /** Google sign-in endpoints; tests point them at a local OpenID provider stand-in. */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   logLevel: 'silent' | 'info' | 'debug'
@@ -108,6 +110,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     embeddedPort: integer(env, 'BASEPLANE_EMBEDDED_PG_PORT', 54329, 0, 65535),
     smtpUrl: env.SMTP_URL ? smtp(env.SMTP_URL) : undefined,
     mailFrom: mailbox(env, 'BASEPLANE_MAIL_FROM', 'Baseplane <no-reply@mail.baseplane.local>'),
+    push: {
+      // Unset: Apple's production or sandbox host, as each project's key says.
+      apnsUrl: url(env, 'BASEPLANE_APNS_URL', undefined),
+      fcmUrl: url(env, 'BASEPLANE_FCM_URL', 'https://fcm.googleapis.com')!,
+      fcmTokenUrl: url(env, 'BASEPLANE_FCM_TOKEN_URL', 'https://oauth2.googleapis.com/token')!,
+      allowInsecureWebPushEndpoints: flag(env, 'BASEPLANE_WEBPUSH_ALLOW_INSECURE', false),
+      actors: flag(env, 'BASEPLANE_PUSH_ACTORS', true),
+    },
     google: {
       authorizationUrl: url(env, 'BASEPLANE_GOOGLE_AUTHORIZATION_URL', 'https://accounts.google.com/o/oauth2/v2/auth')!,
       tokenUrl: url(env, 'BASEPLANE_GOOGLE_TOKEN_URL', 'https://oauth2.googleapis.com/token')!,
@@ -117,6 +127,14 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel,
   }
   return deepFreeze(config)
+}
+
+function flag(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  if (raw === 'true' || raw === '1') return true
+  if (raw === 'false' || raw === '0') return false
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`)
 }
 
 function smtp(raw: string): string {

@@ -66,6 +66,8 @@ export interface WorkerOptions {
   idleConnectionMillis: number
   /** Platform mail: SMTP when smtpUrl is set, else each project's outbox. */
   mail: { smtpUrl: string | undefined; from: string }
+  /** Push: the token endpoint service accounts are checked against; whether http:// Web Push endpoints are allowed (tests). */
+  push: { fcmTokenUrl: string; allowInsecureWebPushEndpoints: boolean }
   /** Google sign-in endpoints (platform-level overrides for tests). */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
 }

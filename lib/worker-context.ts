@@ -14,6 +14,7 @@ export function workerOptions(): WorkerOptions {
       projectPoolSize: 4,
       idleConnectionMillis: 10000,
       mail: { smtpUrl: undefined, from: 'Baseplane <no-reply@mail.baseplane.local>' },
+      push: { fcmTokenUrl: 'https://oauth2.googleapis.com/token', allowInsecureWebPushEndpoints: false },
       google: {
         authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
         tokenUrl: 'https://oauth2.googleapis.com/token',

@@ -78,7 +78,17 @@ export const authErrors = {
   mfaChallengeExpired: (id: string) =>
     new AuthError('mfa_challenge_expired', `MFA challenge ${id} has expired, verify against another challenge or create a new challenge.`, 422),
 
+  mfaPhoneEnrollDisabled: () => new AuthError('mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone', 422),
+  mfaWebAuthnEnrollDisabled: () => new AuthError('mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn', 422),
+
+  // Sign-in with Google (issue 6): GoTrue's external.go codes
   providerDisabled: () => new AuthError('validation_failed', 'Unsupported provider: provider is not enabled', 400),
+  badOAuthState: (message: string) => new AuthError('bad_oauth_state', message, 400),
+  badOAuthCallback: (message: string) => new AuthError('bad_oauth_callback', message, 400),
+  flowStateAlreadyUsed: () => new AuthError('flow_state_already_used', 'State has already been used', 400),
+  /** GoTrue signs such a user up unconfirmed and mails them; we refuse, since Google has not verified the address. */
+  providerEmailNeedsVerification: () =>
+    new AuthError('provider_email_needs_verification', 'Unverified email with google. Verify the address with Google, then sign in again.', 422),
   unexpected: (message = 'Unexpected failure, please check server logs for more information') =>
     new AuthError('unexpected_failure', message, 500),
 }

@@ -20,6 +20,13 @@ function isoFields(record: Record<string, unknown>, names: string[]): Record<str
   return out
 }
 
+/** A factor as GoTrue shows it: friendly_name is omitted when empty (omitempty). */
+function factorJson(factor: Record<string, unknown>): Record<string, unknown> {
+  const out = isoFields(factor, ['created_at', 'updated_at', 'last_challenged_at'])
+  if (!out.friendly_name) delete out.friendly_name
+  return out
+}
+
 export function userJson(row: UserRow): Record<string, unknown> {
   const user: Record<string, unknown> = {
     id: row.id,
@@ -39,7 +46,7 @@ export function userJson(row: UserRow): Record<string, unknown> {
     app_metadata: row.raw_app_meta_data ?? {},
     user_metadata: row.raw_user_meta_data ?? {},
     identities: (row.identities ?? []).map((identity) => isoFields(identity, ['last_sign_in_at', 'created_at', 'updated_at'])),
-    factors: row.factors && row.factors.length > 0 ? row.factors.map((f) => isoFields(f, ['created_at', 'updated_at', 'last_challenged_at'])) : undefined,
+    factors: row.factors && row.factors.length > 0 ? row.factors.map(factorJson) : undefined,
     created_at: iso(row.created_at),
     updated_at: iso(row.updated_at),
     banned_until: iso(row.banned_until),

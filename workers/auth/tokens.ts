@@ -3,8 +3,8 @@
 import crypto from 'node:crypto'
 import type { Queryable } from './db/pool.ts'
 import { signJwt } from '../../lib/jwt.ts'
-import { amrOf, insertSession, refreshFailure, rotateRefreshToken, type AmrEntry } from './db/sessions.ts'
-import type { UserRow } from './db/users.ts'
+import { amrOf, insertSession, refreshFailure, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
+import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
 import type { AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
@@ -90,6 +90,19 @@ export async function issueSession(db: Queryable, req: AuthRequest, user: UserRo
 /** A session response for an existing session (after MFA verification: new refresh token issued by the caller). */
 export async function resumeSession(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, refreshToken: string): Promise<Session> {
   return sessionResponse(req, user, sessionId, aal, await amrOf(db, sessionId), refreshToken)
+}
+
+/**
+ * The caller's session after a verified second factor: aal2, `method` added
+ * to amr, a new refresh token (POST /factors/{id}/verify). Undefined when the
+ * session is gone.
+ */
+export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: string, sessionId: string, factorId: string, method: string): Promise<Session | undefined> {
+  const refreshToken = newRefreshToken()
+  if (!(await upgradeSession(db, sessionId, factorId, method, refreshToken, req.ip))) return undefined
+  const user = await userById(db, userId)
+  if (user === undefined) return undefined
+  return resumeSession(db, req, user, sessionId, 'aal2', refreshToken)
 }
 
 /** POST /token?grant_type=refresh_token: rotate, or say exactly why not. */

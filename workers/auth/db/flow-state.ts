@@ -64,3 +64,33 @@ export function challengeMatches(flow: Pick<FlowState, 'code_challenge' | 'code_
   const b = Buffer.from(flow.code_challenge)
   return a.length === b.length && crypto.timingSafeEqual(a, b)
 }
+
+export interface ClaimedOAuthFlow {
+  id: string
+  referrer: string
+  pkce: boolean
+  expired: boolean
+}
+
+/**
+ * Claims an OAuth flow for its callback: the state's secret must match, and
+ * is cleared in the same statement, so a state works once. Undefined with
+ * `used` true: the flow exists but its state was already spent.
+ */
+export async function claimOAuthFlow(db: Queryable, id: string, secretHash: string, provider: string, expirySeconds: number): Promise<{ flow?: ClaimedOAuthFlow; used: boolean }> {
+  const { rows } = await db.query<ClaimedOAuthFlow>({
+    name: 'auth_claim_oauth_flow',
+    text: `update auth.flow_state set state_secret = null, updated_at = now()
+           where id = $1 and state_secret = $2 and provider_type = $3
+           returning id, coalesce(referrer, '') as referrer, code_challenge is not null as pkce,
+             created_at < now() - make_interval(secs => $4) as expired`,
+    values: [id, secretHash, provider, expirySeconds],
+  })
+  if (rows[0] !== undefined) return { flow: rows[0], used: false }
+  const { rowCount } = await db.query('select 1 from auth.flow_state where id = $1 and provider_type = $2 and state_secret is null', [id, provider])
+  return { used: (rowCount ?? 0) > 0 }
+}
+
+export async function deleteFlowState(db: Queryable, id: string): Promise<void> {
+  await db.query('delete from auth.flow_state where id = $1', [id])
+}

@@ -143,3 +143,35 @@ export async function deleteSessions(db: Queryable, userId: string, sessionId: s
     [userId, sessionId, scope, ip],
   )
 }
+
+/**
+ * After a second factor (GoTrue's updateMFASessionAndClaims): the session
+ * becomes aal2 with the factor, gains the `method` amr claim, and its refresh
+ * token is swapped for `next` (the aal1 token can no longer refresh into an
+ * aal2 session). The user's other aal1 sessions end (InvalidateSessionsWithAALLessThan).
+ */
+export async function upgradeSession(db: Queryable, sessionId: string, factorId: string, method: string, next: string, ip: string): Promise<boolean> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'auth_upgrade_session',
+    text: `with s as (
+             update auth.sessions set aal = 'aal2', factor_id = $2, updated_at = now() where id = $1 returning id, user_id
+           ), c as (
+             insert into auth.mfa_amr_claims (session_id, authentication_method) select s.id, $3 from s
+             on conflict (session_id, authentication_method) do update set updated_at = now()
+           ), old as (
+             update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and not revoked returning token
+           ), fresh as (
+             insert into auth.refresh_tokens (token, user_id, parent, session_id)
+             select $4, s.user_id::text, (select max(token) from old), s.id from s
+           ), others as (
+             delete from auth.sessions where user_id = (select user_id from s) and id <> $1 and aal < 'aal2'
+           ), a as (
+             insert into auth.audit_log_entries (payload, ip_address)
+             select json_build_object('actor_id', s.user_id, 'action', 'verification_attempted', 'log_type', 'user',
+                                      'traits', json_build_object('factor_id', $2::text, 'method', $3::text)), $5 from s
+           )
+           select id from s`,
+    values: [sessionId, factorId, method, next, ip],
+  })
+  return rows.length === 1
+}

@@ -1,0 +1,172 @@
+// npm run bench:push — end to end: rows inserted into push.messages until every
+// response is logged in push.delivery_log, against the local APNs stand-in;
+// and @parse/node-apn sending the same number straight to the same stand-in
+// in the same run (batches of 500, its sweet spot). Then the rate per plan
+// with a 20 ms stand-in latency, to show that a larger plan sends faster.
+// The stand-in runs in a child process, as APNs would not share the sender's
+// event loop. Uses DATABASE_URL (or a temporary embedded PostgreSQL).
+import { spawn } from 'node:child_process'
+import readline from 'node:readline'
+import crypto from 'node:crypto'
+import { createRequire } from 'node:module'
+import pg from 'pg'
+import { escapeIdentifier } from 'pg'
+import type { Plan } from '../lib/catalogue.ts'
+import { adminUrlFor } from '../control-plane/project-database.ts'
+import { ControlPlane } from '../control-plane/control-plane.ts'
+import { setLogLevel } from '../lib/log.ts'
+import { storeApns } from '../workers/push/credentials.ts'
+import { startPushActorHost } from '../workers/push/actor-host.ts'
+import { makeApnsKey } from '../test/push/peers/keys.ts'
+import { serverUrl, stopStandalone, withDatabase } from '../test/helpers/db.ts'
+import { dropCatalogue } from '../test/helpers/platform.ts'
+
+setLogLevel('silent')
+const require = createRequire(import.meta.url)
+const apn = require('@parse/node-apn')
+
+const N = Number(process.env.BENCH_PUSH_N ?? 20000)
+const TOPIC = 'com.example.bench'
+const key = makeApnsKey()
+const tokens = Array.from({ length: N }, (_, i) => crypto.createHash('sha256').update(`device-${i}`).digest('hex'))
+
+interface Peer {
+  url: string
+  setLatency(ms: number): Promise<void>
+  close(): void
+}
+
+async function startPeerProcess(): Promise<Peer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../test/push/peers/apns-peer-process.ts', import.meta.url).pathname], {
+    env: {
+      ...process.env,
+      APNS_TEAM_ID: key.teamId,
+      APNS_KEY_ID: key.keyId,
+      APNS_PUBLIC_KEY: key.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      APNS_TOPIC: TOPIC,
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  })
+  const lines = readline.createInterface({ input: child.stdout! })[Symbol.asyncIterator]()
+  const url = (await lines.next()).value as string
+  return {
+    url,
+    async setLatency(ms) {
+      child.stdin!.write(`latency ${ms}\n`)
+      await lines.next()
+    },
+    close: () => child.kill(),
+  }
+}
+
+/** One provider for the warm-up and the run: its session is past APNs' one-stream start when measured. */
+async function nodeApnRate(provider: any, count: number): Promise<number> {
+  const note = new apn.Notification({ alert: { title: 'Bench', body: 'node-apn' }, topic: TOPIC })
+  const start = process.hrtime.bigint()
+  let failed = 0
+  for (let i = 0; i < count; i += 500) {
+    const result = await provider.send(note, tokens.slice(i, Math.min(count, i + 500)))
+    failed += result.failed.length
+  }
+  if (failed > 0 && count === N) console.log(`  node-apn: ${failed} of ${count} failed`)
+  return count / (Number(process.hrtime.bigint() - start) / 1e9)
+}
+
+interface OursResult {
+  /** Rows inserted into push.messages until every response is logged. */
+  endToEnd: number
+  /** The same rows already queued when the actor starts: the sending actor alone. */
+  drain: number
+}
+
+async function oursRate(server: string, peer: Peer, plan: Plan, count: number, measureDrain = false): Promise<OursResult> {
+  const catalogueName = `bpbench_${crypto.randomBytes(5).toString('hex')}`
+  const admin = new pg.Client({ connectionString: server })
+  await admin.connect()
+  await admin.query(`create database ${escapeIdentifier(catalogueName)}`)
+  await admin.end()
+  const catalogueUrl = withDatabase(server, catalogueName)
+  const cp = await ControlPlane.open(catalogueUrl)
+  try {
+    const created = await cp.create({ name: 'bench', plan })
+    const project = await cp.setProduct(created.ref, 'push', true)
+    const db = new pg.Client({ connectionString: adminUrlFor(server, project.dbName) })
+    await db.connect()
+    await storeApns(db, { topic: TOPIC, key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8, key_id: key.keyId }], environment: 'production' })
+    const { rows: devices } = await db.query<{ id: string }>(
+      `insert into push.devices (platform, token, user_id) select 'apns', t, gen_random_uuid() from unnest($1::text[]) t returning id`,
+      [tokens.slice(0, count)],
+    )
+    // Inserted as the service_role, as an app's server would, 1000 rows per statement.
+    const insertAll = async () => {
+      for (let i = 0; i < devices.length; i += 1000) {
+        await db.query(
+          `begin; set local role service_role;
+           insert into push.messages (device_id, title, body) select id, 'Bench', 'Baseplane' from unnest('{${devices
+             .slice(i, i + 1000)
+             .map((d) => d.id)
+             .join(',')}}'::uuid[]) id; commit;`,
+        )
+      }
+    }
+    const logged = async (n: number) =>
+      waitFor(async () => (await db.query<{ n: number }>(`select count(*)::int as n from push.delivery_log`)).rows[0]!.n >= n, 10)
+    const hostOptions = { catalogueUrl, defaultServerUrl: server, endpoints: { apnsUrl: peer.url } }
+    let host = await startPushActorHost(hostOptions)
+    await waitFor(() => host.claimed().length === 1)
+    let start = process.hrtime.bigint()
+    await insertAll()
+    await logged(count)
+    const endToEnd = count / (Number(process.hrtime.bigint() - start) / 1e9)
+    let drain = 0
+    if (measureDrain) {
+      await host.stop()
+      await insertAll()
+      host = await startPushActorHost(hostOptions)
+      start = process.hrtime.bigint()
+      await logged(2 * count)
+      drain = count / (Number(process.hrtime.bigint() - start) / 1e9)
+    }
+    const sent = (await db.query<{ n: number }>(`select count(*)::int as n from push.delivery_log where status = 'sent'`)).rows[0]!.n
+    if (sent !== (measureDrain ? 2 : 1) * count) console.log(`  ours: ${count - sent} not sent`)
+    await host.stop()
+    await db.end()
+    return { endToEnd, drain }
+  } finally {
+    await cp.close()
+    await dropCatalogue(catalogueUrl)
+  }
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, intervalMs = 20): Promise<void> {
+  for (;;) {
+    if (await check()) return
+    await new Promise((r) => setTimeout(r, intervalMs))
+  }
+}
+
+const server = await serverUrl()
+const peer = await startPeerProcess()
+try {
+  console.log(`push benchmark: ${N} notifications to a local APNs stand-in (HTTP/2, h2c), Node ${process.version}`)
+  const provider = new apn.Provider({ token: { key: key.p8, keyId: key.keyId, teamId: key.teamId }, production: true, address: '127.0.0.1', port: Number(new URL(peer.url).port) })
+  provider.client._mockOverrideUrl = peer.url
+  await nodeApnRate(provider, 2000) // warm-up (node-apn does not wait for APNs' first SETTINGS: some of these fail)
+  const peerRate = await nodeApnRate(provider, N)
+  provider.shutdown()
+  console.log(`  @parse/node-apn, batches of 500:                  ${peerRate.toFixed(0)}/s`)
+  const ours = await oursRate(server, peer, 'business', N, true)
+  console.log(`  Baseplane push, business, insert -> logged:        ${ours.endToEnd.toFixed(0)}/s`)
+  console.log(`  ratio Baseplane / node-apn:                        ${(ours.endToEnd / peerRate).toFixed(2)} (goal >= 0.75)`)
+  console.log(`  (the actor alone, rows already queued:             ${ours.drain.toFixed(0)}/s, ratio ${(ours.drain / peerRate).toFixed(2)})`)
+  console.log(`per plan, stand-in answering after 20 ms (like a real network round trip):`)
+  await peer.setLatency(20)
+  for (const plan of ['free', 'plus', 'pro', 'business'] as const) {
+    const count = plan === 'free' ? 2000 : plan === 'plus' ? 5000 : Math.min(N, 10000)
+    const rate = await oursRate(server, peer, plan, count)
+    console.log(`  ${plan.padEnd(9)} ${count.toString().padStart(6)} notifications: ${rate.endToEnd.toFixed(0)}/s`)
+  }
+} finally {
+  peer.close()
+  await stopStandalone()
+}

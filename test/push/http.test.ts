@@ -1,0 +1,74 @@
+// The push API through the real data plane (uWebSockets, key checks, the push
+// worker thread), with the platform's actor host sending to the APNs stand-in.
+import t from 'tap'
+import { signJwt } from '../../lib/jwt.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
+import { eventually } from './helpers.ts'
+import { makeApnsKey } from './peers/keys.ts'
+import { startApnsPeer } from './peers/apns-peer.ts'
+
+t.test('register, set keys, send and deliver over HTTP', async (t) => {
+  const key = makeApnsKey()
+  const peer = await startApnsPeer({ teamId: key.teamId, keyId: key.keyId, publicKey: key.publicKey, topic: 'com.example.http' })
+  t.teardown(() => peer.close())
+  // The platform's own actor host sends, to the stand-in (a platform-level endpoint override).
+  const platform = await startTestPlatform(t, { BASEPLANE_APNS_URL: peer.url })
+  const project = await platform.createProject({ push: true })
+  const sub = crypto.randomUUID()
+  const userToken = await signJwt(project.record.jwtSecret, { sub, role: 'authenticated', aud: 'authenticated', exp: Math.floor(Date.now() / 1000) + 600 })
+  const call = async (method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const response = await fetch(`${project.baseUrl}/push/v1${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    })
+    const text = await response.text()
+    return { status: response.status, json: text ? JSON.parse(text) : undefined, headers: response.headers }
+  }
+  const asUser = { apikey: project.anonKey, authorization: `Bearer ${userToken}` }
+  const asService = { apikey: project.serviceRoleKey }
+
+  const noKey = await call('GET', '/devices', {})
+  t.equal(noKey.status, 401)
+  const device = await call('POST', '/devices', asUser, { platform: 'apns', token: 'ab'.repeat(32) })
+  t.equal(device.status, 201, JSON.stringify(device.json))
+  t.equal(device.json.user_id, sub)
+  const insecure = await call('POST', '/devices', asUser, { platform: 'web', subscription: { endpoint: 'http://127.0.0.1:9/x', keys: { p256dh: 'a', auth: 'b' } } })
+  t.equal(insecure.status, 400, 'plain-http Web Push endpoints are refused outside tests')
+  const keys = { p256dh: Buffer.concat([Buffer.from([4]), Buffer.alloc(64, 7)]).toString('base64url'), auth: Buffer.alloc(16, 1).toString('base64url') }
+  for (const endpoint of ['https://127.0.0.1/x', 'https://10.1.2.3/x', 'https://[::1]/x', 'https://metadata.internal/x']) {
+    const r = await call('POST', '/devices', asUser, { platform: 'web', subscription: { endpoint, keys } })
+    t.equal(r.status, 400, `${endpoint} refused`)
+  }
+  const web = await call('POST', '/devices', asUser, { platform: 'web', subscription: { endpoint: 'https://fcm.googleapis.com/fcm/send/abc', keys } })
+  t.equal(web.status, 201, 'a public push service is accepted')
+  t.equal((await call('DELETE', `/devices/${web.json.id}`, asUser)).status, 204)
+
+  const userCreds = await call('PUT', '/credentials/apns', asUser, { topic: 'com.example.http', key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] })
+  t.equal(userCreds.status, 403)
+  t.same(Object.keys(userCreds.json).sort(), ['code', 'hint', 'message'])
+  t.equal(userCreds.headers.get('x-sb-error-code'), 'service_role_required')
+  const creds = await call('PUT', '/credentials/apns', asService, { topic: 'com.example.http', key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] })
+  t.equal(creds.status, 200, JSON.stringify(creds.json))
+
+  const refused = await call('POST', '/messages', asUser, { user_id: sub, title: 'self' })
+  t.equal(refused.status, 403)
+  t.equal(refused.json.code, 'send_not_allowed')
+  const later = await call('POST', '/messages', asService, { user_id: sub, title: 'later', send_at: new Date(Date.now() + 86400_000).toISOString() })
+  t.equal(later.status, 403)
+  t.equal(later.json.code, 'send_at_not_available')
+  const sent = await call('POST', '/messages', asService, { user_id: sub, title: 'Over HTTP', body: 'hello' })
+  t.equal(sent.status, 201)
+  await eventually(() => peer.delivered.length === 1, 10000, 'delivery')
+  t.same(peer.delivered[0]!.payload, { aps: { alert: { title: 'Over HTTP', body: 'hello' } } })
+  const status = await eventually(async () => {
+    const r = await call('GET', `/messages/${sent.json.id}`, asService)
+    return r.json.deliveries[0]?.status === 'sent' && r
+  })
+  t.equal(status.json.deliveries[0].platform, 'apns')
+
+  // A project without push answers product_disabled from the data plane.
+  const other = await platform.createProject({})
+  const disabled = await fetch(`${other.baseUrl}/push/v1/devices`, { headers: { apikey: other.serviceRoleKey } })
+  t.equal(disabled.status, 503)
+})

@@ -1,0 +1,371 @@
+// The sending actor of one project. Only the holder of the project's advisory
+// lock runs one (actor-host.ts). It claims due queue rows in batches, each
+// batch in its own transaction (the row locks are the claim), sends every row
+// through its platform's provider with at most `concurrency` in flight, and
+// settles the batch in that transaction: settled rows leave the queue, one
+// delivery_log row per attempt. NOTIFY wakes it; a timer wakes it for retries
+// and later sends.
+import type pg from 'pg'
+import type { Plan } from '../../lib/catalogue.ts'
+import { syncPlan } from './install.ts'
+import { acknowledge, type Ack } from './queue/acknowledge.ts'
+import { claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
+import { deactivateDevices, type Gone } from './queue/deactivate-devices.ts'
+import { loadCredentials } from './queue/load-credentials.ts'
+import { nextDue } from './queue/next-due.ts'
+import { stopProvider } from './queue/stop-provider.ts'
+import { decideRetry } from './retry-policy.ts'
+import { ApnsProvider, APNS_PRODUCTION, APNS_SANDBOX } from './providers/apns.ts'
+import type { ApnsTokens } from './providers/apns-token.ts'
+import { FcmProvider, FCM_URL } from './providers/fcm.ts'
+import type { Outcome, Platform, PushProvider } from './providers/provider.ts'
+import { WebPushProvider } from './providers/webpush.ts'
+
+export interface PushEndpoints {
+  /** APNs origin for both environments (tests); else Apple's production or sandbox host. */
+  apnsUrl?: string
+  fcmUrl?: string
+  fcmTokenUrl?: string
+}
+
+export interface ActorOptions {
+  ref: string
+  plan: Plan
+  concurrency: number
+  /** A pool on the project's database as the data plane's login role, for this actor alone. */
+  pool: pg.Pool
+  endpoints: PushEndpoints
+  tokens: ApnsTokens
+  batchSize?: number
+  pollIntervalMs?: number
+  retryDelayScale?: number
+  onError?: (message: string, err: unknown) => void
+}
+
+interface Batch {
+  client: pg.PoolClient
+  pending: number
+  acks: Ack[]
+  gone: Gone[]
+}
+
+interface Slot {
+  provider: PushProvider
+  /** push.credentials.version of the keys it was built from (none for Web Push). */
+  version: string | null
+  stopped: boolean
+}
+
+export class PushActor {
+  readonly ref: string
+  #plan: Plan
+  #concurrency: number
+  readonly #pool: pg.Pool
+  readonly #options: ActorOptions
+  readonly #batch: number
+  readonly #poll: number
+  #slots: Partial<Record<Platform, Slot>> = {}
+  #inFlight = 0
+  /** Batches claimed and not yet settled (each holds a connection and its rows' locks). */
+  #openBatches = 0
+  /** Where the last full claim ended; reset whenever rows behind it may be due again. */
+  #cursor: ClaimCursor | undefined
+  #stopping = false
+  #reload = true
+  #drained = false
+  #signal: (() => void) | undefined
+  #woken = false
+  #loop: Promise<void> | undefined
+  #idle: (() => void)[] = []
+  #failed: ((err: unknown) => void) | undefined
+
+  constructor(options: ActorOptions) {
+    this.ref = options.ref
+    this.#options = options
+    this.#plan = options.plan
+    this.#concurrency = options.concurrency
+    this.#pool = options.pool
+    this.#batch = options.batchSize ?? 500
+    this.#poll = options.pollIntervalMs ?? 30000
+  }
+
+  get inFlight(): number {
+    return this.#inFlight
+  }
+
+  /** Starts sending; `onFailure` is called if the actor dies (database lost), so the host can re-claim. */
+  async start(onFailure: (err: unknown) => void): Promise<void> {
+    this.#failed = onFailure
+    await syncPlan(this.#pool, this.#plan)
+    this.#loop = this.#run().catch((err) => {
+      this.#stopping = true
+      this.#failed?.(err)
+    })
+  }
+
+  /** A NOTIFY on baseplane_push: new rows, or changed keys. */
+  notify(payload: string): void {
+    if (payload === 'credentials') this.#reload = true
+    this.#drained = false
+    this.#wake()
+  }
+
+  async setPlan(plan: Plan, concurrency: number): Promise<void> {
+    this.#plan = plan
+    this.#concurrency = concurrency
+    await syncPlan(this.#pool, plan)
+    this.#wake()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true
+    this.#wake()
+    await this.#loop
+    if (this.#openBatches > 0) {
+      await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), new Promise((r) => setTimeout(r, 5000))])
+    }
+    await Promise.all(Object.values(this.#slots).map((slot) => slot.provider.close()))
+    this.#slots = {}
+  }
+
+  #wake(): void {
+    const signal = this.#signal
+    this.#signal = undefined
+    // A wake while the loop is busy (claiming, reading the next due time) is kept for its next wait.
+    if (signal) signal()
+    else this.#woken = true
+  }
+
+  #wait(ms: number): Promise<void> {
+    if (this.#woken) {
+      this.#woken = false
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#signal = undefined
+        resolve()
+      }, Math.max(0, ms))
+      this.#signal = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  #platforms(): Platform[] {
+    return (Object.entries(this.#slots) as [Platform, Slot][]).filter(([, s]) => !s.stopped).map(([p]) => p)
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#stopping) {
+      if (this.#reload) {
+        this.#reload = false
+        await this.#loadProviders()
+      }
+      const capacity = this.#concurrency - this.#inFlight
+      const threshold = Math.min(this.#batch, Math.max(1, Math.floor(this.#concurrency / 2)))
+      let claimedNothing = false
+      if (!this.#drained && capacity > 0 && (this.#inFlight === 0 || capacity >= threshold)) {
+        const limit = Math.min(capacity, this.#batch)
+        const claimed = await this.#claim(limit)
+        if (claimed === limit) continue
+        this.#drained = true
+        claimedNothing = claimed === 0
+      }
+      if (this.#stopping) break
+      if (!this.#drained) {
+        // Waiting for capacity: a completion wakes the loop.
+        await this.#wait(this.#poll)
+        continue
+      }
+      const due = await nextDue(this.#pool, this.#platforms())
+      let untilDue = due === null ? this.#poll : Math.min(this.#poll, due.getTime() - Date.now())
+      // A due row that could not be claimed is locked by a batch still in flight: its settling wakes us.
+      if (untilDue <= 0 && claimedNothing) untilDue = this.#openBatches > 0 ? this.#poll : 50
+      if (untilDue > 0) await this.#wait(untilDue)
+      this.#drained = false
+    }
+  }
+
+  /** Opens a batch: a transaction whose row locks are the claim. Returns how many rows it took. */
+  async #claim(limit: number): Promise<number> {
+    const client = await this.#pool.connect()
+    let rows: ClaimedRow[]
+    try {
+      // Without waiting for the WAL flush at commit: a settled batch lost in a database crash
+      // is only queued again and resent (at least once), never lost.
+      await client.query('begin; set local synchronous_commit to off')
+      rows = await claimDeliveries(client, this.#platforms(), limit, this.#cursor)
+    } catch (err) {
+      await client.query('rollback').catch(() => {})
+      client.release(err as Error)
+      throw err
+    }
+    // A short claim means nothing more is due after the cursor: next time, look from the start
+    // (rows handed back, or committed late with an earlier run_at, are found there).
+    const last = rows.at(-1)
+    this.#cursor = rows.length === limit && last ? { runAt: last.runAt, id: last.queueId } : undefined
+    if (rows.length === 0) {
+      await client.query('rollback').catch(() => {})
+      client.release()
+      return 0
+    }
+    this.#openBatches++
+    const batch: Batch = { client, pending: rows.length, acks: [], gone: [] }
+    for (const row of rows) this.#dispatch(batch, row)
+    return rows.length
+  }
+
+  async #loadProviders(): Promise<void> {
+    const stored = await loadCredentials(this.#pool)
+    const { endpoints, tokens } = this.#options
+    const next: Partial<Record<Platform, Slot>> = {}
+    const old = this.#slots
+    const keep = (platform: Platform, version: string | null) => {
+      const slot = old[platform]
+      return slot && slot.version === version ? slot : undefined
+    }
+    if (stored.apns && stored.apns.keys.length > 0) {
+      const { version, topic, teamId, environment, keys, stopped } = stored.apns
+      const kept = keep('apns', version)
+      const key = keys[0]!
+      next.apns = kept ?? {
+        version,
+        stopped: false,
+        provider: new ApnsProvider({
+          url: endpoints.apnsUrl ?? (environment === 'sandbox' ? APNS_SANDBOX : APNS_PRODUCTION),
+          topic,
+          teamId,
+          keyId: key.key_id,
+          p8: key.p8,
+          tokens,
+        }),
+      }
+      next.apns.stopped = stopped !== null
+    }
+    if (stored.fcm) {
+      const kept = keep('fcm', stored.fcm.version)
+      next.fcm = kept ?? {
+        version: stored.fcm.version,
+        stopped: false,
+        provider: new FcmProvider({ url: endpoints.fcmUrl ?? FCM_URL, tokenUrl: endpoints.fcmTokenUrl, account: stored.fcm.account }),
+      }
+      next.fcm.stopped = stored.fcm.stopped !== null
+    }
+    if (stored.vapid) {
+      const version = `${stored.vapid.publicKey}:${stored.vapid.subject}`
+      next.web = keep('web', version) ?? { version, stopped: false, provider: new WebPushProvider(stored.vapid) }
+    }
+    this.#slots = next
+    for (const [platform, slot] of Object.entries(old) as [Platform, Slot][]) {
+      if (next[platform] !== slot) void slot.provider.close()
+    }
+  }
+
+  #dispatch(batch: Batch, row: ClaimedRow): void {
+    this.#inFlight++
+    this.#deliver(row)
+      .catch((err): Ack => {
+        this.#options.onError?.('push delivery failed unexpectedly', err)
+        return { ...this.#base(row), disposition: 'again', log: null, runAt: new Date(Date.now() + 1000), counts: false }
+      })
+      .then((ack) => {
+        batch.acks.push(ack)
+        if (ack.gone) batch.gone.push({ deviceId: ack.deviceId, reason: ack.reason ?? 'gone', at: ack.gone.at })
+        // The provider answered: the slot is free for the next claim, while this batch waits to settle.
+        this.#inFlight--
+        if (--batch.pending === 0) void this.#settle(batch)
+        else if (!this.#drained) this.#wake()
+      })
+  }
+
+  /** Commits a batch's outcomes; only then do its rows count as done (and its slots free up). */
+  async #settle(batch: Batch): Promise<void> {
+    const { client } = batch
+    // Rows handed back untouched keep their run_at, behind the cursor.
+    if (batch.acks.some((a) => a.disposition === 'untouched')) this.#cursor = undefined
+    try {
+      await acknowledge(client, batch.acks)
+      await deactivateDevices(client, batch.gone)
+      await client.query('commit')
+      client.release()
+    } catch (err) {
+      // The rows stay queued (the transaction rolled back): they are sent again, at least once.
+      this.#cursor = undefined
+      await client.query('rollback').catch(() => {})
+      client.release(err as Error)
+      this.#options.onError?.('could not settle a push batch', err)
+    }
+    this.#openBatches--
+    if (this.#openBatches === 0) for (const resolve of this.#idle.splice(0)) resolve()
+    // A retry may be due before the timer the loop sleeps on; and capacity is free again.
+    this.#drained = false
+    this.#wake()
+  }
+
+  #base(row: ClaimedRow) {
+    return {
+      queueId: row.queueId,
+      messageId: row.messageId,
+      deviceId: row.deviceId,
+      platform: row.platform,
+      attempt: row.attempt,
+      httpStatus: null,
+      reason: null,
+      providerId: null,
+      runAt: null,
+    }
+  }
+
+  async #deliver(row: ClaimedRow): Promise<Ack> {
+    const base = this.#base(row)
+    if (!row.messageFound) return { ...base, disposition: 'done', log: 'failed', reason: 'message deleted before sending', counts: true }
+    if (!row.deviceActive) return { ...base, disposition: 'done', log: 'failed', reason: 'device deactivated or deleted before sending', counts: true }
+    const slot = this.#slots[row.platform]
+    const usable = slot !== undefined && !slot.stopped
+    if (row.expiresAt.getTime() < Date.now() && (row.attempt > 1 || !usable)) {
+      return { ...base, disposition: 'done', log: 'expired', reason: 'TTL passed before delivery', counts: true }
+    }
+    // Keys missing or stopped since the claim: hand the row back untried.
+    if (!usable) return { ...base, disposition: 'untouched', log: null, counts: false }
+    const outcome = await slot.provider.send(row, () => slot.stopped || this.#slots[row.platform] !== slot)
+    return this.#classify(row, slot, outcome)
+  }
+
+  #classify(row: ClaimedRow, slot: Slot, outcome: Outcome): Ack {
+    const base = { ...this.#base(row), httpStatus: outcome.httpStatus }
+    switch (outcome.kind) {
+      case 'untried':
+        return { ...base, disposition: 'untouched', log: null, counts: false }
+      case 'sent':
+        return { ...base, disposition: 'done', log: 'sent', providerId: outcome.providerId, counts: true }
+      case 'failed':
+        return { ...base, disposition: 'done', log: 'failed', reason: outcome.reason, counts: true, gone: outcome.gone }
+      case 'stop':
+        this.#stopPlatform(row.platform, slot, outcome.reason)
+        // Held, not failed: it goes out once the keys are fixed.
+        return { ...base, disposition: 'again', log: 'held', reason: outcome.reason, runAt: new Date(), counts: false }
+      case 'retry': {
+        const decision = decideRetry({
+          plan: this.#plan,
+          attempt: row.attempt,
+          firstAttemptAt: row.firstAttemptAt ?? new Date(),
+          expiresAt: row.expiresAt,
+          retryAfterMs: outcome.retryAfterMs,
+          scale: this.#options.retryDelayScale,
+        })
+        if (decision.retry) return { ...base, disposition: 'again', log: 'retry', reason: outcome.reason, runAt: decision.runAt, counts: true }
+        return { ...base, disposition: 'done', log: decision.why === 'expired' ? 'expired' : 'failed', reason: outcome.reason, counts: true }
+      }
+    }
+  }
+
+  #stopPlatform(platform: Platform, slot: Slot, reason: string): void {
+    if (slot.stopped) return
+    slot.stopped = true
+    if ((platform === 'apns' || platform === 'fcm') && slot.version !== null) {
+      stopProvider(this.#pool, platform, slot.version, reason).catch((err) => this.#options.onError?.('could not record a stopped provider', err))
+    }
+  }
+}

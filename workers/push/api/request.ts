@@ -1,0 +1,67 @@
+// Shared request plumbing of the push HTTP API: body parsing, key checks and
+// the mapping of PostgreSQL errors to catalogue errors.
+import { BaseplaneError } from '../../../lib/errors.ts'
+import type { RequestIdentity } from '../../../lib/db/request-transaction.ts'
+import type { ServiceRequest } from '../../../lib/service.ts'
+import { pushErrors } from '../errors.ts'
+
+export function parseBody(request: ServiceRequest): unknown {
+  if (request.body.trim() === '') throw pushErrors.validation('A JSON body is required')
+  try {
+    return JSON.parse(request.body)
+  } catch {
+    throw pushErrors.invalidJson()
+  }
+}
+
+export function requireIdentity(request: ServiceRequest): RequestIdentity {
+  if (!request.identity) throw pushErrors.apikeyRequired()
+  return request.identity
+}
+
+/** Credentials endpoints: only with the service_role key itself (SPEC 5.7). */
+export function requireServiceRole(request: ServiceRequest): RequestIdentity {
+  const identity = requireIdentity(request)
+  if (request.apikeyRole !== 'service_role' || identity.role !== 'service_role') throw pushErrors.serviceRoleRequired()
+  return identity
+}
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+interface PgError {
+  code?: string
+  message?: string
+  hint?: string
+  constraint?: string
+  table?: string
+}
+
+/** Turns a database error into a catalogue error; anything unexpected is rethrown for the 500 path. */
+export function mapDatabaseError(err: unknown, onRls: () => BaseplaneError): never {
+  if (BaseplaneError.is(err)) throw err
+  const e = err as PgError
+  switch (e.code) {
+    case '42501':
+      throw onRls()
+    case 'BPS01':
+      throw pushErrors.sendAtNotOnPlan(e.message ?? 'send_at is in the future', e.hint)
+    case '23514':
+    case '22P02':
+    case '22007':
+    case '22008':
+    case '22003':
+    case '23502':
+      throw pushErrors.validation(`Invalid value: ${e.message ?? 'a check failed'}`)
+    case '3F000':
+    case '42P01':
+    case '42883':
+      throw pushErrors.pushNotInstalled()
+    case '57P01':
+    case '57P03':
+    case '08006':
+    case '08001':
+    case 'ECONNREFUSED':
+      throw pushErrors.databaseUnavailable()
+  }
+  throw err
+}

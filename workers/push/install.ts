@@ -1,0 +1,39 @@
+// Installs schema `push` into a project's database and makes the project's
+// VAPID key pair: what enabling push does before the catalogue switch flips.
+// Idempotent: enabling again keeps the keys and applies only new SQL files.
+import pg from 'pg'
+import webpush from 'web-push'
+import type { Plan, ProjectRecord } from '../../lib/catalogue.ts'
+import { migrate } from '../../lib/db/migrations.ts'
+
+/** `client` is connected to the project's database as the admin role, outside any transaction. */
+export async function installPush(client: pg.ClientBase, project: ProjectRecord): Promise<void> {
+  await migrate(client, 'push', { api_role: project.dbApiRole, owner_role: project.dbOwnerRole })
+  const keys = webpush.generateVAPIDKeys()
+  await client.query(
+    `insert into push.vapid_keys (public_key, private_key) values ($1, $2) on conflict (id) do nothing`,
+    [keys.publicKey, keys.privateKey],
+  )
+  await syncPlan(client, project.plan)
+}
+
+/** Makes the plan visible to the fan-out trigger (the Free plan's send_at rule). */
+export async function syncPlan(client: pg.ClientBase | pg.Pool, plan: Plan): Promise<boolean> {
+  const result = await client.query(
+    `update push.settings set plan = $1, updated_at = now() where plan is distinct from $1`,
+    [plan],
+  )
+  return (result.rowCount ?? 0) > 0
+}
+
+/** Connects as the admin role of `serverUrl` to the project's database and installs push. */
+export async function installPushInto(project: ProjectRecord, adminUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl, application_name: 'baseplane-push-install' })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    await installPush(client, project)
+  } finally {
+    await client.end().catch(() => {})
+  }
+}

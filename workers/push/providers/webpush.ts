@@ -1,0 +1,122 @@
+// Web Push (RFC 8030) with VAPID (RFC 8292) and aes128gcm payloads (RFC 8291).
+// web-push builds each request (encryption, VAPID header); it is sent over a
+// pooled HTTP/2 session per push-service origin instead of https.request.
+import crypto from 'node:crypto'
+import http from 'node:http'
+import { LRUCache } from 'lru-cache'
+import webpush from 'web-push'
+import { CancelledError, Http1OnlyError, Http2Pool, TransportError, type Http2Response } from './http2-pool.ts'
+import { retryAfterMs, secondsLeft, type Delivery, type Outcome, type PushProvider } from './provider.ts'
+
+/** 4096-byte records: 86 header bytes + 3993 + 1 delimiter + 16 tag (RFC 8291 arithmetic). */
+const MAX_PLAINTEXT = 3993
+
+export interface VapidKeys {
+  publicKey: string
+  privateKey: string
+  subject: string
+}
+
+/** What the service worker receives in `event.data.json()`. */
+export function webPayload(delivery: Delivery): string {
+  return JSON.stringify({ id: delivery.messageId, title: delivery.title, body: delivery.body, data: delivery.data })
+}
+
+/** Topic: at most 32 URL-safe base64 characters; other collapse keys are hashed down to that. */
+export function webTopic(collapseKey: string): string {
+  if (/^[A-Za-z0-9_-]{1,32}$/.test(collapseKey)) return collapseKey
+  return crypto.createHash('sha256').update(collapseKey).digest('base64url').slice(0, 32)
+}
+
+function statusText(status: number): string {
+  return `${status} ${http.STATUS_CODES[status] ?? ''}`.trim()
+}
+
+async function sendHttp1(endpoint: string, headers: Record<string, string>, body: Buffer): Promise<Http2Response> {
+  const plain: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':') && name !== 'content-length') plain[name] = value
+  try {
+    const response = await fetch(endpoint, { method: 'POST', headers: plain, body: new Uint8Array(body), signal: AbortSignal.timeout(10000) })
+    const text = await response.text()
+    const responseHeaders: Record<string, string> = {}
+    response.headers.forEach((value, name) => {
+      responseHeaders[name] = value
+    })
+    return { status: response.status, headers: responseHeaders, body: text }
+  } catch (err) {
+    throw new TransportError((err as Error).message)
+  }
+}
+
+export class WebPushProvider implements PushProvider {
+  readonly platform = 'web' as const
+  readonly #vapid: VapidKeys
+  readonly #pools = new LRUCache<string, Http2Pool>({ max: 256, dispose: (pool) => void pool.close() })
+
+  constructor(vapid: VapidKeys) {
+    this.#vapid = vapid
+  }
+
+  #pool(origin: string): Http2Pool {
+    let pool = this.#pools.get(origin)
+    if (pool === undefined) {
+      pool = new Http2Pool(origin, { maxSessions: 2 })
+      this.#pools.set(origin, pool)
+    }
+    return pool
+  }
+
+  async send(delivery: Delivery, cancelled?: () => boolean): Promise<Outcome> {
+    const payload = webPayload(delivery)
+    if (Buffer.byteLength(payload) > MAX_PLAINTEXT) {
+      return { kind: 'failed', httpStatus: null, reason: `Web Push: payload too large (${Buffer.byteLength(payload)} bytes, limit ${MAX_PLAINTEXT})` }
+    }
+    let details
+    try {
+      details = webpush.generateRequestDetails({ endpoint: delivery.token, keys: { p256dh: delivery.p256dh ?? '', auth: delivery.auth ?? '' } }, payload, {
+        vapidDetails: this.#vapid,
+        TTL: secondsLeft(delivery),
+        urgency: delivery.priority === 'high' ? 'high' : 'normal',
+        ...(delivery.collapseKey !== null ? { topic: webTopic(delivery.collapseKey) } : {}),
+      })
+    } catch (err) {
+      return { kind: 'failed', httpStatus: null, reason: `Web Push: invalid subscription (${(err as Error).message})` }
+    }
+    const url = new URL(details.endpoint)
+    const headers: Record<string, string> = { ':method': 'POST', ':path': `${url.pathname}${url.search}` }
+    for (const [name, value] of Object.entries(details.headers)) headers[name.toLowerCase()] = String(value)
+    let response
+    try {
+      const pool = this.#pool(url.origin)
+      try {
+        response = await pool.request(headers, details.body ?? Buffer.alloc(0), cancelled)
+      } catch (err) {
+        if (!(err instanceof Http1OnlyError)) throw err
+        // A push service without HTTP/2: the same request over HTTP/1.1 (fetch keeps connections alive).
+        response = await sendHttp1(details.endpoint, headers, details.body ?? Buffer.alloc(0))
+      }
+    } catch (err) {
+      if (err instanceof CancelledError) return { kind: 'untried', httpStatus: null }
+      if (err instanceof TransportError) return { kind: 'retry', httpStatus: null, reason: `Web Push: connection error (${err.message})` }
+      throw err
+    }
+    const status = response.status
+    if (status >= 200 && status < 300) {
+      const location = response.headers.location
+      return { kind: 'sent', httpStatus: status, providerId: typeof location === 'string' ? location : null }
+    }
+    const reason = `Web Push: ${statusText(status)}`
+    // 404 and 410: the subscription is expired or gone.
+    if (status === 404 || status === 410) return { kind: 'failed', httpStatus: status, reason, gone: { at: null } }
+    if (status === 429 || status >= 500) {
+      return { kind: 'retry', httpStatus: status, reason, retryAfterMs: retryAfterMs(response.headers['retry-after']) }
+    }
+    return { kind: 'failed', httpStatus: status, reason }
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()]
+    this.#pools.clear()
+    await Promise.all(pools.map((p) => p.close()))
+  }
+}
