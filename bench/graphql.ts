@@ -117,7 +117,7 @@ try {
   const baseplane = (query: string, who: RequestIdentity) => async () => {
     const client = await pool.connect()
     try {
-      return await resolve(client, { query }, { cache, setup: identityStatement(who) })
+      return await resolve(client, { query }, { cache, setup: identityStatement(who), speculationKey: who.role })
     } finally {
       client.release()
     }

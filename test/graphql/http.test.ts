@@ -65,3 +65,18 @@ t.test('bad bodies', async (t) => {
   const invalid = await gql('{ todoCollection { edges { node { nope } } } }')
   t.same(invalid, { status: 200, body: { data: null, errors: [{ message: 'Cannot query field "nope" on type "todo".' }] } })
 })
+
+t.test('a query planned against a schema that just changed is answered from the new schema', async (t) => {
+  await owner.query(`create table gadget (id int primary key, label text); insert into gadget values (1, 'one'); grant select on gadget to anon`)
+  const labels = '{ gadgetCollection { edges { node { id label } } } }'
+  for (let i = 0; i < 2; i++) {
+    t.same((await gql(labels)).body, { data: { gadgetCollection: { edges: [{ node: { id: 1, label: 'one' } }] } } }, 'warm')
+  }
+  // The old plan still runs (same SQL), but the id is now a BigInt (a string on the wire).
+  await owner.query(`alter table gadget alter column id type bigint`)
+  t.same((await gql(labels)).body, { data: { gadgetCollection: { edges: [{ node: { id: '1', label: 'one' } }] } } })
+  // The old plan now fails in SQL; the answer is the new schema's validation error.
+  await owner.query(`alter table gadget rename column label to caption`)
+  t.same((await gql(labels)).body, { data: null, errors: [{ message: 'Cannot query field "label" on type "gadget".' }] })
+  t.same((await gql('{ gadgetCollection { edges { node { caption } } } }')).body, { data: { gadgetCollection: { edges: [{ node: { caption: 'one' } }] } } })
+})

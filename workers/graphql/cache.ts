@@ -63,6 +63,12 @@ export class SchemaCache {
    * The schema for `meta` on this connection; built through `client` on a
    * miss. `server` names the database server (host and port) the client is on.
    */
+  /** The schema already built for `meta`, if any (never builds). */
+  peek(server: string, meta: Meta): BuiltSchema | undefined {
+    if (meta.version === null) return undefined
+    return this.#entries.get(`${server}\0${meta.db}\0${meta.version}\0${meta.role}\0${meta.search_path}`)
+  }
+
   async get(client: pg.ClientBase, server: string, meta: Meta): Promise<BuiltSchema> {
     if (meta.version === null) {
       // No version to trust (a database without sql/project/0020): build every time.

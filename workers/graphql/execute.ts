@@ -55,18 +55,17 @@ export interface RunOptions {
   trailer: string
 }
 
-export async function runOperation(
-  client: pg.ClientBase,
-  entry: SchemaEntry,
-  document: DocumentNode,
-  operationName: string | undefined | null,
-  rawVariables: Record<string, unknown>,
-  options: RunOptions,
-): Promise<Record<string, unknown>> {
-  const operation = selectOperation(document, operationName)
+/** A query operation planned into one SQL statement, and how to finish its result. */
+export interface PlannedQuery {
+  /** The data statement (`select ... as data`), or undefined when nothing needs SQL. */
+  sql: string | undefined
+  finish(row: Record<string, unknown>): Record<string, unknown>
+}
+
+function planContext(entry: SchemaEntry, document: DocumentNode, operation: OperationDefinitionNode, rawVariables: Record<string, unknown>): PlanContext {
   const coerced = getVariableValues(entry.schema, operation.variableDefinitions ?? [], rawVariables)
   if (coerced.errors) throw new RequestErrors(coerced.errors.map((e) => e.message))
-  const ctx: PlanContext = {
+  return {
     model: entry.model,
     schema: entry.schema,
     fragments: new Map(
@@ -75,33 +74,66 @@ export async function runOperation(
     variables: coerced.coerced,
     aliases: 0,
   }
-  const isMutation = operation.operation === 'mutation'
-  const rootType = (isMutation ? entry.schema.getMutationType() : entry.schema.getQueryType()) as GraphQLObjectType | null
+}
+
+/**
+ * Plans a query operation without running anything; undefined for a mutation
+ * (mutations run statement by statement, see runOperation).
+ */
+export function planQuery(
+  entry: SchemaEntry,
+  document: DocumentNode,
+  operationName: string | undefined | null,
+  rawVariables: Record<string, unknown>,
+): PlannedQuery | undefined {
+  const operation = selectOperation(document, operationName)
+  if (operation.operation === 'mutation') return undefined
+  const ctx = planContext(entry, document, operation, rawVariables)
+  const rootType = entry.schema.getQueryType() as GraphQLObjectType
+  const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
+  const sqlPairs: [string, string][] = []
+  const introspected = new Map<string, unknown>()
+  for (const field of fields) {
+    if (field.name === '__typename') sqlPairs.push([field.key, text(rootType.name)])
+    else if (field.name === '__schema' || field.name === '__type') {
+      if (!entry.model.introspection) throw graphqlErrors.unknownField(field.name, 'Query')
+      introspected.set(field.key, introspect(entry, document, operation, field, rawVariables))
+    } else sqlPairs.push([field.key, queryFieldSql(ctx, rootType, field)])
+  }
+  return {
+    sql: sqlPairs.length > 0 ? `select ${jsonObject(sqlPairs)} as data` : undefined,
+    finish(row) {
+      const data: Record<string, unknown> = {}
+      for (const field of fields) data[field.key] = introspected.has(field.key) ? introspected.get(field.key) : row[field.key]
+      return data
+    },
+  }
+}
+
+export async function runOperation(
+  client: pg.ClientBase,
+  entry: SchemaEntry,
+  document: DocumentNode,
+  operationName: string | undefined | null,
+  rawVariables: Record<string, unknown>,
+  options: RunOptions,
+): Promise<Record<string, unknown>> {
+  const planned = planQuery(entry, document, operationName, rawVariables)
+  if (planned) {
+    if (planned.sql === undefined) {
+      await client.query(options.trailer)
+      return planned.finish({})
+    }
+    const results = (await client.query(`${planned.sql}; ${options.trailer}`)) as unknown as pg.QueryResult[]
+    return planned.finish(results[0]!.rows[0]!.data as Record<string, unknown>)
+  }
+
+  const operation = selectOperation(document, operationName)
+  const ctx = planContext(entry, document, operation, rawVariables)
+  const rootType = entry.schema.getMutationType() as GraphQLObjectType | null
   if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
   const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
   const data: Record<string, unknown> = {}
-
-  if (!isMutation) {
-    const sqlPairs: [string, string][] = []
-    const introspected = new Map<string, unknown>()
-    for (const field of fields) {
-      if (field.name === '__typename') sqlPairs.push([field.key, text(rootType.name)])
-      else if (field.name === '__schema' || field.name === '__type') {
-        if (!entry.model.introspection) throw graphqlErrors.unknownField(field.name, 'Query')
-        introspected.set(field.key, introspect(entry, document, operation, field, rawVariables))
-      } else sqlPairs.push([field.key, queryFieldSql(ctx, rootType, field)])
-    }
-    let row: Record<string, unknown> = {}
-    if (sqlPairs.length > 0) {
-      const results = (await client.query(`select ${jsonObject(sqlPairs)} as data; ${options.trailer}`)) as unknown as pg.QueryResult[]
-      row = results[0]!.rows[0]!.data as Record<string, unknown>
-    } else {
-      await client.query(options.trailer)
-    }
-    for (const field of fields) data[field.key] = introspected.has(field.key) ? introspected.get(field.key) : row[field.key]
-    return data
-  }
-
   for (const field of fields) {
     if (field.name === '__typename') {
       data[field.key] = rootType.name

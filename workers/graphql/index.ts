@@ -8,7 +8,7 @@
 import type pg from 'pg'
 import { SchemaCache, metaSql, PROBE_SQL, type Meta } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
-import { RequestErrors, runOperation } from './execute.ts'
+import { planQuery, RequestErrors, runOperation } from './execute.ts'
 
 export interface GraphqlRequest {
   query: string
@@ -33,6 +33,20 @@ export interface ResolveOptions {
    * round trip: the HTTP service sets the caller's role and claims with it.
    */
   setup?: string
+  /**
+   * Names what the schema depends on besides the database (e.g. project and
+   * role). With it, a query on a connection without an open transaction runs
+   * in one round trip: planned against the schema last seen under this key,
+   * sent together with the check of the schema version, and run again the
+   * ordinary way if the version moved. Mutations never take this path.
+   */
+  speculationKey?: string
+}
+
+const lastMeta = new Map<string, Meta>()
+
+function sameMeta(a: Meta, b: Meta): boolean {
+  return a.version === b.version && a.role === b.role && a.search_path === b.search_path && a.db === b.db
 }
 
 const defaultCache = new SchemaCache()
@@ -85,8 +99,14 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
   const own = status === 'I'
   const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
   const setup = options.setup ? `${options.setup}; ` : ''
+  const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
+  if (speculationKey !== undefined) {
+    const answer = await speculate(client, cache, speculationKey, request, variables, `${open}; ${setup}${metaSql(hasVersion)}`)
+    if (answer !== undefined) return answer
+  }
   const results = (await client.query(`${open}; ${setup}${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
   const meta = results[results.length - 1]!.rows[0]!
+  if (speculationKey !== undefined) lastMeta.set(speculationKey, meta)
   const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
   const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
   try {
@@ -104,4 +124,47 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
     options.onInternalError?.(error)
     return failure([graphqlErrors.internal().message])
   }
+}
+
+/**
+ * One round trip for a query whose schema is (probably) cached: open, set the
+ * caller, read the schema key, run the data statement, commit. Answers only
+ * when the key read back is the one the query was planned with; otherwise
+ * (or on any error) returns undefined and the caller runs the ordinary path,
+ * which gives the definitive answer. A query changes nothing, so running it
+ * against a schema that turned out stale had no effect.
+ */
+async function speculate(
+  client: pg.ClientBase,
+  cache: SchemaCache,
+  key: string,
+  request: GraphqlRequest,
+  variables: Record<string, unknown>,
+  opening: string,
+): Promise<GraphqlResponse | undefined> {
+  const last = lastMeta.get(key)
+  const built = last ? cache.peek(serverOf(client), last) : undefined
+  if (!last || !built || 'error' in built) return undefined
+  let planned
+  try {
+    const prepared = built.documents.prepare(built.schema, request.query, built.model.validation, built.model.introspection)
+    if (prepared.errors.length > 0) return undefined
+    planned = planQuery(built, prepared.document!, request.operationName, variables)
+  } catch {
+    return undefined
+  }
+  if (!planned?.sql) return undefined
+  let results: pg.QueryResult[]
+  try {
+    results = (await client.query(`${opening}; ${planned.sql}; commit`)) as unknown as pg.QueryResult[]
+  } catch {
+    await client.query('rollback').catch(() => {})
+    return undefined
+  }
+  const meta = results[results.length - 3]!.rows[0] as Meta
+  if (!sameMeta(meta, last)) {
+    lastMeta.set(key, meta)
+    return undefined
+  }
+  return { data: planned.finish(results[results.length - 2]!.rows[0]!.data as Record<string, unknown>) }
 }

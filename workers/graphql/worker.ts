@@ -38,6 +38,8 @@ const handler: ServiceHandler = async (request) => {
     const result = await resolve(client, body, {
       cache,
       setup: identityStatement(request.identity!),
+      // The schema depends on the project and the caller's role.
+      speculationKey: `${request.project.ref}\0${request.identity!.role}`,
       onInternalError: (error) => console.error('graphql: internal error', error),
     })
     return json(200, result)

@@ -50,7 +50,7 @@ function nodeSql(ctx: PlanContext, args: Record<string, unknown>, field: Collect
   if (decoded.items.length !== table.primaryKey.length + 2) throw graphqlErrors.badNodeId(6)
   const a = nextAlias(ctx, 'a')
   const where = table.primaryKey.map((c, i) => `${a}.${ident(c.name)} = ${itemSql(decoded, i + 2, c.type.sqlType)}`).join(' and ')
-  return singleRowSql(ctx, table, `select ${a} as r from ${qualified(table.schema, table.name)} ${a} where ${where}`, subSelections(field))
+  return singleRowSql(ctx, table, a, `from ${qualified(table.schema, table.name)} ${a} where ${where}`, subSelections(field))
 }
 
 /** SQL (a JSON expression) answering one root field of Query. */
@@ -67,7 +67,7 @@ export function queryFieldSql(ctx: PlanContext, type: GraphQLObjectType, field: 
   if (missing.length > 0) throw graphqlErrors.missingPrimaryKey(missing.map((c) => c.field))
   const a = nextAlias(ctx, 'a')
   const where = table.primaryKey.map((c) => `${a}.${ident(c.name)} = ${literal(args[c.field], c.type)}`).join(' and ')
-  return singleRowSql(ctx, table, `select ${a} as r from ${source} ${a} where ${where}`, subSelections(field))
+  return singleRowSql(ctx, table, a, `from ${source} ${a} where ${where}`, subSelections(field))
 }
 
 /** The statement answering one root field of Mutation. */

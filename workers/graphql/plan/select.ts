@@ -50,15 +50,27 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: strin
   const source = qualified(relation.target.schema, relation.target.name)
   if (relation.kind === 'one') {
     const a = nextAlias(ctx, 'a')
-    return singleRowSql(ctx, relation.target, `select ${a} as r from ${source} ${a} where ${join(a)} limit 1`, subSelections(field))
+    return singleRowSql(ctx, relation.target, a, `from ${source} ${a} where ${join(a)} limit 1`, subSelections(field))
   }
   return connectionSql(ctx, relation.target, source, join, argumentsOf(ctx, parentType, field), field)
 }
 
-/** JSON of the single row `inner` selects as column `r`, or null when there is none. */
-export function singleRowSql(ctx: PlanContext, table: TableModel, inner: string, sets: Sets): string {
+/**
+ * What a subquery over `table` (aliased `alias`) selects, and how the outer
+ * query reads its columns. Plain columns when the table has no computed
+ * fields: a whole-row composite costs PostgreSQL a tuple built and taken
+ * apart again for every field read. A computed field takes the row itself.
+ */
+export function rowColumns(table: TableModel, alias: string): { select: string; rowOf: (outer: string) => string } {
+  if (table.computed.length > 0 || table.columns.length === 0) return { select: `${alias} as r`, rowOf: (outer) => `(${outer}.r)` }
+  return { select: table.columns.map((c) => `${alias}.${ident(c.name)}`).join(', '), rowOf: (outer) => outer }
+}
+
+/** JSON of the single row of `table` that `rest` (from/where, alias `alias`) finds, or null when there is none. */
+export function singleRowSql(ctx: PlanContext, table: TableModel, alias: string, rest: string, sets: Sets): string {
   const x = nextAlias(ctx, 'x')
-  return `(select ${recordSql(ctx, table, `(${x}.r)`, sets)} from (${inner}) ${x})`
+  const columns = rowColumns(table, alias)
+  return `(select ${recordSql(ctx, table, columns.rowOf(x), sets)} from (select ${columns.select} ${rest}) ${x})`
 }
 
 /** JSON of a function field's result: scalar, one row, or a connection. `call` is the SQL call. */
@@ -67,7 +79,7 @@ export function functionResultSql(ctx: PlanContext, parentType: GraphQLObjectTyp
   if (r.kind === 'scalar') return output(r.type, call)
   if (r.kind === 'row') {
     const f = nextAlias(ctx, 'f')
-    return singleRowSql(ctx, r.table, `select ${f} as r from ${call} ${f} where not (${f} is null)`, subSelections(field))
+    return singleRowSql(ctx, r.table, f, `from ${call} ${f} where not (${f} is null)`, subSelections(field))
   }
   return connectionSql(ctx, r.table, call, () => undefined, argumentsOf(ctx, parentType, field), field)
 }
@@ -171,11 +183,20 @@ export function connectionSql(
   const fields = collectFields(ctx, connType, subSelections(field))
   const needsPage = fields.some((f) => f.name === 'edges' || f.name === 'pageInfo')
   const p = nextAlias(ctx, 'p')
-  const row = `(${p}.r)`
-  const inPage = offset > 0 ? `${p}.n > ${offset} and ${p}.n <= ${offset + limit}` : `${p}.n <= ${limit}`
-  const outputOrder = `${p}.n${backward ? ' desc' : ''}`
+  const columns = rowColumns(table, a)
+  const row = columns.rowOf(p)
+  // The row number's name cannot clash with a column's: generated names never start with a digit.
+  const n = `${p}."0n"`
+  const inPage = offset > 0 ? `${n} > ${offset} and ${n} <= ${offset + limit}` : `${n} <= ${limit}`
+  const outputOrder = `${n}${backward ? ' desc' : ''}`
   const cursorOf = () => base64JsonArray(order.map((o) => `${row}.${ident(o.column.name)}`))
   const exists = (extra: string) => `exists(select 1 from ${source} ${a}${where([...base, extra])})`
+
+  // One row past the page tells pageInfo whether there is more; without
+  // pageInfo that row is never read, and fetching it can cost a long scan.
+  const lookahead = fields.some((f) => f.name === 'pageInfo') ? 1 : 0
+  // Row numbers are needed for offsets and pageInfo; a plain page is ordered by its keys.
+  const numbered = lookahead === 1 || offset > 0
 
   const pairs: [string, string][] = []
   for (const f of fields) {
@@ -189,11 +210,16 @@ export function connectionSql(
         if (e.name === 'node') return [e.key, recordSql(ctx, table, row, subSelections(e))]
         return unknown(e, edgeType)
       })
-      pairs.push([f.key, `coalesce(json_agg(${jsonObject(edgePairs)} order by ${outputOrder}) filter (where ${inPage}), '[]'::json)`])
+      pairs.push([
+        f.key,
+        numbered
+          ? `coalesce(json_agg(${jsonObject(edgePairs)} order by ${outputOrder}) filter (where ${inPage}), '[]'::json)`
+          : `coalesce(json_agg(${jsonObject(edgePairs)} order by ${orderSql(row, order, false)}), '[]'::json)`,
+      ])
     } else if (f.name === 'pageInfo') {
       const more = `count(*) > ${offset + limit}`
       const cursorAt = (fromEnd: boolean) =>
-        `(array_agg(${cursorOf()} order by ${p}.n${fromEnd !== backward ? ' desc' : ''}) filter (where ${inPage}))[1]`
+        `(array_agg(${cursorOf()} order by ${n}${fromEnd !== backward ? ' desc' : ''}) filter (where ${inPage}))[1]`
       const previous = backward ? more : keyset ? exists(`not ${keyset}`) : offset > 0 ? exists('true') : 'false'
       const next = backward ? (keyset ? exists(`not ${keyset}`) : 'false') : more
       const infoPairs: [string, string][] = collectFields(ctx, 'PageInfo', subSelections(f)).map((e) => {
@@ -213,13 +239,12 @@ export function connectionSql(
       unknown(f, connType)
     }
   }
-  // One row past the page tells pageInfo whether there is more; without
-  // pageInfo that row is never read, and fetching it can cost a long scan.
-  const lookahead = fields.some((f) => f.name === 'pageInfo') ? 1 : 0
-  const page = needsPage
-    ? `select ${a} as r, row_number() over (order by ${orderSql(a, order, backward)}) as n from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + lookahead}`
-    : 'select null as r, 0 as n limit 0'
-  return `(select ${jsonObject(pairs)} from (${page}) ${p})`
+  const page = !needsPage
+    ? undefined
+    : numbered
+      ? `select ${columns.select}, row_number() over (order by ${orderSql(a, order, backward)}) as "0n" from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + lookahead}`
+      : `select ${columns.select} from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${limit}`
+  return `(select ${jsonObject(pairs)} from (${page ?? 'select null as r, 0 as "0n" limit 0'}) ${p})`
 }
 
 function aggregateSql(ctx: PlanContext, table: TableModel, source: string, a: string, where: string, field: CollectedField): string {
