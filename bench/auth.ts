@@ -36,7 +36,8 @@ import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
 
 const threads = Number(process.env.BENCH_THREADS ?? Math.max(1, Math.floor(os.cpus().length / 2)))
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
-const connections = Number(process.env.BENCH_CONNECTIONS ?? threads * 2)
+// Both sides of the refresh and GET /user comparisons run this many requests at once.
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 2)
 
 async function rawBcrypt(n: number, ms: number): Promise<number> {
   const bcryptPath = createRequire(import.meta.url).resolve('bcrypt')
@@ -104,14 +105,14 @@ async function main(): Promise<void> {
 
     // Sessions for the refresh and GET /user runs (HTTP side, then the peer).
     const httpSessions = await Promise.all(Array.from({ length: connections }, signIn))
-    const peerSessions = await Promise.all(Array.from({ length: threads }, signIn))
+    const peerSessions = await Promise.all(Array.from({ length: connections }, signIn))
 
     // 2a. Refresh through the platform: each wrk thread (one connection) follows its own token chain.
     const refreshRounds: LoadResult[] = []
     const peerRefreshRounds: number[] = []
     // 2b. The same statement from a plain pg script, one connection per auth thread.
     const api = new pg.Pool({
-      host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword, max: threads,
+      host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword, max: connections,
       // The same role the auth worker's connections switch to (workers/auth/db/pool.ts), set at connection start.
       options: '-c role=baseplane_auth_admin -c timezone=UTC',
     })
@@ -122,7 +123,7 @@ async function main(): Promise<void> {
       const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
       refreshRounds.push(await wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script }))
       for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
-      peerRefreshRounds.push(await loop(threads, (seconds * 1000) / ROUNDS, async (i) => {
+      peerRefreshRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async (i) => {
         const next = newRefreshToken()
         const row = await rotateRefreshToken(api, peerSessions[i]!.refresh_token, next, '127.0.0.1')
         if (!row) throw new Error('peer refresh failed')
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
     const refresh = combine(refreshRounds)
     const peerRefresh = mean(peerRefreshRounds)
     console.log(formatLoad('token refresh (POST /token)', refresh))
-    console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${threads} connection(s)`)
+    console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
     console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)\n`)
 
     // 3. GET /user vs the same statement.
@@ -142,7 +143,7 @@ async function main(): Promise<void> {
     const peerUserRounds: number[] = []
     for (let round = 0; round < ROUNDS; round++) {
       userRounds.push(await wrk(`${base}/user`, { headers: { apikey: project.anonKey, authorization: `Bearer ${token}` }, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
-      peerUserRounds.push(await loop(threads, (seconds * 1000) / ROUNDS, async () => {
+      peerUserRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async () => {
         const row = await userWithSession(api, claims.sub as string, claims.session_id as string)
         if (!row?.session_ok) throw new Error('peer user lookup failed')
       }))
@@ -150,7 +151,7 @@ async function main(): Promise<void> {
     const user = combine(userRounds)
     const peerUser = mean(peerUserRounds)
     console.log(formatLoad('GET /user', user))
-    console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${threads} connection(s)`)
+    console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
     console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)\n`)
 
     try {
