@@ -36,19 +36,20 @@ export function beginStatement(identity: RequestIdentity): string {
 }
 
 /**
- * Runs `work` in one transaction as `identity`. Commits when `work` resolves,
- * rolls back when it throws (and rethrows). The client goes back to the pool
+ * Runs `work` in one transaction on a client from `connect`, opened with
+ * `begin` (which may carry more statements). Commits when `work` resolves,
+ * rolls back when it throws (and rethrows). The client goes back to its pool
  * either way; a client whose connection broke is discarded.
  */
-export async function withRequestTransaction<T>(
-  pool: pg.Pool,
-  identity: RequestIdentity,
+export async function withTransaction<T>(
+  connect: () => Promise<pg.PoolClient>,
+  begin: string,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  const client = await pool.connect()
+  const client = await connect()
   let broken: Error | undefined
   try {
-    await client.query(beginStatement(identity))
+    await client.query(begin)
     const result = await work(client)
     await client.query('commit')
     return result
@@ -62,4 +63,13 @@ export async function withRequestTransaction<T>(
   } finally {
     client.release(broken)
   }
+}
+
+/** Runs `work` in one transaction as `identity` (role and claims set for RLS). */
+export async function withRequestTransaction<T>(
+  pool: pg.Pool,
+  identity: RequestIdentity,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  return withTransaction(() => pool.connect(), beginStatement(identity), work)
 }

@@ -58,7 +58,7 @@ t.test('gone subscriptions (404, 410) are deactivated; 429 and 5xx are retried',
   receiver.script.set(new URL(gone.endpoint).pathname, [{ status: 410 }])
   receiver.script.set(new URL(flaky.endpoint).pathname, [{ status: 429, retryAfter: 1 }, { status: 503 }])
   const g = await fx.call(user(alice), 'POST', '/devices', { platform: 'web', subscription: gone })
-  await fx.call(user(alice), 'POST', '/devices', { platform: 'web', subscription: flaky })
+  const f = await fx.call(user(alice), 'POST', '/devices', { platform: 'web', subscription: flaky })
   const sent = await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'x' })
   await eventually(async () => {
     const { rows } = await fx.admin(`select count(distinct queue_id)::int as n from push.delivery_log where message_id = $1 and status in ('sent', 'failed')`, [sent.json.id])
@@ -75,9 +75,17 @@ t.test('gone subscriptions (404, 410) are deactivated; 429 and 5xx are retried',
   ])
   const device = await fx.admin('select active, deactivated_reason from push.devices where id = $1', [g.json.id])
   t.same(device.rows[0], { active: false, deactivated_reason: 'Web Push: 410 Gone' })
-  // A deactivated device gets no new queue rows.
+  // A deactivated device gets nothing more: the next message goes to the active device only.
   const next = await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'y' })
-  t.equal((await fx.admin('select count(*)::int as n from push.queue where message_id = $1', [next.json.id])).rows[0].n, 1)
+  await eventually(async () => {
+    const { rows } = await fx.admin(`select count(*)::int as n from push.delivery_log where message_id = $1 and status = 'sent'`, [next.json.id])
+    return rows[0].n === 1
+  }, 15000, 'the next message delivered')
+  const targets = await fx.admin(
+    `select device_id from push.delivery_log where message_id = $1 union select device_id from push.queue where message_id = $1`,
+    [next.json.id],
+  )
+  t.same(targets.rows.map((r) => r.device_id), [f.json.id])
 })
 
 t.test('a push service without HTTP/2 gets the same request over HTTP/1.1', async (t) => {

@@ -15,7 +15,7 @@ import { newStateSecret, nonceOf, secretHash, signState, verifyState } from './o
 import { redirectTo, type AuthRequest } from './request.ts'
 import { googleMissing } from './settings.ts'
 import { FLOW_STATE_EXPIRY_SECONDS } from './token.ts'
-import { issueSession } from './tokens.ts'
+import { issueSession, sessionFragmentValues } from './tokens.ts'
 
 const PROVIDER = 'google'
 
@@ -194,14 +194,7 @@ async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, ref
     }
     await deleteFlowState(db, flow.id)
     const session = await issueSession(db, req, user, { method: 'oauth' })
-    const values: Record<string, string> = {
-      access_token: session.access_token,
-      expires_at: String(session.expires_at),
-      expires_in: String(session.expires_in),
-      refresh_token: session.refresh_token,
-      sb: '',
-      token_type: 'bearer',
-    }
+    const values = sessionFragmentValues(session)
     if (tokens.accessToken) values.provider_token = tokens.accessToken
     if (tokens.refreshToken) values.provider_refresh_token = tokens.refreshToken
     return `${referrer.split('#')[0]}#${sorted(values)}`

@@ -128,3 +128,16 @@ export async function refreshSession(req: AuthRequest, token: string): Promise<S
   }
   return sessionResponse(req, row, row.session_id, row.aal, row.amr ?? [], next)
 }
+
+/** A session as the fields of a redirect's fragment, as GoTrue writes them (email links, OAuth callbacks). */
+export function sessionFragmentValues(session: Session, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    access_token: session.access_token,
+    expires_at: String(session.expires_at),
+    expires_in: String(session.expires_in),
+    refresh_token: session.refresh_token,
+    sb: '',
+    token_type: 'bearer',
+    ...extra,
+  }
+}

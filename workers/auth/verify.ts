@@ -15,7 +15,7 @@ import { AuthError, authErrors } from './errors.ts'
 import { audit } from './links.ts'
 import { resolveRedirect } from './redirects.ts'
 import { str, type AuthRequest } from './request.ts'
-import { issueSession, type Session } from './tokens.ts'
+import { issueSession, sessionFragmentValues, type Session } from './tokens.ts'
 
 const EMAIL_TYPES: Record<string, TokenType[]> = {
   signup: ['confirmation_token'],
@@ -151,15 +151,7 @@ export async function verifyGet(req: AuthRequest): Promise<ServiceResponse> {
         return { ok: true as const, location: withQuery(to, { code: authCode }) }
       }
       const session = await issueSession(client, req, result.user, { method: 'otp' })
-      const values: Record<string, string> = {
-        access_token: session.access_token,
-        expires_at: String(session.expires_at),
-        expires_in: String(session.expires_in),
-        refresh_token: session.refresh_token,
-        sb: '',
-        token_type: 'bearer',
-        type: type!,
-      }
+      const values = sessionFragmentValues(session, { type: type! })
       return { ok: true as const, location: withFragment(to, values) }
     })
     if (!outcome.ok) throw outcome.error

@@ -6,6 +6,7 @@
 // uses them.
 import type pg from 'pg'
 import type { ProjectDatabase } from '../../../lib/db/project-pools.ts'
+import { withTransaction } from '../../../lib/db/request-transaction.ts'
 import { projectPools } from '../../../lib/worker-context.ts'
 
 export const AUTH_ROLE = 'baseplane_auth_admin'
@@ -66,21 +67,5 @@ export function authPool(database: ProjectDatabase): AuthDb {
 
 /** Runs `work` in one transaction (as baseplane_auth_admin); rolls back when it throws. */
 export async function transaction<T>(db: AuthDb, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await db.connect()
-  let broken: Error | undefined
-  try {
-    await client.query('begin')
-    const result = await work(client)
-    await client.query('commit')
-    return result
-  } catch (error) {
-    try {
-      await client.query('rollback')
-    } catch (rollbackError) {
-      broken = rollbackError as Error
-    }
-    throw error
-  } finally {
-    client.release(broken)
-  }
+  return withTransaction(() => db.connect(), 'begin', work)
 }
