@@ -62,6 +62,14 @@ const SERVICE_PREFIXES: Array<[string, Concern]> = [
   ['/push/v1', 'push'],
 ]
 
+function servicePrefixOf(path: string): [string, Concern] | undefined {
+  for (const entry of SERVICE_PREFIXES) {
+    const prefix = entry[0]
+    if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47)) return entry
+  }
+  return undefined
+}
+
 /** Paths a browser opens from an email or a provider redirect: no apikey is sent with them. */
 function isOpenRoute(concern: Concern, method: string, path: string): boolean {
   return concern === 'auth' && method === 'GET' && (path === '/verify' || path === '/authorize' || path === '/callback')
@@ -134,7 +142,7 @@ export class DataPlane {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...CORS_HEADERS }, body: '' }
     const target = this.resolve(request)
     if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
-    const prefix = SERVICE_PREFIXES.find(([p]) => target.path === p || target.path.startsWith(`${p}/`))
+    const prefix = servicePrefixOf(target.path)
     const concern = prefix?.[1]
     try {
       const cached = this.#deps.directory.peek(target.ref)

@@ -82,6 +82,8 @@ export class Gate {
 
 function tokenOf(apikey: string, authorization: string | undefined): string {
   if (authorization === undefined || authorization === '') return apikey
+  // The usual spelling, without a regular expression; anything else is checked below.
+  if (authorization.startsWith('Bearer ') && authorization.length > 7 && authorization.indexOf(' ', 7) === -1) return authorization.slice(7)
   const match = /^bearer\s+(\S+)\s*$/i.exec(authorization)
   if (!match) throw platformErrors.badJwt('Authorization header must be "Bearer <token>"')
   return match[1]!

@@ -50,6 +50,44 @@ function write(res: uWS.HttpResponse, state: { aborted: boolean }, response: Out
   })
 }
 
+/** The per-request view of a uWS request. A class, so no closures are made per request. */
+class UwsRequest implements IncomingRequest {
+  readonly method: string
+  readonly path: string
+  readonly query: string
+  readonly headers: Record<string, string>
+  readonly #res: uWS.HttpResponse
+  readonly #state: { aborted: boolean }
+  readonly #body: Promise<string>
+
+  constructor(res: uWS.HttpResponse, state: { aborted: boolean }, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string>) {
+    this.#res = res
+    this.#state = state
+    this.method = method
+    this.path = path
+    this.query = query
+    this.headers = headers
+    this.#body = body
+  }
+
+  peerAddress(): string {
+    // uWS forbids touching a response after it was aborted.
+    return this.#state.aborted ? '' : Buffer.from(this.#res.getRemoteAddressAsText()).toString()
+  }
+
+  body(): Promise<string> {
+    return this.#body
+  }
+}
+
+// req.forEach's callback, shared by all requests (the handler runs to completion before the next).
+let collecting: Record<string, string> = {}
+function collectHeader(name: string, value: string): void {
+  collecting[name] = value
+}
+
+const noBody = Promise.resolve('')
+
 export function startUwsServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App()
   app.any('/*', (res, req) => {
@@ -57,25 +95,17 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     res.onAborted(() => {
       state.aborted = true
     })
-    const headers: Record<string, string> = {}
-    req.forEach((name, value) => {
-      headers[name] = value
-    })
+    const headers: Record<string, string> = (collecting = {})
+    req.forEach(collectHeader)
     const method = req.getCaseSensitiveMethod().toUpperCase()
     const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
     // The body must be subscribed to before this callback returns.
-    const body = hasBody ? readBody(res, state) : Promise.resolve('')
-    body.catch(() => {})
-    const request: IncomingRequest = {
-      method,
-      path: req.getUrl(),
-      query: req.getQuery() ?? '',
-      headers,
-      // uWS forbids touching a response after it was aborted.
-      peerAddress: () => (state.aborted ? '' : Buffer.from(res.getRemoteAddressAsText()).toString()),
-      body: () => body,
+    let body = noBody
+    if (hasBody) {
+      body = readBody(res, state)
+      body.catch(() => {})
     }
-    const answer = dataPlane.handle(request)
+    const answer = dataPlane.handle(new UwsRequest(res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body))
     if (answer instanceof Promise) {
       answer.then(
         (response) => write(res, state, response),
