@@ -1,6 +1,7 @@
 // The dashboard's pages. Each is a function of the data it shows; forms post
 // to routes.ts, which calls the same control-plane operations as the CLI.
 import { PLANS, type ProjectRecord } from '../../lib/catalogue.ts'
+import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import type { OutboxMail } from '../auth-settings.ts'
 import { keysView, projectView, type Addressing } from '../views.ts'
 import { html, type Safe } from './html.ts'
@@ -45,7 +46,24 @@ export interface AuthPanel {
   mail: OutboxMail[]
 }
 
-export function projectPage(project: ProjectRecord, addressing: Addressing, auth: AuthPanel | undefined): Safe {
+function pushSection(ref: string, push: CredentialStatus): Safe {
+  const stopped = (reason: string | null) => (reason ? html`<p class="off">Stopped: ${reason}. Store new keys to resume.</p>` : '')
+  return html`<section><h2>Push</h2><div class="cards">
+<div class="card" id="push-web"><h3>Web Push</h3><p class="on">Ready</p>
+<p>VAPID public key (browsers subscribe with it):</p><code class="key">${push.web.public_key}</code></div>
+<div class="card" id="push-apns"><h3>Apple (APNs)</h3>${
+    push.apns
+      ? html`<p class="on">Key set</p><p>Topic <code>${push.apns.topic}</code>, key <code>${push.apns.key_id}</code>, team <code>${push.apns.team_id}</code>, ${push.apns.environment}</p>${stopped(push.apns.stopped_reason)}`
+      : html`<p class="off">Needs the app's key</p><p><code>baseplane push credentials set ${ref} apns --topic BUNDLE_ID --key-id KEY_ID --team-id TEAM_ID --file AuthKey.p8</code></p>`
+  }</div>
+<div class="card" id="push-fcm"><h3>Android (FCM)</h3>${
+    push.fcm
+      ? html`<p class="on">Service account set</p><p>Project <code>${push.fcm.project_id}</code>, <code>${push.fcm.client_email}</code></p>${stopped(push.fcm.stopped_reason)}`
+      : html`<p class="off">Needs a service account</p><p><code>baseplane push credentials set ${ref} fcm --file service-account.json</code></p>`
+  }</div></div></section>`
+}
+
+export function projectPage(project: ProjectRecord, addressing: Addressing, auth: AuthPanel | undefined, push?: CredentialStatus): Safe {
   const keys = keysView(project, addressing)
   const ref = project.ref
   return html`<h1>${project.name} <small><code>${ref}</code></small></h1>
@@ -64,6 +82,7 @@ export function projectPage(project: ProjectRecord, addressing: Addressing, auth
 <p>${toggle(ref, 'auth', project.authEnabled, 'Auth')}</p>
 <p>${toggle(ref, 'push', project.pushEnabled, 'Push')}</p></section>
 ${auth ? authSection(ref, keys.base_url, auth) : html`<section><h2>Auth</h2><p>Turn Auth on to set the site URL, redirects, email templates and Google sign-in.</p></section>`}
+${push ? pushSection(ref, push) : ''}
 <section><h2>Danger zone</h2><form method="post" action="/dashboard/projects/${ref}/delete">
 <label for="confirm">Type the ref <code>${ref}</code> to delete the project and drop its database</label>
 <input type="text" id="confirm" name="confirm" autocomplete="off"><p><button class="danger">Delete project</button></p></form></section>`

@@ -6,7 +6,9 @@ import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../../da
 import { BaseplaneError } from '../../lib/errors.ts'
 import { log } from '../../lib/log.ts'
 import { getAuthSettings, listMail, listTemplates, resetTemplate, setGoogle, setRedirects, setTemplate } from '../auth-settings.ts'
+import { describeCredentials } from '../../workers/push/credentials.ts'
 import type { ControlPlane } from '../control-plane.ts'
+import { runInProjectDatabase } from '../project-database.ts'
 import type { Addressing } from '../views.ts'
 import { page, type Safe } from './html.ts'
 import { notFoundPage, projectPage, projectsPage, signInPage, templatePage, type AuthPanel } from './pages.ts'
@@ -55,7 +57,10 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     if (projectMatch) {
       const project = await controlPlane.get(projectMatch[1]!)
       const auth = project.authEnabled ? await authPanel(project.ref) : undefined
-      return htmlResponse(200, project.name, projectPage(project, addressing, auth), outcome)
+      const push = project.pushEnabled
+        ? await runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => describeCredentials(client))
+        : undefined
+      return htmlResponse(200, project.name, projectPage(project, addressing, auth, push), outcome)
     }
     const templateMatch = /^\/projects\/([a-z][a-z0-9]{2,39})\/auth\/templates\/([a-z_]+)$/.exec(path)
     if (templateMatch) {

@@ -94,6 +94,15 @@ t.test('Google sign-in says what is missing', async (t) => {
   t.notMatch(await page.content(), 'GOCSPX-secret', 'the secret is never shown again')
 })
 
+t.test('switching Push on shows its three cards', async (t) => {
+  await page.click('form[action$="/products/push"] button')
+  t.equal(await text('[role=status]'), 'Push turned on')
+  t.match(await text('#push-web'), /Ready/)
+  t.match(await text('#push-web code'), /^[A-Za-z0-9_-]{80,}$/, 'the VAPID public key, ready at once')
+  t.match(await text('#push-apns'), `Needs the app's key`)
+  t.match(await text('#push-fcm'), 'Needs a service account')
+})
+
 t.test('plan change, key rotation, forms from other sites, deletion', async (t) => {
   const before = await text('#anon-key')
   await page.selectOption('#plan', 'business')
