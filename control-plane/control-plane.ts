@@ -7,7 +7,7 @@ import { migrate } from '../lib/db/migrations.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { signApiKey } from '../lib/jwt.ts'
 import { log } from '../lib/log.ts'
-import { createProjectDatabase, dropProjectDatabase, upgradeProjectDatabase, type ProjectDatabaseNames } from './project-database.ts'
+import { createProjectDatabase, dropProjectDatabase, ensureClusterRoles, upgradeProjectDatabase, type ProjectDatabaseNames } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
 
 /** How long a change waits for every data-plane process to apply it. */
@@ -203,7 +203,10 @@ export class ControlPlane {
   /** Brings every project database up to the newest project SQL; returns ref → versions applied. */
   async upgradeAll(): Promise<Map<string, number[]>> {
     const applied = new Map<string, number[]>()
-    for (const project of await this.list()) {
+    const projects = await this.list()
+    // New cluster-wide roles first: new project SQL may grant them.
+    for (const server of new Set(projects.map((p) => p.dbServer))) await ensureClusterRoles(await this.serverUrl(server))
+    for (const project of projects) {
       const serverUrl = await this.serverUrl(project.dbServer)
       const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))
       if (versions.length > 0) applied.set(project.ref, versions)

@@ -33,6 +33,11 @@ function migrationVars(names: ProjectDatabaseNames): Record<string, string> {
   return { api_role: names.apiRole, owner_role: names.ownerRole, database: names.database }
 }
 
+/** The cluster-wide roles every project database relies on (idempotent). */
+export async function ensureClusterRoles(serverUrl: string): Promise<void> {
+  await withClient(serverUrl, (admin) => runScript(admin, 'cluster'))
+}
+
 /**
  * Creates roles and database, then installs the project SQL. On failure it
  * drops what it created (and only that), so nothing partial is left.

@@ -3,15 +3,8 @@
 -- project's own tables. Only baseplane_auth_admin (the auth worker) writes
 -- them; the project's owner role may read users and reference auth.users(id).
 
--- The role is cluster-wide; created here too for servers whose cluster SQL
--- predates it (the cluster script runs only when a project is created).
-do $$
-begin
-  if not exists (select from pg_roles where rolname = 'baseplane_auth_admin') then
-    create role baseplane_auth_admin nologin noinherit;
-  end if;
-end
-$$;
+-- baseplane_auth_admin is cluster-wide (sql/cluster/0002); the control plane
+-- applies the cluster SQL before creating or upgrading project databases.
 grant baseplane_auth_admin to :"api_role";
 grant usage on schema auth to baseplane_auth_admin;
 
