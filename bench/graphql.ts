@@ -60,27 +60,49 @@ interface Result {
   rssMb: number
 }
 
-async function measure(run: () => Promise<unknown>): Promise<Result> {
-  for (let i = 0; i < 200; i++) await run() // warm up
-  const latencies: number[] = []
-  const end = performance.now() + DURATION_MS
+/** Rounds per case; the two engines alternate, so drift on the machine hits both alike. */
+const ROUNDS = 3
+
+async function round(run: () => Promise<unknown>, ms: number, latencies: number[]): Promise<{ count: number; seconds: number }> {
+  let count = 0
+  const end = performance.now() + ms
   const worker = async () => {
     while (performance.now() < end) {
       const start = performance.now()
       await run()
       latencies.push(performance.now() - start)
+      count++
     }
   }
   const started = performance.now()
   await Promise.all(Array.from({ length: CONCURRENCY }, worker))
-  const elapsed = (performance.now() - started) / 1000
-  latencies.sort((a, b) => a - b)
-  return {
-    rps: latencies.length / elapsed,
-    p50: latencies[Math.floor(latencies.length * 0.5)]!,
-    p99: latencies[Math.floor(latencies.length * 0.99)]!,
-    rssMb: process.memoryUsage().rss / 1048576,
+  return { count, seconds: (performance.now() - started) / 1000 }
+}
+
+async function measurePair(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[Result, Result]> {
+  for (let i = 0; i < 200; i++) {
+    await a() // warm up
+    await b()
   }
+  const sides = [a, b].map(() => ({ latencies: [] as number[], count: 0, seconds: 0, rss: 0 }))
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [i, run] of [a, b].entries()) {
+      const side = sides[i]!
+      const done = await round(run, DURATION_MS / ROUNDS, side.latencies)
+      side.count += done.count
+      side.seconds += done.seconds
+      side.rss = Math.max(side.rss, process.memoryUsage().rss / 1048576)
+    }
+  }
+  return sides.map((side) => {
+    side.latencies.sort((x, y) => x - y)
+    return {
+      rps: side.count / side.seconds,
+      p50: side.latencies[Math.floor(side.latencies.length * 0.5)]!,
+      p99: side.latencies[Math.floor(side.latencies.length * 0.99)]!,
+      rssMb: side.rss,
+    }
+  }) as [Result, Result]
 }
 
 function check(name: string, result: unknown): void {
@@ -147,15 +169,14 @@ try {
   const pgraphile = (query: string, who: RequestIdentity) => async () =>
     grafast({ schema, source: query, resolvedPreset, requestContext: { who } as never })
 
-  console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per case, concurrency ${CONCURRENCY}, in-process, same database`)
+  console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per engine and case in ${ROUNDS} alternating rounds, concurrency ${CONCURRENCY}, in-process, same database`)
   console.log('case                      engine        req/s     p50 ms   p99 ms   rss MB')
   const ratios: number[] = []
   for (const [name, q] of Object.entries(QUERIES)) {
     for (const [whoName, who] of Object.entries(identities)) {
       check(`baseplane ${name}`, await baseplane(q.baseplane, who)())
       check(`postgraphile ${name}`, await pgraphile(q.postgraphile, who)())
-      const b = await measure(baseplane(q.baseplane, who))
-      const g = await measure(pgraphile(q.postgraphile, who))
+      const [b, g] = await measurePair(baseplane(q.baseplane, who), pgraphile(q.postgraphile, who))
       const label = `${name} as ${whoName}`.padEnd(25)
       const row = (engine: string, r: Result) =>
         console.log(`${label} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.rssMb.toFixed(0).padStart(8)}`)
