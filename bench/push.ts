@@ -23,7 +23,7 @@ import { dropCatalogue } from '../test/helpers/platform.ts'
 
 setLogLevel('silent')
 const require = createRequire(import.meta.url)
-const apn = require('@parse/node-apn')
+const apn = require('@parse/node-apn') as typeof import('@parse/node-apn')
 
 const N = Number(process.env.BENCH_PUSH_N ?? 20000)
 const TOPIC = 'com.example.bench'
@@ -60,7 +60,7 @@ async function startPeerProcess(): Promise<Peer> {
 }
 
 /** One provider for the warm-up and the run: its session is past APNs' one-stream start when measured. */
-async function nodeApnRate(provider: any, count: number): Promise<number> {
+async function nodeApnRate(provider: import('@parse/node-apn').Provider, count: number): Promise<number> {
   const note = new apn.Notification({ alert: { title: 'Bench', body: 'node-apn' }, topic: TOPIC })
   const start = process.hrtime.bigint()
   let failed = 0
@@ -153,7 +153,8 @@ const peer = await startPeerProcess()
 try {
   console.log(`push benchmark: ${N} notifications to a local APNs stand-in (HTTP/2, h2c), Node ${process.version}`)
   const provider = new apn.Provider({ token: { key: key.p8, keyId: key.keyId, teamId: key.teamId }, production: true, address: '127.0.0.1', port: Number(new URL(peer.url).port) })
-  provider.client._mockOverrideUrl = peer.url
+  // node-apn's own switch (used by its tests) to talk h2c to a local server instead of Apple.
+  ;(provider as typeof provider & { client: { _mockOverrideUrl: string } }).client._mockOverrideUrl = peer.url
   await nodeApnRate(provider, 2000) // warm-up (node-apn does not wait for APNs' first SETTINGS: some of these fail)
   const peerRate = await nodeApnRate(provider, N)
   provider.shutdown()

@@ -170,8 +170,8 @@ export class ControlPlane {
 
   async setPlan(ref: string, plan: string): Promise<ProjectRecord> {
     const valid = validatePlan(plan)
-    await this.get(ref)
-    await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
+    const updated = await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
+    if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
     await this.changed()
     return this.get(ref)
   }
@@ -187,15 +187,15 @@ export class ControlPlane {
 
   /** New JWT secret and keys: every token signed with the old secret stops working. */
   async rotateKeys(ref: string): Promise<ProjectRecord> {
-    await this.get(ref)
     const jwtSecret = secret(32)
     const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
-    await this.catalogue.query('update baseplane.projects set jwt_secret = $2, anon_key = $3, service_role_key = $4 where ref = $1', [
+    const updated = await this.catalogue.query('update baseplane.projects set jwt_secret = $2, anon_key = $3, service_role_key = $4 where ref = $1', [
       ref,
       jwtSecret,
       anonKey,
       serviceRoleKey,
     ])
+    if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
     await this.changed()
     return this.get(ref)
   }

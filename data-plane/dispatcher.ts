@@ -51,10 +51,6 @@ export class Dispatcher {
     }
   }
 
-  has(concern: Concern): boolean {
-    return this.#pools.has(concern)
-  }
-
   async run(request: ServiceRequest): Promise<ServiceResponse> {
     const pool = this.#pools.get(request.concern)
     if (pool === undefined) {

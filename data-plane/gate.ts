@@ -46,14 +46,6 @@ export class Gate {
     return this.#keysOf(project).roles.get(apikey)
   }
 
-  /** The key role of the `apikey` header; throws 401 when it is missing or not this project's. */
-  apikeyRole(project: ProjectRecord, apikey: string | undefined): KeyRole {
-    if (!apikey) throw platformErrors.noApiKey()
-    const role = this.keyRole(project, apikey)
-    if (role === undefined) throw platformErrors.invalidApiKey()
-    return role
-  }
-
   /** The caller, if its token was verified before and has not expired; throws on a malformed header. */
   cachedIdentity(project: ProjectRecord, apikey: string, authorization: string | undefined): RequestIdentity | undefined {
     const token = tokenOf(apikey, authorization)

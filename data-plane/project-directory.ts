@@ -24,11 +24,10 @@ interface Cached {
 
 export class ProjectDirectory {
   readonly #catalogue: pg.Pool
-  readonly #defaultServerUrl: string
+  /** The catalogue's database, which is also the default server of project databases. */
   readonly #databaseUrl: string
   readonly #cache = new Map<string, Cached>()
   readonly #loading = new Map<string, Promise<ProjectRecord | undefined>>()
-  readonly #listeners = new Set<(ref: string) => void>()
   /** Bumped on every invalidation, so a read that raced a change is not cached. */
   #generation = 0
   #listener: pg.Client | undefined
@@ -41,7 +40,6 @@ export class ProjectDirectory {
 
   constructor(databaseUrl: string, catalogue: pg.Pool) {
     this.#databaseUrl = databaseUrl
-    this.#defaultServerUrl = databaseUrl
     this.#catalogue = catalogue
   }
 
@@ -105,17 +103,10 @@ export class ProjectDirectory {
     }
   }
 
-  /** Called on every change of `ref`; used by tests and by components keeping derived state. */
-  onChange(listener: (ref: string) => void): () => void {
-    this.#listeners.add(listener)
-    return () => this.#listeners.delete(listener)
-  }
-
   invalidate(ref: string): void {
     this.#generation += 1
     this.#loading.delete(ref)
     this.#cache.delete(ref)
-    for (const listener of this.#listeners) listener(ref)
   }
 
   /** The cached record, if present and current; lets the hot path avoid a promise. */
@@ -137,7 +128,7 @@ export class ProjectDirectory {
     let loading = this.#loading.get(ref)
     if (loading === undefined) {
       const generation = this.#generation
-      loading = readProject(this.#catalogue, ref, this.#defaultServerUrl).then(
+      loading = readProject(this.#catalogue, ref, this.#databaseUrl).then(
         (project) => {
           if (this.#loading.get(ref) === loading) this.#loading.delete(ref)
           if (generation === this.#generation) this.#cache.set(ref, { project, loadedAt: Date.now() })

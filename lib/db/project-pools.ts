@@ -61,18 +61,6 @@ export class ProjectPools {
     return pool
   }
 
-  /** Ends every pool of `ref` (its database is being dropped). */
-  async forget(ref: string): Promise<void> {
-    const ends: Promise<void>[] = []
-    for (const [key, pool] of this.#pools.entries()) {
-      if (key.startsWith(`${ref}\0`)) {
-        this.#pools.delete(key)
-        ends.push(pool.end().catch(() => {}))
-      }
-    }
-    await Promise.all(ends)
-  }
-
   get size(): number {
     return this.#pools.size
   }

@@ -56,7 +56,7 @@ function errorOf(location: string) {
 t.test('offered only when switch, client ID and secret are all set; saving takes effect at once', async (t) => {
   const { f, google } = await setup(t)
   const authorize = () => fetch(f.url(`/authorize?provider=google&redirect_to=${encodeURIComponent(APP)}`), { redirect: 'manual' })
-  const settings = async () => (await call(f, 'GET', '/settings')).body.external.google
+  const settings = async () => (await call<{ external: { google: boolean } }>(f, 'GET', '/settings')).body.external.google
   const refused = async (label: string) => {
     const r = await authorize()
     t.equal(r.status, 400, `${label}: 400`)

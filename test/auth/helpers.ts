@@ -136,14 +136,34 @@ export async function authFixture(t: Teardown, env: Record<string, string> = {},
   }
 }
 
-/** A raw call to the auth API with the anon key (and a user token when given). */
-export async function call(
+/**
+ * What auth answers, by the members tests read: an error, a session, a user,
+ * a factor or a challenge. A body has only the members of its kind; the test
+ * asserts the ones it reads.
+ */
+export interface AuthBody {
+  code: string | number
+  message: string
+  msg: string
+  error_code: string
+  id: string
+  access_token: string
+  refresh_token: string
+  expires_at: number
+  user: { id: string; email: string; [member: string]: unknown }
+  totp: { qr_code: string; secret: string; uri: string }
+  factors: Array<{ id: string; status: string; factor_type: string; friendly_name?: string }>
+  [member: string]: unknown
+}
+
+/** A raw call to the auth API with the anon key (and a user token when given); `body` is read as `T`. */
+export async function call<T = AuthBody>(
   fixture: AuthFixture,
   method: string,
   path: string,
   body?: unknown,
   options: { token?: string; key?: string; headers?: Record<string, string>; version?: boolean } = {},
-): Promise<{ status: number; body: any; headers: Headers }> {
+): Promise<{ status: number; body: T; headers: Headers }> {
   const headers: Record<string, string> = { apikey: options.key ?? fixture.project.anonKey, 'content-type': 'application/json', ...options.headers }
   if (options.version !== false) headers['x-supabase-api-version'] = '2024-01-01'
   if (options.token) headers.authorization = `Bearer ${options.token}`
@@ -153,7 +173,7 @@ export async function call(
   try {
     parsed = text ? JSON.parse(text) : undefined
   } catch {}
-  return { status: response.status, body: parsed, headers: response.headers }
+  return { status: response.status, body: parsed as T, headers: response.headers }
 }
 
 /** Session values from the fragment of a redirect Location. */

@@ -10,7 +10,7 @@ import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
-import { authFixture, call, type AuthFixture } from './helpers.ts'
+import { authFixture, call, type AuthBody, type AuthFixture } from './helpers.ts'
 
 const code = (secret: string, offsetSeconds = 0) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSeconds })
 
@@ -40,7 +40,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
   const signIn = await supabase.auth.signInWithPassword({ email: 'ada@example.test', password: 'password 123' })
   t.error(signIn.error)
   t.same((await supabase.auth.mfa.getAuthenticatorAssuranceLevel()).data, {
-    currentLevel: 'aal1', nextLevel: 'aal1', currentAuthenticationMethods: [{ method: 'password', timestamp: (await verifyJwt(f.project.record.jwtSecret, signIn.data.session!.access_token) as any).amr[0].timestamp }],
+    currentLevel: 'aal1', nextLevel: 'aal1', currentAuthenticationMethods: [{ method: 'password', timestamp: ((await verifyJwt(f.project.record.jwtSecret, signIn.data.session!.access_token)).amr as Array<{ timestamp: number }>)[0]!.timestamp }],
   })
 
   const enrolled = await supabase.auth.mfa.enroll({ factorType: 'totp', friendlyName: 'Ada phone' })
@@ -159,7 +159,7 @@ t.test('refusals, each with its status and code', async (t) => {
   const f = await authFixture(t)
   const carol = await user(f, 'carol@example.test')
   const dave = await user(f, 'dave@example.test')
-  const expect = async (label: string, reply: Promise<{ status: number; body: any }>, status: number, codeName: string, message?: string) => {
+  const expect = async (label: string, reply: Promise<{ status: number; body: AuthBody | undefined }>, status: number, codeName: string, message?: string) => {
     const r = await reply
     t.equal(r.status, status, `${label}: status`)
     t.equal(r.body?.code, codeName, `${label}: code`)

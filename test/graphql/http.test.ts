@@ -5,6 +5,11 @@ import t from 'tap'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { signJwt } from '../../lib/jwt.ts'
 import { request } from '../helpers/http.ts'
+
+interface GraphqlBody {
+  data: unknown
+  errors?: Array<{ message: string }>
+}
 import { startTestPlatform } from '../helpers/platform.ts'
 
 const platform = await startTestPlatform(t)
@@ -24,7 +29,7 @@ await owner.query(`
 `)
 const tokenFor = (sub: string) => signJwt(project.record.jwtSecret, { sub, role: 'authenticated', aud: 'authenticated', exp: Math.floor(Date.now() / 1000) + 600 })
 const gql = async (query: string, token?: string) => {
-  const reply = await request(`${project.baseUrl}/graphql/v1`, {
+  const reply = await request<GraphqlBody>(`${project.baseUrl}/graphql/v1`, {
     headers: { apikey: project.anonKey, ...(token ? { authorization: `Bearer ${token}` } : {}) },
     body: { query },
   })
@@ -46,7 +51,7 @@ t.test('a mutation runs as the user; a failure keeps nothing', async (t) => {
   const refused = await gql(`mutation { insertIntotodoCollection(objects: [{title: "anon"}]) { affectedCount } }`)
   t.equal(refused.status, 200)
   t.equal(refused.body.data, null)
-  t.match(refused.body.errors[0].message, /insertIntotodoCollection|permission denied|row-level security|null value/)
+  t.match(refused.body.errors![0]!.message, /insertIntotodoCollection|permission denied|row-level security|null value/)
   t.same(await gql(titles, bob), list('bob secret', 'bob 2'))
 })
 
@@ -59,9 +64,9 @@ t.test('a schema change shows on the next request', async (t) => {
 })
 
 t.test('bad bodies', async (t) => {
-  const notJson = await request(`${project.baseUrl}/graphql/v1`, { headers: { apikey: project.anonKey }, body: '{nope' })
+  const notJson = await request<GraphqlBody>(`${project.baseUrl}/graphql/v1`, { headers: { apikey: project.anonKey }, body: '{nope' })
   t.equal(notJson.status, 400)
-  t.ok(Array.isArray(notJson.json.errors) && typeof notJson.json.errors[0].message === 'string')
+  t.ok(Array.isArray(notJson.json.errors) && typeof notJson.json.errors[0]!.message === 'string')
   const invalid = await gql('{ todoCollection { edges { node { nope } } } }')
   t.same(invalid, { status: 200, body: { data: null, errors: [{ message: 'Cannot query field "nope" on type "todo".' }] } })
 })

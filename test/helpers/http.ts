@@ -1,14 +1,22 @@
 // Small HTTP client for tests that need full control of headers (Host included).
 import http from 'node:http'
 
-export interface Reply {
+/** The body a test expects: `json` is the decoded body, read as that shape (the test asserts it). */
+export interface Reply<T = unknown> {
   status: number
   headers: http.IncomingHttpHeaders
   text: string
-  json: any
+  json: T
 }
 
-export function request(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | object } = {}): Promise<Reply> {
+/** The error body of the platform, the admin API and the services. */
+export interface ErrorBody {
+  code: string
+  message: string
+  hint?: string
+}
+
+export function request<T = unknown>(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | object } = {}): Promise<Reply<T>> {
   const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body
   const headers: Record<string, string> = { ...(options.headers ?? {}) }
   if (body !== undefined) {
@@ -27,7 +35,7 @@ export function request(url: string, options: { method?: string; headers?: Recor
         } catch {
           json = undefined
         }
-        resolve({ status: res.statusCode!, headers: res.headers, text, json })
+        resolve({ status: res.statusCode!, headers: res.headers, text, json: json as T })
       })
     })
     req.on('error', reject)

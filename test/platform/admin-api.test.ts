@@ -1,5 +1,9 @@
 import t from 'tap'
+import type { dbUrlView, keysView, projectView } from '../../control-plane/views.ts'
 import { request } from '../helpers/http.ts'
+
+type ProjectBody = ReturnType<typeof projectView>
+type KeysBody = ReturnType<typeof keysView>
 import { startTestPlatform } from '../helpers/platform.ts'
 
 const platform = await startTestPlatform(t)
@@ -14,24 +18,24 @@ t.test('the admin token guards every operation', async (t) => {
 })
 
 t.test('create, read, change, rotate and delete a project', async (t) => {
-  const created = await request(`${admin}/projects`, { headers: auth, body: { name: 'Api Shop', plan: 'pro' } })
+  const created = await request<ProjectBody & KeysBody>(`${admin}/projects`, { headers: auth, body: { name: 'Api Shop', plan: 'pro' } })
   t.equal(created.status, 201)
   const ref = created.json.ref
   t.match(created.json, { name: 'Api Shop', plan: 'pro', products: { auth: false, graphql: true, push: false }, anon_key: /^ey/, service_role_key: /^ey/ })
-  const listed = await request(`${admin}/projects`, { headers: auth })
-  t.same(listed.json.map((p: { ref: string }) => p.ref), [ref])
-  t.notOk('anon_key' in listed.json[0], 'listing shows no keys')
-  const patched = await request(`${admin}/projects/${ref}`, { method: 'PATCH', headers: auth, body: { plan: 'business' } })
+  const listed = await request<ProjectBody[]>(`${admin}/projects`, { headers: auth })
+  t.same(listed.json.map((p) => p.ref), [ref])
+  t.notOk('anon_key' in listed.json[0]!, 'listing shows no keys')
+  const patched = await request<ProjectBody>(`${admin}/projects/${ref}`, { method: 'PATCH', headers: auth, body: { plan: 'business' } })
   t.equal(patched.json.plan, 'business')
-  const enabled = await request(`${admin}/projects/${ref}/products/auth`, { method: 'PUT', headers: auth })
+  const enabled = await request<ProjectBody>(`${admin}/projects/${ref}/products/auth`, { method: 'PUT', headers: auth })
   t.equal(enabled.json.products.auth, true)
   const live = await request(`${platform.origin}/project/${ref}/auth/v1/health`, { headers: { apikey: created.json.anon_key } })
   t.equal(live.status, 200, 'enabled through the API, live on the next request')
-  const keys = await request(`${admin}/projects/${ref}/keys`, { headers: auth })
+  const keys = await request<KeysBody>(`${admin}/projects/${ref}/keys`, { headers: auth })
   t.equal(keys.json.anon_key, created.json.anon_key)
-  const rotated = await request(`${admin}/projects/${ref}/keys/rotate`, { method: 'POST', headers: auth })
+  const rotated = await request<KeysBody>(`${admin}/projects/${ref}/keys/rotate`, { method: 'POST', headers: auth })
   t.not(rotated.json.anon_key, created.json.anon_key)
-  const dbUrl = await request(`${admin}/projects/${ref}/db-url`, { headers: auth })
+  const dbUrl = await request<ReturnType<typeof dbUrlView>>(`${admin}/projects/${ref}/db-url`, { headers: auth })
   t.match(dbUrl.json.db_url, new RegExp(`^postgres://bp_${ref}_owner:`))
   const deleted = await request(`${admin}/projects/${ref}`, { method: 'DELETE', headers: auth })
   t.equal(deleted.status, 204)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { SignJWT } from 'jose'
 import { signJwt } from '../../lib/jwt.ts'
-import { request } from '../helpers/http.ts'
+import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
 const platform = await startTestPlatform(t)
@@ -25,10 +25,10 @@ t.test('the project comes from the Host label or the /project/<ref>/ prefix', as
   t.equal(byPath.status, 200)
   const unknown = await request(`${platform.origin}/project/nosuchproject/graphql/v1`, { headers: { apikey: a.anonKey }, body: {} })
   t.same({ status: unknown.status, body: unknown.json }, { status: 404, body: { code: 'project_not_found', message: 'Project "nosuchproject" not found' } })
-  const none = await request(`${platform.origin}/auth/v1/health`)
+  const none = await request<ErrorBody>(`${platform.origin}/auth/v1/health`)
   t.equal(none.status, 404)
   t.equal(none.json.code, 'project_not_found')
-  const strayPath = await request(`${a.baseUrl}/rest/v1/things`, { headers: { apikey: a.anonKey } })
+  const strayPath = await request<ErrorBody>(`${a.baseUrl}/rest/v1/things`, { headers: { apikey: a.anonKey } })
   t.same({ status: strayPath.status, code: strayPath.json.code }, { status: 404, code: 'not_found' })
 })
 
@@ -53,7 +53,7 @@ t.test('key failures answer 401 with a JSON body', async (t) => {
     ['not a bearer header', { apikey: a.anonKey, authorization: 'Basic abc' }, 'bad_jwt', 'Invalid JWT: Authorization header must be "Bearer <token>"'],
   ]
   for (const [name, headers, code, message] of cases) {
-    const reply = await request(`${a.baseUrl}/graphql/v1`, { headers, body: { query: '{ __typename }' } })
+    const reply = await request<ErrorBody | undefined>(`${a.baseUrl}/graphql/v1`, { headers, body: { query: '{ __typename }' } })
     t.same({ status: reply.status, code: reply.json?.code, message: reply.json?.message, header: reply.headers['x-sb-error-code'] }, { status: 401, code, message, header: code }, name)
   }
 })
@@ -100,11 +100,11 @@ t.test('a product that is off answers with a clear error', async (t) => {
   const off = await platform.createProject({ name: 'Off' })
   const reply = await health(off, { apikey: off.anonKey, 'x-supabase-api-version': '2024-01-01' })
   t.same({ status: reply.status, body: reply.json }, { status: 503, body: { code: 'product_disabled', message: `Auth is not enabled for project ${off.ref}` } })
-  const push = await request(`${off.baseUrl}/push/v1/devices`, { headers: { apikey: off.anonKey } })
+  const push = await request<ErrorBody>(`${off.baseUrl}/push/v1/devices`, { headers: { apikey: off.anonKey } })
   t.same({ status: push.status, code: push.json.code, hint: push.json.hint }, { status: 503, code: 'product_disabled', hint: `Enable it with: baseplane products enable push ${off.ref}` })
 })
 
 t.test('bodies over 1 MiB are refused', async (t) => {
-  const reply = await request(`${a.baseUrl}/graphql/v1`, { headers: { apikey: a.anonKey }, body: JSON.stringify({ query: 'x'.repeat(1024 * 1024 + 10) }) })
+  const reply = await request<ErrorBody>(`${a.baseUrl}/graphql/v1`, { headers: { apikey: a.anonKey }, body: JSON.stringify({ query: 'x'.repeat(1024 * 1024 + 10) }) })
   t.same({ status: reply.status, code: reply.json.code }, { status: 413, code: 'request_too_large' })
 })

@@ -19,7 +19,7 @@ t.test('two data-plane processes on one catalogue serve the same project', async
 
 t.test('changes made through the control plane apply on the next request of every node', async (t) => {
   const project = await platform.createProject({ name: 'Live' })
-  const healthOf = (origin: string, apikey: string) => request(urlOn(origin, project.ref, '/health'), { headers: { apikey } })
+  const healthOf = (origin: string, apikey: string) => request<{ plan: string }>(urlOn(origin, project.ref, '/health'), { headers: { apikey } })
   const authOn = (origin: string, apikey: string) => request(urlOn(origin, project.ref, '/auth/v1/health'), { headers: { apikey } })
   for (const origin of origins) t.equal((await authOn(origin, project.anonKey)).status, 503, 'auth is off at first')
 

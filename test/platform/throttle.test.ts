@@ -1,5 +1,5 @@
 import t from 'tap'
-import { request } from '../helpers/http.ts'
+import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
 t.test('a refused address is refused by every service of the project, anon key or not', async (t) => {
@@ -16,7 +16,7 @@ t.test('a refused address is refused by every service of the project, anon key o
   ]
   for (const [path, body] of targets) {
     for (const apikey of [project.anonKey, project.serviceRoleKey]) {
-      const reply = await request(`${project.baseUrl}${path}`, { headers: from('203.0.113.7', apikey), body })
+      const reply = await request<ErrorBody>(`${project.baseUrl}${path}`, { headers: from('203.0.113.7', apikey), body })
       t.same(
         { status: reply.status, code: reply.json.code, header: reply.headers['x-sb-error-code'], retry: Number(reply.headers['retry-after']) > 0 },
         { status: 429, code: 'over_request_rate_limit', header: 'over_request_rate_limit', retry: true },

@@ -1,6 +1,7 @@
 // APNs against an HTTP/2 stand-in that checks the provider JWT, topic and
 // headers, answers Apple's reasons, and allows one stream until a valid token.
 import t, { type Test } from 'tap'
+import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { ApnsTokens } from '../../workers/push/providers/apns-token.ts'
 import { eventually, newUserId, pushFixture, service, user, type PushFixture } from './helpers.ts'
 import { makeApnsKey } from './peers/keys.ts'
@@ -45,7 +46,7 @@ t.test('credentials: only service_role; the .p8 must be a P-256 signing key; nev
     t.equal(r.json.code, 'invalid_apns_key', r.json.message)
   }
   t.equal((await fx.call(service, 'PUT', '/credentials/apns', { ...body, key_id: 'short' })).json.code, 'validation_failed')
-  const listed = await fx.call(service, 'GET', '/credentials')
+  const listed = await fx.call<CredentialStatus>(service, 'GET', '/credentials')
   t.equal(listed.status, 200)
   t.match(listed.json.apns, { topic: TOPIC, key_id: key.keyId, team_id: key.teamId, environment: 'production', stopped_reason: null })
   t.notMatch(listed.body, /PRIVATE KEY/, 'the key is not returned')
@@ -144,7 +145,7 @@ t.test('a credential-level refusal stops APNs for the project until the keys cha
   const alice = newUserId()
   for (let i = 0; i < 8; i++) await device(fx, alice, hex('e', i))
   await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'held' })
-  const stopped = await eventually(async () => (await fx.call(service, 'GET', '/credentials')).json.apns.stopped_reason, 10000, 'stop')
+  const stopped = await eventually(async () => (await fx.call<CredentialStatus>(service, 'GET', '/credentials')).json.apns!.stopped_reason, 10000, 'stop')
   t.equal(stopped, 'APNs: InvalidProviderToken')
   await new Promise((r) => setTimeout(r, 300))
   t.ok(peer.answers.length < 8, `stopped after ${peer.answers.length} refused request(s), not one per message`)
@@ -157,12 +158,12 @@ t.test('a credential-level refusal stops APNs for the project until the keys cha
   await fx.call(service, 'PUT', '/credentials/apns', { topic: TOPIC, key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] })
   await settled(fx, 8)
   t.equal(peer.delivered.length, 8)
-  t.equal((await fx.call(service, 'GET', '/credentials')).json.apns.stopped_reason, null)
+  t.equal((await fx.call<CredentialStatus>(service, 'GET', '/credentials')).json.apns!.stopped_reason, null)
 
   // A wrong topic (BadTopic) stops it the same way.
   await fx.call(service, 'PUT', '/credentials/apns', { topic: 'com.example.other', key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] })
   await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'bad topic' })
-  t.equal(await eventually(async () => (await fx.call(service, 'GET', '/credentials')).json.apns.stopped_reason), 'APNs: BadTopic')
+  t.equal(await eventually(async () => (await fx.call<CredentialStatus>(service, 'GET', '/credentials')).json.apns!.stopped_reason), 'APNs: BadTopic')
 })
 
 t.test('retries: Free gives up after a few; paid plans retry as long as the provider asks', async (t) => {

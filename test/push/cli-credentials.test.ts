@@ -1,5 +1,6 @@
 // The functions the CLI calls for `baseplane push credentials set`.
 import t from 'tap'
+import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
 import { setApnsCredentials, setFcmCredentials } from '../../workers/push/credentials.ts'
 import { pushFixture, service } from './helpers.ts'
@@ -25,9 +26,9 @@ t.test('push credentials set: apns and fcm, checked, stored, shown only by what 
   t.equal(refused.code, 'service_account_refused')
   t.equal((await setFcmCredentials(fx.project, fx.server, '{not json', { fcmTokenUrl: peer.tokenUrl }).catch((e) => e)).code, 'invalid_service_account')
 
-  const listed = await fx.call(service, 'GET', '/credentials')
-  t.equal(listed.json.apns.topic, 'com.example.cli')
-  t.equal(listed.json.fcm.client_email, account.file.client_email)
+  const listed = await fx.call<CredentialStatus>(service, 'GET', '/credentials')
+  t.equal(listed.json.apns!.topic, 'com.example.cli')
+  t.equal(listed.json.fcm!.client_email, account.file.client_email)
 
   const noPush = await fx.controlPlane.create({ name: 'no push' })
   const notInstalled = await setApnsCredentials(noPush, fx.server, { topic: 'com.example.cli', key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] }).catch((e) => e)
@@ -69,8 +70,8 @@ t.test('the baseplane CLI: push credentials set REF apns|fcm', async (t) => {
   t.equal(fcm.code, 0, fcm.stderr)
   t.match(JSON.parse(fcm.stdout), { platform: 'fcm', project_id: account.file.project_id, client_email: account.file.client_email })
   t.notMatch(fcm.stdout, 'PRIVATE KEY', 'the key is never printed')
-  const listed = await fx.call(service, 'GET', '/credentials')
-  t.equal(listed.json.apns.topic, 'com.example.cli2')
+  const listed = await fx.call<CredentialStatus>(service, 'GET', '/credentials')
+  t.equal(listed.json.apns!.topic, 'com.example.cli2')
 
   const refusals: Array<[string[], number, RegExp]> = [
     [['push', 'credentials', 'set', ref, 'hms', '--file', 'x'], 2, /^baseplane: unknown provider "hms": use apns or fcm\n$/],

@@ -1,6 +1,7 @@
 // FCM HTTP v1 against stand-ins of the send endpoint and the OAuth token
 // endpoint: credential checks, delivery, UNREGISTERED, token renewal, stops.
 import t, { type Test } from 'tap'
+import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { eventually, newUserId, pushFixture, service, user, type PushFixture } from './helpers.ts'
 import { makeServiceAccount } from './peers/keys.ts'
 import { startFcmPeer } from './peers/fcm-peer.ts'
@@ -76,7 +77,7 @@ t.test('auth failures stop FCM for the project until new keys; quota errors are 
   for (let i = 0; i < 5; i++) await fx.call(user(alice), 'POST', '/devices', { platform: 'fcm', token: `t-${i}` })
   peer.script.set('t-0', [{ status: 403, code: 'THIRD_PARTY_AUTH_ERROR' }])
   await fx.call(service, 'POST', '/messages', { device_id: (await fx.admin(`select id from push.devices where token = 't-0'`)).rows[0].id, title: 'x' })
-  const reason = await eventually(async () => (await fx.call(service, 'GET', '/credentials')).json.fcm.stopped_reason)
+  const reason = await eventually(async () => (await fx.call<CredentialStatus>(service, 'GET', '/credentials')).json.fcm!.stopped_reason)
   t.equal(reason, 'FCM: THIRD_PARTY_AUTH_ERROR')
   await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'held' })
   await new Promise((r) => setTimeout(r, 300))

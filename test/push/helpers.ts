@@ -23,6 +23,21 @@ export type Caller = { kind: 'service' } | { kind: 'user'; sub: string } | { kin
 export const service: Caller = { kind: 'service' }
 export const user = (sub: string): Caller => ({ kind: 'user', sub })
 
+/**
+ * What the push API answers, by the members tests read: an error, a device, a
+ * message with its deliveries, or the credentials. A body has only the members
+ * of its kind.
+ */
+export interface PushBody {
+  code: string
+  message: string
+  hint?: string
+  id: string
+  user_id: string | null
+  deliveries: Array<{ device_id: string; status: string; reason: string | null; [member: string]: unknown }>
+  [member: string]: unknown
+}
+
 export interface PushFixture {
   controlPlane: ControlPlane
   catalogueUrl: string
@@ -34,7 +49,8 @@ export interface PushFixture {
   admin(sql: string, values?: unknown[]): Promise<pg.QueryResult>
   /** Queries as the project's owner role (the developers). */
   owner(sql: string, values?: unknown[]): Promise<pg.QueryResult>
-  call(caller: Caller, method: string, path: string, body?: unknown): Promise<ServiceResponse & { json: any }>
+  /** The push handler's answer, its body read as `T` (the test asserts the members it reads). */
+  call<T = PushBody>(caller: Caller, method: string, path: string, body?: unknown): Promise<ServiceResponse & { json: T }>
   startHost(options?: Partial<PushActorHostOptions>): Promise<PushActorHost>
   newProject(plan?: Plan): Promise<ProjectRecord>
   /** Changes the project's plan in the catalogue (the handler and actors follow). */

@@ -42,10 +42,10 @@ t.test('devices register with a user token and are visible only to their owner',
   const naming = await fx.call(user(bob), 'POST', '/devices', { platform: 'fcm', token: 'x', user_id: alice })
   t.equal(naming.status, 400, 'a user cannot register a device for someone else')
 
-  const listA = await fx.call(user(alice), 'GET', '/devices')
-  t.same(listA.json.map((d: any) => d.id).sort(), [a1.json.id, a2.json.id].sort())
-  const listB = await fx.call(user(bob), 'GET', '/devices')
-  t.same(listB.json.map((d: any) => d.id), [b1.json.id])
+  const listA = await fx.call<Array<{ id: string }>>(user(alice), 'GET', '/devices')
+  t.same(listA.json.map((d) => d.id).sort(), [a1.json.id, a2.json.id].sort())
+  const listB = await fx.call<Array<{ id: string }>>(user(bob), 'GET', '/devices')
+  t.same(listB.json.map((d) => d.id), [b1.json.id])
   const all = await fx.call(service, 'GET', '/devices')
   t.equal(all.json.length, 3)
 
@@ -55,9 +55,9 @@ t.test('devices register with a user token and are visible only to their owner',
   const moved = await fx.call(user(bob), 'POST', '/devices', { platform: 'apns', token: 'ab'.repeat(32) })
   t.equal(moved.status, 201)
   t.equal(moved.json.user_id, bob)
-  t.equal((await fx.call(user(alice), 'GET', '/devices')).json.length, 1)
+  t.equal((await fx.call<Array<{ id: string }>>(user(alice), 'GET', '/devices')).json.length, 1)
   t.equal((await fx.call(user(alice), 'DELETE', `/devices/${a2.json.id}`)).status, 204)
-  t.equal((await fx.call(user(alice), 'GET', '/devices')).json.length, 0)
+  t.equal((await fx.call<Array<{ id: string }>>(user(alice), 'GET', '/devices')).json.length, 0)
 })
 
 t.test('sending: no policy means only service_role; a policy lets users notify their own devices', async (t) => {

@@ -40,11 +40,11 @@ t.test('a message reaches every web subscription of the user, decrypted and VAPI
     const { rows } = await fx.admin(`select provider, status, http_status, reason, provider_id from push.delivery_log where message_id = $1`, [sent.json.id])
     return rows.length === 2 && rows
   })
-  t.ok(log.every((r: any) => r.provider === 'web' && r.status === 'sent' && r.http_status === 201 && r.provider_id.startsWith(receiver.origin)))
+  t.ok(log.every((r: { provider: string; status: string; http_status: number; provider_id: string }) => r.provider === 'web' && r.status === 'sent' && r.http_status === 201 && r.provider_id.startsWith(receiver.origin)))
   const queue = await fx.admin(`select count(*)::int as n from push.queue where message_id = $1`, [sent.json.id])
   t.equal(queue.rows[0].n, 0, 'settled rows leave the queue')
   const read = await fx.call(service, 'GET', `/messages/${sent.json.id}`)
-  t.same(read.json.deliveries.map((d: any) => d.status), ['sent', 'sent'])
+  t.same(read.json.deliveries.map((d) => d.status), ['sent', 'sent'])
 })
 
 t.test('gone subscriptions (404, 410) are deactivated; 429 and 5xx are retried', async (t) => {

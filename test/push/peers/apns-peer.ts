@@ -5,6 +5,7 @@
 // valid token, then `maxStreams`.
 import crypto from 'node:crypto'
 import http2 from 'node:http2'
+import { closableHttp2 } from './h2c.ts'
 import type { AddressInfo } from 'node:net'
 import { verifyJws } from './keys.ts'
 
@@ -65,16 +66,13 @@ export async function startApnsPeer(options: ApnsPeerOptions): Promise<ApnsPeer>
   const expired = new Set<string>()
   const seen = new Set<string>()
   const stats = { maxConcurrent: 0, overLimit: 0, connections: 0, requests: 0 }
-  const sessions = new Set<http2.ServerHttp2Session>()
   const state = new WeakMap<http2.ServerHttp2Session, { validated: boolean; open: number; limit: number }>()
 
   const server = http2.createServer({ settings: { maxConcurrentStreams: 1 }, maxSessionMemory: 64 })
+  const closeServer = closableHttp2(server)
   server.on('session', (session) => {
     stats.connections++
-    sessions.add(session)
     state.set(session, { validated: false, open: 0, limit: 1 })
-    session.on('close', () => sessions.delete(session))
-    session.on('error', () => {})
   })
 
   // A token is verified once, then remembered (as APNs expects one token to be reused for up to an hour).
@@ -190,10 +188,6 @@ export async function startApnsPeer(options: ApnsPeerOptions): Promise<ApnsPeer>
     setLatency: (ms) => {
       latency = ms
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const session of sessions) session.destroy()
-        server.close(() => resolve())
-      }),
+    close: closeServer,
   }
 }

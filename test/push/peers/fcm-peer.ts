@@ -6,6 +6,7 @@
 import crypto from 'node:crypto'
 import http from 'node:http'
 import http2 from 'node:http2'
+import { closableHttp2 } from './h2c.ts'
 import type { AddressInfo } from 'node:net'
 import { verifyJws } from './keys.ts'
 
@@ -84,13 +85,8 @@ export async function startFcmPeer(): Promise<FcmPeer> {
     })
   })
 
-  const sessions = new Set<http2.ServerHttp2Session>()
   const server = http2.createServer({ settings: { maxConcurrentStreams: 1000 } })
-  server.on('session', (s) => {
-    sessions.add(s)
-    s.on('close', () => sessions.delete(s))
-    s.on('error', () => {})
-  })
+  const closeServer = closableHttp2(server)
   server.on('stream', (stream, headers) => {
     stream.on('error', () => {})
     let body = ''
@@ -144,9 +140,8 @@ export async function startFcmPeer(): Promise<FcmPeer> {
       for (const grant of tokens.values()) grant.revoked = true
     },
     close: async () => {
-      for (const s of sessions) s.destroy()
       tokenServer.closeAllConnections()
-      await Promise.all([new Promise((r) => server.close(r)), new Promise((r) => tokenServer.close(r))])
+      await Promise.all([closeServer(), new Promise((r) => tokenServer.close(r))])
     },
   }
 }

@@ -5,6 +5,7 @@
 import crypto from 'node:crypto'
 import http from 'node:http'
 import http2 from 'node:http2'
+import { closableHttp2 } from './h2c.ts'
 import type { AddressInfo } from 'node:net'
 import { verifyJws } from './keys.ts'
 
@@ -15,7 +16,7 @@ export interface Subscription {
 
 export interface WebPushReceived {
   path: string
-  payload: any
+  payload: unknown
   ttl: string | undefined
   urgency: string | undefined
   topic: string | undefined
@@ -130,13 +131,8 @@ export async function startWebPushReceiver(options: { http1?: boolean } = {}): P
         server.close(() => resolve())
       })
   } else {
-    const sessions = new Set<http2.ServerHttp2Session>()
     const server = http2.createServer()
-    server.on('session', (s) => {
-      sessions.add(s)
-      s.on('close', () => sessions.delete(s))
-      s.on('error', () => {})
-    })
+    const closeServer = closableHttp2(server)
     server.on('stream', (stream, headers) => {
       stream.on('error', () => {})
       const chunks: Buffer[] = []
@@ -148,11 +144,7 @@ export async function startWebPushReceiver(options: { http1?: boolean } = {}): P
     })
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    close = () =>
-      new Promise<void>((resolve) => {
-        for (const s of sessions) s.destroy()
-        server.close(() => resolve())
-      })
+    close = closeServer
   }
   return {
     origin,

@@ -7,6 +7,7 @@
 // they have expired. Message and device come by index lookups per row.
 import type pg from 'pg'
 import type { Delivery, Platform } from '../providers/provider.ts'
+import type { MessageInput } from '../store/messages.ts'
 
 /** Where the previous claim ended, in (run_at, id) order. */
 export interface ClaimCursor {
@@ -23,7 +24,8 @@ export interface ClaimedRow extends Delivery {
   messageFound: boolean
 }
 
-interface Row {
+/** A claimed queue row with its message's columns (null when the message is gone) and its device's. */
+interface Row extends Pick<MessageInput, 'title' | 'body' | 'data' | 'ttl' | 'collapse_key' | 'priority'> {
   id: string
   run_at: Date
   message_id: string
@@ -33,12 +35,6 @@ interface Row {
   first_attempt_at: Date | null
   expires_at: Date
   apns_id: string
-  title: string | null
-  body: string | null
-  data: Record<string, unknown> | null
-  ttl: number | null
-  collapse_key: string | null
-  priority: 'high' | 'normal' | null
   token: string | null
   p256dh: string | null
   auth: string | null
