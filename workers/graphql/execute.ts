@@ -11,7 +11,8 @@ import type { SchemaEntry } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
-import { jsonObject, text } from './sql.ts'
+import { jsonObject, SqlValues, text } from './sql.ts'
+import { preparedCall } from './statements.ts'
 
 /** Errors that are the request's fault, listed in the response as they are. */
 export class RequestErrors extends Error {
@@ -53,16 +54,21 @@ function introspect(entry: SchemaEntry, document: DocumentNode, operation: Opera
 export interface RunOptions {
   /** SQL sent after the data statement of a query, in the same round trip (release or commit). */
   trailer: string
+  /** The role the statements run as (names the query's prepared statement). */
+  role: string
 }
 
 /** A query operation planned into one SQL statement, and how to finish its result. */
 export interface PlannedQuery {
   /** The data statement (`select ... as data`), or undefined when nothing needs SQL. */
   sql: string | undefined
+  /** Text forms of its parameters, $1 first. */
+  params: (string | null)[]
   finish(row: Record<string, unknown>): Record<string, unknown>
 }
 
 function planContext(entry: SchemaEntry, document: DocumentNode, operation: OperationDefinitionNode, rawVariables: Record<string, unknown>): PlanContext {
+  // Queries bind their values as parameters of a prepared statement; mutations carry literals (sql.ts).
   const coerced = getVariableValues(entry.schema, operation.variableDefinitions ?? [], rawVariables)
   if (coerced.errors) throw new RequestErrors(coerced.errors.map((e) => e.message))
   return {
@@ -72,6 +78,7 @@ function planContext(entry: SchemaEntry, document: DocumentNode, operation: Oper
       document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
     ),
     variables: coerced.coerced,
+    values: new SqlValues(operation.operation === 'query'),
     aliases: 0,
   }
 }
@@ -102,6 +109,7 @@ export function planQuery(
   }
   return {
     sql: sqlPairs.length > 0 ? `select ${jsonObject(sqlPairs)} as data` : undefined,
+    params: ctx.values.texts,
     finish(row) {
       const data: Record<string, unknown> = {}
       for (const field of fields) data[field.key] = introspected.has(field.key) ? introspected.get(field.key) : row[field.key]
@@ -124,8 +132,9 @@ export async function runOperation(
       await client.query(options.trailer)
       return planned.finish({})
     }
-    const results = (await client.query(`${planned.sql}; ${options.trailer}`)) as unknown as pg.QueryResult[]
-    return planned.finish(results[0]!.rows[0]!.data as Record<string, unknown>)
+    const call = preparedCall(client, options.role, planned.sql, planned.params)
+    const results = (await client.query([...call.before, call.execute, options.trailer].join('; '))) as unknown as pg.QueryResult[]
+    return planned.finish(results[call.before.length]!.rows[0]!.data as Record<string, unknown>)
   }
 
   const operation = selectOperation(document, operationName)

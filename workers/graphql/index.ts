@@ -9,6 +9,7 @@ import type pg from 'pg'
 import { SchemaCache, metaSql, PROBE_SQL, type Meta } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
+import { isStatementMismatch, preparedCall, resync } from './statements.ts'
 
 export interface GraphqlRequest {
   query: string
@@ -75,6 +76,10 @@ function serverOf(client: pg.ClientBase): string {
 }
 
 export async function resolve(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<GraphqlResponse> {
+  return resolveOnce(client, request, options, true)
+}
+
+async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions, mayRetry: boolean): Promise<GraphqlResponse> {
   if (typeof request?.query !== 'string' || request.query.length === 0) return failure([graphqlErrors.noQuery().message])
   const variables = request.variables ?? {}
   if (typeof variables !== 'object' || Array.isArray(variables)) return failure([graphqlErrors.badVariables().message])
@@ -114,10 +119,14 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
     if ('error' in built) throw built.error
     const prepared = built.documents.prepare(built.schema, request.query, built.model.validation, built.model.introspection)
     if (prepared.errors.length > 0) throw new RequestErrors(prepared.errors)
-    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done })
+    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done, role: meta.role })
     return { data }
   } catch (error) {
     await client.query(undo).catch(() => {})
+    if (mayRetry && isStatementMismatch(error)) {
+      await resync(client)
+      return resolveOnce(client, request, options, false)
+    }
     if (error instanceof RequestErrors) return failure(error.messages)
     if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
     if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
@@ -154,14 +163,16 @@ async function speculate(
     return undefined
   }
   if (!planned?.sql) return undefined
+  const call = preparedCall(client, last.role, planned.sql, planned.params)
   let results: pg.QueryResult[]
   try {
-    results = (await client.query(`${opening}; ${planned.sql}; commit`)) as unknown as pg.QueryResult[]
-  } catch {
+    results = (await client.query([opening, ...call.before, call.execute, 'commit'].join('; '))) as unknown as pg.QueryResult[]
+  } catch (error) {
     await client.query('rollback').catch(() => {})
+    if (isStatementMismatch(error)) await resync(client).catch(() => {})
     return undefined
   }
-  const meta = results[results.length - 3]!.rows[0] as Meta
+  const meta = results[results.length - 3 - call.before.length]!.rows[0] as Meta
   if (!sameMeta(meta, last)) {
     lastMeta.set(key, meta)
     return undefined

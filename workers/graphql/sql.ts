@@ -1,8 +1,11 @@
-// SQL text helpers for the planner. Every value a client sends becomes a
-// quoted literal with an explicit cast (pg's escapeLiteral, which doubles
-// quotes and switches to E'' strings for backslashes), so a whole request can
-// go to PostgreSQL in one simple-protocol round trip together with its
-// savepoint; identifiers always go through escapeIdentifier.
+// SQL text helpers for the planner. Every value a client sends goes through
+// `SqlValues`: in a query it becomes a `$n` parameter with an explicit cast,
+// so a query's text depends only on the document's shape and PostgreSQL can
+// keep one prepared plan per shape (statements.ts); in a mutation it is a
+// quoted literal with the same cast (pg's escapeLiteral, which doubles quotes
+// and switches to E'' strings for backslashes), since a large insert can
+// carry more values than a statement's parameter limit. Identifiers always go
+// through escapeIdentifier.
 import { escapeIdentifier, escapeLiteral } from 'pg'
 import { graphqlErrors } from './errors.ts'
 import type { ValueType } from './types.ts'
@@ -39,21 +42,50 @@ function checkLength(value: unknown, type: ValueType): void {
   }
 }
 
-/** A literal of a column's own type (`type.sqlType`). */
-export function literal(value: unknown, type: ValueType): string {
-  if (value === null || value === undefined) return `null::${type.sqlType}`
-  if (Array.isArray(value)) {
-    for (const v of value) checkLength(v, type)
-    return `${escapeLiteral(arrayText(value))}::${type.sqlType}`
+/**
+ * The client's values of one statement, each written as an expression of an
+ * explicit type: `$n::type` when `parameters` (the texts are bound in order,
+ * equal values share one parameter), otherwise `'literal'::type`.
+ */
+export class SqlValues {
+  /** Text forms of the parameters, `$1` first; null is SQL NULL. */
+  readonly texts: (string | null)[] = []
+  readonly parameters: boolean
+  readonly #refs = new Map<string, string>()
+
+  constructor(parameters: boolean) {
+    this.parameters = parameters
   }
-  checkLength(value, type)
-  return `${escapeLiteral(scalarText(value))}::${type.sqlType}`
+
+  /** `text` (a value's text form, or null) as an expression of `sqlType`. */
+  add(text: string | null, sqlType: string): string {
+    if (!this.parameters) return text === null ? `null::${sqlType}` : `${escapeLiteral(text)}::${sqlType}`
+    const key = text === null ? `n${sqlType}` : `v${sqlType}\0${text}`
+    let ref = this.#refs.get(key)
+    if (ref === undefined) {
+      this.texts.push(text)
+      ref = `$${this.texts.length}::${sqlType}`
+      this.#refs.set(key, ref)
+    }
+    return ref
+  }
 }
 
-/** An array literal whose elements have the (scalar) column's type: for `in`. */
-export function arrayLiteral(values: readonly unknown[], type: ValueType): string {
-  for (const v of values) checkLength(v, type)
-  return `${escapeLiteral(arrayText(values))}::${type.sqlType}[]`
+/** A value of a column's own type (`type.sqlType`). */
+export function literal(values: SqlValues, value: unknown, type: ValueType): string {
+  if (value === null || value === undefined) return values.add(null, type.sqlType)
+  if (Array.isArray(value)) {
+    for (const v of value) checkLength(v, type)
+    return values.add(arrayText(value), type.sqlType)
+  }
+  checkLength(value, type)
+  return values.add(scalarText(value), type.sqlType)
+}
+
+/** An array whose elements have the (scalar) column's type: for `in`. */
+export function arrayLiteral(values: SqlValues, items: readonly unknown[], type: ValueType): string {
+  for (const v of items) checkLength(v, type)
+  return values.add(arrayText(items), `${type.sqlType}[]`)
 }
 
 /**

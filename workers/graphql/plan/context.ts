@@ -1,18 +1,21 @@
 // What the planner carries while it walks one operation: the model, the
 // graphql-js schema (for argument coercion), the fragments, the coerced
-// variables and a counter for unique SQL aliases.
+// variables, the statement's values and a counter for unique SQL aliases.
 import {
   getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
   type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode,
 } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { Model } from '../model.ts'
+import type { SqlValues } from '../sql.ts'
 
 export interface PlanContext {
   model: Model
   schema: GraphQLSchema
   fragments: Map<string, FragmentDefinitionNode>
   variables: Record<string, unknown>
+  /** Where the client's values go: parameters of a query, literals of a mutation. */
+  values: SqlValues
   aliases: number
 }
 

@@ -2,8 +2,8 @@
 // decoded here only far enough to know their length and which items are
 // null; the values themselves are read back in SQL (`->> i`), so bigint and
 // numeric keep every digit.
-import { escapeLiteral } from 'pg'
 import { graphqlErrors } from '../errors.ts'
+import type { SqlValues } from '../sql.ts'
 
 export interface DecodedArray {
   /** The jsonb text, for SQL. */
@@ -45,6 +45,6 @@ export function decodeNodeId(encoded: unknown): DecodedNodeId {
 }
 
 /** SQL reading item `index` of a decoded array, cast to `sqlType`. */
-export function itemSql(decoded: DecodedArray, index: number, sqlType: string): string {
-  return `((${escapeLiteral(decoded.json)}::jsonb ->> ${index})::${sqlType})`
+export function itemSql(values: SqlValues, decoded: DecodedArray, index: number, sqlType: string): string {
+  return `((${values.add(decoded.json, 'jsonb')} ->> ${index})::${sqlType})`
 }

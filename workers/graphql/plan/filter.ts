@@ -1,15 +1,15 @@
 // `filter` arguments to SQL conditions over a row alias (SPEC 2.3: every
 // operator, combined with and/or/not). Values arrive coerced by graphql-js;
-// each becomes a literal cast to the column's type.
+// each becomes a value (sql.ts SqlValues) cast to the column's type.
 import { graphqlErrors } from '../errors.ts'
 import type { ColumnModel, TableModel } from '../model.ts'
-import { arrayLiteral, ident, literal } from '../sql.ts'
+import { arrayLiteral, ident, literal, type SqlValues } from '../sql.ts'
 import { decodeNodeId, itemSql } from './cursor.ts'
 
 const COMPARISONS: Record<string, string> = { eq: '=', neq: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=', like: 'like', ilike: 'ilike', regex: '~', iregex: '~*', startsWith: '^@' }
 const LIST_OPS: Record<string, string> = { contains: '@>', containedBy: '<@', overlaps: '&&', eq: '=' }
 
-function columnCondition(column: ColumnModel, expr: string, ops: Record<string, unknown>): string[] {
+function columnCondition(values: SqlValues, column: ColumnModel, expr: string, ops: Record<string, unknown>): string[] {
   const out: string[] = []
   for (const [op, value] of Object.entries(ops)) {
     if (value === null || value === undefined) continue
@@ -18,16 +18,16 @@ function columnCondition(column: ColumnModel, expr: string, ops: Record<string, 
     } else if (column.type.list) {
       const sqlOp = LIST_OPS[op]
       if (!sqlOp) throw graphqlErrors.invalidInput(`${column.type.scalar}ListFilter`)
-      out.push(`${expr} ${sqlOp} ${literal(Array.isArray(value) ? value : [value], column.type)}`)
+      out.push(`${expr} ${sqlOp} ${literal(values, Array.isArray(value) ? value : [value], column.type)}`)
     } else if (op === 'in') {
-      out.push(`${expr} = any(${arrayLiteral(Array.isArray(value) ? value : [value], column.type)})`)
+      out.push(`${expr} = any(${arrayLiteral(values, Array.isArray(value) ? value : [value], column.type)})`)
     } else {
       const sqlOp = COMPARISONS[op]
       if (!sqlOp) throw graphqlErrors.invalidInput(`${column.type.enum?.name ?? column.type.scalar}Filter`)
       // Text operators apply to the text of the value, as in pg_graphql.
       const rhs = sqlOp === '^@' || sqlOp === 'like' || sqlOp === 'ilike' || sqlOp === '~' || sqlOp === '~*'
-        ? `${literal(value, column.type)}::text`
-        : literal(value, column.type)
+        ? `${literal(values, value, column.type)}::text`
+        : literal(values, value, column.type)
       out.push(sqlOp === '^@' ? `${expr}::text ^@ ${rhs}` : `${expr} ${sqlOp} ${rhs}`)
     }
   }
@@ -35,17 +35,17 @@ function columnCondition(column: ColumnModel, expr: string, ops: Record<string, 
 }
 
 /** Conditions on the primary key that a nodeId names; fails for another table's nodeId. */
-export function nodeIdCondition(table: TableModel, alias: string, nodeId: unknown): string {
+export function nodeIdCondition(values: SqlValues, table: TableModel, alias: string, nodeId: unknown): string {
   const decoded = decodeNodeId(nodeId)
   if (decoded.schema !== table.schema || decoded.table !== table.name) throw graphqlErrors.nodeIdOtherCollection()
   if (decoded.items.length !== table.primaryKey.length + 2) throw graphqlErrors.badNodeId(6)
   return table.primaryKey
-    .map((c, i) => `${alias}.${ident(c.name)} = ${itemSql(decoded, i + 2, c.type.sqlType)}`)
+    .map((c, i) => `${alias}.${ident(c.name)} = ${itemSql(values, decoded, i + 2, c.type.sqlType)}`)
     .join(' and ')
 }
 
 /** SQL for a `<Table>Filter` value over rows aliased `alias`; 'true' for an empty filter. */
-export function filterSql(table: TableModel, alias: string, filter: unknown): string {
+export function filterSql(values: SqlValues, table: TableModel, alias: string, filter: unknown): string {
   if (filter === null || filter === undefined) return 'true'
   if (typeof filter !== 'object' || Array.isArray(filter)) throw graphqlErrors.invalidInput(`${table.typeName}Filter`)
   const parts: string[] = []
@@ -53,16 +53,16 @@ export function filterSql(table: TableModel, alias: string, filter: unknown): st
     if (value === null || value === undefined) continue
     const column = table.columnByField.get(key)
     if (column) {
-      parts.push(...columnCondition(column, `${alias}.${ident(column.name)}`, value as Record<string, unknown>))
+      parts.push(...columnCondition(values, column, `${alias}.${ident(column.name)}`, value as Record<string, unknown>))
     } else if (key === 'and' || key === 'or') {
-      const list = (Array.isArray(value) ? value : [value]).map((f) => `(${filterSql(table, alias, f)})`)
+      const list = (Array.isArray(value) ? value : [value]).map((f) => `(${filterSql(values, table, alias, f)})`)
       if (list.length > 0) parts.push(`(${list.join(key === 'and' ? ' and ' : ' or ')})`)
     } else if (key === 'not') {
-      const inner = filterSql(table, alias, value)
+      const inner = filterSql(values, table, alias, value)
       if (inner !== 'true') parts.push(`not (${inner})`)
     } else if (key === 'nodeId') {
       const eq = (value as Record<string, unknown>).eq
-      if (eq !== undefined && eq !== null) parts.push(nodeIdCondition(table, alias, eq))
+      if (eq !== undefined && eq !== null) parts.push(nodeIdCondition(values, table, alias, eq))
     } else {
       throw graphqlErrors.invalidInput(`${table.typeName}Filter`)
     }

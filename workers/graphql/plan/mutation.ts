@@ -41,7 +41,7 @@ export function insertSql(ctx: PlanContext, table: TableModel, args: Record<stri
       if (!insertable.some((c) => c.field === key)) throw graphqlErrors.invalidInput(`${table.typeName}InsertInput`)
     }
   }
-  const rows = objects.map((o) => `(${columns.map((c) => (Object.hasOwn(o, c.field) ? literal(o[c.field], c.type) : 'default')).join(', ')})`)
+  const rows = objects.map((o) => `(${columns.map((c) => (Object.hasOwn(o, c.field) ? literal(ctx.values, o[c.field], c.type) : 'default')).join(', ')})`)
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (insert into ${qualified(table.schema, table.name)} as ${a} (${columns.map((c) => ident(c.name)).join(', ')}) ` +
@@ -54,13 +54,13 @@ export function updateSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const assignments = Object.entries(set).map(([key, value]) => {
     const column = table.columns.find((c) => c.field === key && c.updatable)
     if (!column) throw graphqlErrors.invalidInput(`${table.typeName}UpdateInput`)
-    return `${ident(column.name)} = ${literal(value, column.type)}`
+    return `${ident(column.name)} = ${literal(ctx.values, value, column.type)}`
   })
   if (assignments.length === 0) throw graphqlErrors.emptySet()
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (update ${qualified(table.schema, table.name)} as ${a} set ${assignments.join(', ')} ` +
-    `where ${filterSql(table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Update', field)}`
+    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Update', field)}`
   return { sql, atMost: args.atMost as number, tooMany: graphqlErrors.updateTooMany }
 }
 
@@ -68,7 +68,7 @@ export function deleteSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (delete from ${qualified(table.schema, table.name)} as ${a} ` +
-    `where ${filterSql(table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Delete', field)}`
+    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Delete', field)}`
   return { sql, atMost: args.atMost as number, tooMany: graphqlErrors.deleteTooMany }
 }
 

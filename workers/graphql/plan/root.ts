@@ -36,10 +36,10 @@ function rootIndex(model: Model) {
   return index
 }
 
-function callSql(fn: FunctionModel, args: Record<string, unknown>): string {
+function callSql(ctx: PlanContext, fn: FunctionModel, args: Record<string, unknown>): string {
   const named = fn.args
     .filter((a) => args[a.field] !== undefined)
-    .map((a) => `${ident(a.name)} => ${literal(args[a.field], a.type)}`)
+    .map((a) => `${ident(a.name)} => ${literal(ctx.values, args[a.field], a.type)}`)
   return `${qualified(fn.schema, fn.name)}(${named.join(', ')})`
 }
 
@@ -49,7 +49,7 @@ function nodeSql(ctx: PlanContext, args: Record<string, unknown>, field: Collect
   if (!table) return 'null::json'
   if (decoded.items.length !== table.primaryKey.length + 2) throw graphqlErrors.badNodeId(6)
   const a = nextAlias(ctx, 'a')
-  const where = table.primaryKey.map((c, i) => `${a}.${ident(c.name)} = ${itemSql(decoded, i + 2, c.type.sqlType)}`).join(' and ')
+  const where = table.primaryKey.map((c, i) => `${a}.${ident(c.name)} = ${itemSql(ctx.values, decoded, i + 2, c.type.sqlType)}`).join(' and ')
   return singleRowSql(ctx, table, a, `from ${qualified(table.schema, table.name)} ${a} where ${where}`, subSelections(field))
 }
 
@@ -59,14 +59,14 @@ export function queryFieldSql(ctx: PlanContext, type: GraphQLObjectType, field: 
   if (field.name === 'node') return nodeSql(ctx, args, field)
   const root = rootIndex(ctx.model).query.get(field.name)
   if (!root) throw graphqlErrors.unknownField(field.name, 'Query')
-  if (root.kind === 'function') return functionResultSql(ctx, type, root.fn, callSql(root.fn, args), field)
+  if (root.kind === 'function') return functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args), field)
   const table = root.table
   const source = qualified(table.schema, table.name)
   if (root.kind === 'collection') return connectionSql(ctx, table, source, () => undefined, args, field)
   const missing = table.primaryKey.filter((c) => args[c.field] === undefined || args[c.field] === null)
   if (missing.length > 0) throw graphqlErrors.missingPrimaryKey(missing.map((c) => c.field))
   const a = nextAlias(ctx, 'a')
-  const where = table.primaryKey.map((c) => `${a}.${ident(c.name)} = ${literal(args[c.field], c.type)}`).join(' and ')
+  const where = table.primaryKey.map((c) => `${a}.${ident(c.name)} = ${literal(ctx.values, args[c.field], c.type)}`).join(' and ')
   return singleRowSql(ctx, table, a, `from ${source} ${a} where ${where}`, subSelections(field))
 }
 
@@ -76,7 +76,7 @@ export function mutationFieldSql(ctx: PlanContext, type: GraphQLObjectType, fiel
   const root = rootIndex(ctx.model).mutation.get(field.name)
   if (!root) throw graphqlErrors.unknownField(field.name, 'Mutation')
   if (root.kind === 'function') {
-    return { sql: `select 0 as n, ${functionResultSql(ctx, type, root.fn, callSql(root.fn, args), field)} as data` }
+    return { sql: `select 0 as n, ${functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args), field)} as data` }
   }
   if (root.kind === 'insert') return insertSql(ctx, root.table, args, field)
   if (root.kind === 'update') return updateSql(ctx, root.table, args, field)

@@ -5,7 +5,7 @@
 import type { GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, RelationModel, TableModel } from '../model.ts'
-import { base64JsonArray, ident, jsonObject, output, qualified, text } from '../sql.ts'
+import { base64JsonArray, ident, jsonObject, output, qualified, text, type SqlValues } from '../sql.ts'
 import { argumentsOf, collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { decodeCursor, itemSql, type DecodedArray } from './cursor.ts'
 import { filterSql } from './filter.ts'
@@ -108,11 +108,11 @@ function orderSql(alias: string, items: OrderItem[], reverse: boolean): string {
 }
 
 /** Rows strictly after the cursor in `items` order (strictly before with `reverse`). Never null. */
-function keysetSql(alias: string, items: OrderItem[], cursor: DecodedArray, reverse: boolean): string {
+function keysetSql(values: SqlValues, alias: string, items: OrderItem[], cursor: DecodedArray, reverse: boolean): string {
   const disjuncts: string[] = []
   items.forEach((item, i) => {
     const col = `${alias}.${ident(item.column.name)}`
-    const value = (k: number) => itemSql(cursor, k, items[k]!.column.type.sqlType)
+    const value = (k: number) => itemSql(values, cursor, k, items[k]!.column.type.sqlType)
     const equal = items.slice(0, i).map((prev, k) => (cursor.items[k] === null ? `${alias}.${ident(prev.column.name)} is null` : `${alias}.${ident(prev.column.name)} = ${value(k)}`))
     const d = reverse ? FLIP[item.direction] : item.direction
     const nullsFirst = d.endsWith('First')
@@ -169,13 +169,13 @@ export function connectionSql(
   for (const column of table.primaryKey) order.push({ column, direction: 'AscNullsLast' })
 
   const a = nextAlias(ctx, 'a')
-  const base = [join(a), filterSql(table, a, args.filter)].filter((c): c is string => c !== undefined && c !== 'true')
+  const base = [join(a), filterSql(ctx.values, table, a, args.filter)].filter((c): c is string => c !== undefined && c !== 'true')
   const cursorText = (backward ? args.before : args.after) as string | null | undefined
   let keyset: string | undefined
   if (cursorText !== undefined && cursorText !== null) {
     const cursor = decodeCursor(cursorText)
     if (cursor.items.length !== order.length) throw graphqlErrors.cursorMismatch()
-    keyset = keysetSql(a, order, cursor, backward)
+    keyset = keysetSql(ctx.values, a, order, cursor, backward)
   }
   const where = (conditions: string[]) => (conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '')
 

@@ -1,0 +1,82 @@
+// Query statements as prepared statements. Planning a GraphQL query's SQL
+// costs PostgreSQL about as much as running it, and a query's text depends
+// only on the document's shape (its values are parameters, sql.ts), so each
+// connection prepares a shape once and executes it from then on. PREPARE and
+// EXECUTE are SQL statements, so they travel in the request's one
+// simple-protocol round trip with its transaction and identity setup.
+//
+// A statement is named after its text and the role it runs as: PostgreSQL
+// re-plans a statement that row level security applies to whenever the role
+// differs from the one it was planned for, and one name per role keeps each
+// plan valid. PREPARE outlives the transaction it runs in, even a rolled-back
+// one. Each connection keeps its newest statements (deallocating the oldest
+// in a later round trip); if the server's list and ours ever differ (someone
+// ran DEALLOCATE or DISCARD, or a round trip failed before its PREPARE),
+// `isStatementMismatch` recognises the error and `resync` reads the truth back.
+import crypto from 'node:crypto'
+import { escapeLiteral } from 'pg'
+import type pg from 'pg'
+import { LRUCache } from 'lru-cache'
+
+/** Prepared statements kept per connection (PostGraphile keeps 100 too). */
+const PER_CONNECTION = 100
+const PREFIX = 'baseplane_q_'
+
+interface Registry {
+  names: LRUCache<string, true>
+  /** Names evicted from `names`, deallocated at the start of the next call. */
+  retired: string[]
+}
+
+const registries = new WeakMap<pg.ClientBase, Registry>()
+
+function registryOf(client: pg.ClientBase): Registry {
+  let registry = registries.get(client)
+  if (registry === undefined) {
+    const retired: string[] = []
+    registry = {
+      retired,
+      names: new LRUCache<string, true>({ max: PER_CONNECTION, dispose: (_value, name, reason) => { if (reason === 'evict') retired.push(name) } }),
+    }
+    registries.set(client, registry)
+  }
+  return registry
+}
+
+export interface PreparedCall {
+  /** Statements to run before `execute` in the same round trip (DEALLOCATE, PREPARE); possibly none. */
+  before: string[]
+  /** EXECUTE with the parameters written as literals; its result is the statement's. */
+  execute: string
+}
+
+/** How to run `sql` with `params` (text forms, $1 first) on `client` as `role`. */
+export function preparedCall(client: pg.ClientBase, role: string, sql: string, params: readonly (string | null)[]): PreparedCall {
+  const registry = registryOf(client)
+  const name = PREFIX + crypto.createHash('sha1').update(role).update('\0').update(sql).digest('hex').slice(0, 32)
+  const before = registry.retired.splice(0).map((old) => `deallocate ${old}`)
+  if (!registry.names.has(name)) {
+    before.push(`prepare ${name} as ${sql}`)
+    registry.names.set(name, true)
+  } else registry.names.get(name) // most recently used
+  const args = params.map((p) => (p === null ? 'null' : escapeLiteral(p)))
+  return { before, execute: args.length > 0 ? `execute ${name}(${args.join(', ')})` : `execute ${name}` }
+}
+
+/** A failure that says our list of the connection's prepared statements is wrong. */
+export function isStatementMismatch(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code
+  // invalid_sql_statement_name, duplicate_prepared_statement
+  return code === '26000' || code === '42P05'
+}
+
+/** Replaces our list of `client`'s prepared statements with the server's. */
+export async function resync(client: pg.ClientBase): Promise<void> {
+  const registry = registryOf(client)
+  registry.names.clear()
+  registry.retired.length = 0
+  const { rows } = await client.query<{ name: string }>(
+    `select name from pg_catalog.pg_prepared_statements where starts_with(name, ${escapeLiteral(PREFIX)})`,
+  )
+  for (const { name } of rows) registry.names.set(name, true)
+}
