@@ -226,6 +226,26 @@ t.test('queries', async (t) => {
     t.strictSame(await p.gql(`{ profileCollection { edges { node { accountId: account_id account { email } } } } }`), {
       data: { profileCollection: { edges: [{ node: { accountId: 1, account: { email: 'ann@x.io' } } }] } },
     })
+    // To-one relations chained (blog -> account -> profile), found and missing, in a page, a single row and mutation records.
+    const chain = `account { email profile { bio account { id } } }`
+    t.strictSame(await p.gql(`{ blogCollection(first: 3) { edges { node { id ${chain} } } } }`), {
+      data: {
+        blogCollection: {
+          edges: [
+            { node: { id: 1, account: { email: 'ann@x.io', profile: { bio: 'hi', account: { id: 1 } } } } },
+            { node: { id: 2, account: { email: 'ann@x.io', profile: { bio: 'hi', account: { id: 1 } } } } },
+            { node: { id: 3, account: { email: 'bob@x.io', profile: null } } },
+          ],
+        },
+      },
+    })
+    t.strictSame(await p.gql(`{ blogByPk(id: 2) { title ${chain} } }`), {
+      data: { blogByPk: { title: 'a2', account: { email: 'ann@x.io', profile: { bio: 'hi', account: { id: 1 } } } } },
+    })
+    t.strictSame(await p.gql(`mutation { updateblogCollection(set: {title: "a2!"}, filter: {id: {eq: 2}}) { records { title ${chain} } } }`), {
+      data: { updateblogCollection: { records: [{ title: 'a2!', account: { email: 'ann@x.io', profile: { bio: 'hi', account: { id: 1 } } } }] } },
+    })
+    await p.sql(`update blog set title = 'a2' where id = 2`)
   })
 
   t.test('max_rows, totalCount, aggregate, inflection and names', async (t) => {

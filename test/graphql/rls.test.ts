@@ -42,6 +42,28 @@ t.test('rls and role-limited schema', async (t) => {
     data: { updatenoteCollection: { affectedCount: 1, records: [{ body: 'edited' }] } },
   })
 
+  t.test('a to-one relation to a row hidden by RLS is null', async (t) => {
+    await p.sql(`create table reply (id int primary key, note_id int not null references note(id), body text not null);
+      insert into reply values (1, 1, 'on ann public'), (2, 2, 'on ann private'), (3, 3, 'on bob private');
+      grant select on reply to anon, authenticated`)
+    const replies = `{ replyCollection { edges { node { body note { body } } } } }`
+    t.strictSame(await p.gql(replies, { role: 'authenticated', sub: BOB }), {
+      data: { replyCollection: { edges: [
+        { node: { body: 'on ann public', note: { body: 'ann public' } } },
+        { node: { body: 'on ann private', note: null } },
+        { node: { body: 'on bob private', note: { body: 'bob private' } } },
+      ] } },
+    })
+    t.strictSame(await p.gql(replies, { role: 'anon' }), {
+      data: { replyCollection: { edges: [
+        { node: { body: 'on ann public', note: { body: 'ann public' } } },
+        { node: { body: 'on ann private', note: null } },
+        { node: { body: 'on bob private', note: null } },
+      ] } },
+    })
+    await p.sql(`drop table reply`)
+  })
+
   t.test('the schema shows only what the role may use', async (t) => {
     t.strictSame(await p.gql(`{ secretCollection { edges { node { id } } } }`, { role: 'anon' }), {
       data: null,

@@ -7,7 +7,7 @@ import type { TableModel } from '../model.ts'
 import { ident, jsonObject, literal, qualified, text } from '../sql.ts'
 import { collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { filterSql } from './filter.ts'
-import { recordSql } from './select.ts'
+import { recordSql, withJoins } from './select.ts'
 
 export interface MutationStatement {
   /** Returns one row: `n` (rows touched) and `data` (the field's JSON). */
@@ -23,7 +23,9 @@ function responseSql(ctx: PlanContext, table: TableModel, kind: string, field: C
     if (f.name === '__typename') return [f.key, text(typeName)]
     if (f.name === 'affectedCount') return [f.key, '(select count(*) from affected)::int']
     if (f.name === 'records') {
-      return [f.key, `coalesce((select json_agg(${recordSql(ctx, table, `(${x}.r)`, subSelections(f))}) from affected ${x}), '[]'::json)`]
+      const joins: string[] = []
+      const record = recordSql(ctx, table, `(${x}.r)`, subSelections(f), joins)
+      return [f.key, `coalesce((select json_agg(${record}) ${withJoins(`from affected ${x}`, joins)}), '[]'::json)`]
     }
     throw graphqlErrors.unknownField(f.name, typeName)
   })

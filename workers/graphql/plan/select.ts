@@ -1,7 +1,9 @@
 // Reading rows: a record's selection (columns, nodeId, relations, computed
 // fields) and connections (paging, filter, orderBy, cursors, pageInfo,
 // totalCount, aggregate) as JSON-building SQL. A count or aggregate is
-// computed only when selected; nested relations are correlated subqueries.
+// computed only when selected; nested collections are correlated subqueries,
+// and a to-one relation is a LATERAL join of the query that reads its parent
+// row (a subquery run per row costs PostgreSQL noticeably more than a join).
 import type { GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, RelationModel, TableModel } from '../model.ts'
@@ -20,17 +22,26 @@ function unknown(field: CollectedField, typeName: string): never {
   throw graphqlErrors.unknownField(field.name, typeName)
 }
 
-/** JSON of one row of `table`, the row being the composite SQL expression `row`. */
-export function recordSql(ctx: PlanContext, table: TableModel, row: string, sets: Sets): string {
+/**
+ * JSON of one row of `table`, the row being the SQL expression `row`. To-one
+ * relations add their LATERAL joins to `joins`, which the caller appends to
+ * the FROM clause that defines `row`, in order.
+ */
+export function recordSql(ctx: PlanContext, table: TableModel, row: string, sets: Sets, joins: string[]): string {
   const type = objectType(ctx, table.typeName)
   const pairs: [string, string][] = []
   for (const field of collectFields(ctx, table.typeName, sets, ['Node'])) {
-    pairs.push([field.key, recordFieldSql(ctx, table, type, row, field)])
+    pairs.push([field.key, recordFieldSql(ctx, table, type, row, field, joins)])
   }
   return jsonObject(pairs)
 }
 
-function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObjectType, row: string, field: CollectedField): string {
+/** `from` followed by the joins records added. */
+export function withJoins(from: string, joins: readonly string[]): string {
+  return joins.length === 0 ? from : `${from} ${joins.join(' ')}`
+}
+
+function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObjectType, row: string, field: CollectedField, joins: string[]): string {
   if (field.name === '__typename') return text(table.typeName)
   if (field.name === 'nodeId') {
     return base64JsonArray([`${text(table.schema)}::text`, `${text(table.name)}::text`, ...table.primaryKey.map((c) => `${row}.${ident(c.name)}`)])
@@ -38,19 +49,23 @@ function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObject
   const column = table.columnByField.get(field.name)
   if (column) return output(column.type, `${row}.${ident(column.name)}`)
   const relation = table.relations.find((r) => r.field === field.name)
-  if (relation) return relationSql(ctx, type, row, relation, field)
+  if (relation) return relationSql(ctx, type, row, relation, field, joins)
   const computed = table.computed.find((f) => f.field === field.name)
   if (computed) return functionResultSql(ctx, type, computed, `${qualified(computed.schema, computed.name)}(${row})`, field)
   return unknown(field, table.typeName)
 }
 
-function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: string, relation: RelationModel, field: CollectedField): string {
+function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: string, relation: RelationModel, field: CollectedField, joins: string[]): string {
   const join = (alias: string) =>
     relation.targetColumns.map((c, i) => `${alias}.${ident(c)} = ${row}.${ident(relation.columns[i]!)}`).join(' and ')
   const source = qualified(relation.target.schema, relation.target.name)
   if (relation.kind === 'one') {
     const a = nextAlias(ctx, 'a')
-    return singleRowSql(ctx, relation.target, a, `from ${source} ${a} where ${join(a)} limit 1`, subSelections(field))
+    const x = nextAlias(ctx, 'x')
+    const columns = rowColumns(relation.target, a)
+    // "0e" tells a found row from none, whatever its columns hold.
+    joins.push(`left join lateral (select true as "0e", ${columns.select} from ${source} ${a} where ${join(a)} limit 1) ${x} on true`)
+    return `case when ${x}."0e" then ${recordSql(ctx, relation.target, columns.rowOf(x), subSelections(field), joins)} end`
   }
   return connectionSql(ctx, relation.target, source, join, argumentsOf(ctx, parentType, field), field)
 }
@@ -70,7 +85,9 @@ export function rowColumns(table: TableModel, alias: string): { select: string; 
 export function singleRowSql(ctx: PlanContext, table: TableModel, alias: string, rest: string, sets: Sets): string {
   const x = nextAlias(ctx, 'x')
   const columns = rowColumns(table, alias)
-  return `(select ${recordSql(ctx, table, columns.rowOf(x), sets)} from (select ${columns.select} ${rest}) ${x})`
+  const joins: string[] = []
+  const record = recordSql(ctx, table, columns.rowOf(x), sets, joins)
+  return `(select ${record} ${withJoins(`from (select ${columns.select} ${rest}) ${x}`, joins)})`
 }
 
 /** JSON of a function field's result: scalar, one row, or a connection. `call` is the SQL call. */
@@ -199,6 +216,7 @@ export function connectionSql(
   const numbered = lookahead === 1 || offset > 0
 
   const pairs: [string, string][] = []
+  const joins: string[] = []
   for (const f of fields) {
     if (f.name === '__typename') {
       pairs.push([f.key, text(connType)])
@@ -207,7 +225,7 @@ export function connectionSql(
       const edgePairs: [string, string][] = collectFields(ctx, edgeType, subSelections(f)).map((e) => {
         if (e.name === '__typename') return [e.key, text(edgeType)]
         if (e.name === 'cursor') return [e.key, cursorOf()]
-        if (e.name === 'node') return [e.key, recordSql(ctx, table, row, subSelections(e))]
+        if (e.name === 'node') return [e.key, recordSql(ctx, table, row, subSelections(e), joins)]
         return unknown(e, edgeType)
       })
       pairs.push([
@@ -244,7 +262,7 @@ export function connectionSql(
     : numbered
       ? `select ${columns.select}, row_number() over (order by ${orderSql(a, order, backward)}) as "0n" from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + lookahead}`
       : `select ${columns.select} from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${limit}`
-  return `(select ${jsonObject(pairs)} from (${page ?? 'select null as r, 0 as "0n" limit 0'}) ${p})`
+  return `(select ${jsonObject(pairs)} ${withJoins(`from (${page ?? 'select null as r, 0 as "0n" limit 0'}) ${p}`, joins)})`
 }
 
 function aggregateSql(ctx: PlanContext, table: TableModel, source: string, a: string, where: string, field: CollectedField): string {
