@@ -22,15 +22,23 @@ export interface SchemaEntry {
 
 export type BuiltSchema = SchemaEntry | { error: GraphqlError }
 
-/** What one round trip tells about the connection: everything the cache key needs. */
+/**
+ * What each request reads about its connection: with the database (read once
+ * per connection, see PROBE_SQL), everything the cache key needs.
+ */
 export function metaSql(versioned: boolean): string {
   return `select current_user as role, pg_catalog.current_schemas(false)::text as search_path,
-  (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database())::text as db,
   ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
 }
 
-/** Whether the database has sql/project/0020's version function. */
-export const PROBE_SQL = `select pg_catalog.to_regprocedure('graphql.schema_version()') is not null as versioned`
+/** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */
+export const PROBE_SQL = `select pg_catalog.to_regprocedure('graphql.schema_version()') is not null as versioned,
+  (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database())::text as db`
+
+export interface Probe {
+  versioned: boolean
+  db: string
+}
 
 export interface Meta {
   role: string

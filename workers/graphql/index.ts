@@ -6,7 +6,7 @@
 // savepoint, so nothing it wrote is kept, and returns `{data: null, errors}`.
 // The HTTP service (worker.ts) wraps exactly this.
 import type pg from 'pg'
-import { SchemaCache, metaSql, PROBE_SQL, type Meta } from './cache.ts'
+import { SchemaCache, metaSql, PROBE_SQL, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
 import { isStatementMismatch, preparedCall, resync } from './statements.ts'
@@ -51,7 +51,7 @@ function sameMeta(a: Meta, b: Meta): boolean {
 }
 
 const defaultCache = new SchemaCache()
-const versioned = new WeakMap<pg.ClientBase, boolean>()
+const probes = new WeakMap<pg.ClientBase, Probe>()
 const SAVEPOINT = 'baseplane_graphql'
 
 export { SchemaCache, GraphqlError, graphqlErrors }
@@ -85,11 +85,12 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   if (typeof variables !== 'object' || Array.isArray(variables)) return failure([graphqlErrors.badVariables().message])
   const cache = options.cache ?? defaultCache
 
-  let hasVersion = versioned.get(client)
-  if (hasVersion === undefined) {
-    hasVersion = (await client.query<{ versioned: boolean }>(PROBE_SQL)).rows[0]!.versioned
-    versioned.set(client, hasVersion)
+  let probe = probes.get(client)
+  if (probe === undefined) {
+    probe = (await client.query<Probe>(PROBE_SQL)).rows[0]!
+    probes.set(client, probe)
   }
+  const hasVersion = probe.versioned
   let status = transactionStatus(client)
   if (status === 'E') return failure(['current transaction is aborted, commands ignored until end of transaction block'])
   if (status === undefined) {
@@ -106,11 +107,11 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   const setup = options.setup ? `${options.setup}; ` : ''
   const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
   if (speculationKey !== undefined) {
-    const answer = await speculate(client, cache, speculationKey, request, variables, `${open}; ${setup}${metaSql(hasVersion)}`)
+    const answer = await speculate(client, cache, speculationKey, request, variables, `${open}; ${setup}${metaSql(hasVersion)}`, probe.db)
     if (answer !== undefined) return answer
   }
   const results = (await client.query(`${open}; ${setup}${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
-  const meta = results[results.length - 1]!.rows[0]!
+  const meta: Meta = { ...results[results.length - 1]!.rows[0]!, db: probe.db }
   if (speculationKey !== undefined) lastMeta.set(speculationKey, meta)
   const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
   const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
@@ -150,6 +151,7 @@ async function speculate(
   request: GraphqlRequest,
   variables: Record<string, unknown>,
   opening: string,
+  db: string,
 ): Promise<GraphqlResponse | undefined> {
   const last = lastMeta.get(key)
   const built = last ? cache.peek(serverOf(client), last) : undefined
@@ -172,7 +174,7 @@ async function speculate(
     if (isStatementMismatch(error)) await resync(client).catch(() => {})
     return undefined
   }
-  const meta = results[results.length - 3 - call.before.length]!.rows[0] as Meta
+  const meta: Meta = { ...(results[results.length - 3 - call.before.length]!.rows[0] as Omit<Meta, 'db'>), db }
   if (!sameMeta(meta, last)) {
     lastMeta.set(key, meta)
     return undefined
