@@ -26,9 +26,8 @@ export type BuiltSchema = SchemaEntry | { error: GraphqlError }
  * What each request reads about its connection: with the database (read once
  * per connection, see PROBE_SQL), everything the cache key needs.
  */
-export function metaSql(versioned: boolean): string {
-  return `select current_user as role, pg_catalog.current_schemas(false)::text as search_path,
-  ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
+export function metaColumns(versioned: boolean): string {
+  return `current_user as role, pg_catalog.current_schemas(false)::text as search_path, ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
 }
 
 /** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */

@@ -58,10 +58,10 @@ export interface RunOptions {
   role: string
 }
 
-/** A query operation planned into one SQL statement, and how to finish its result. */
+/** A query operation planned into one SQL expression, and how to finish its result. */
 export interface PlannedQuery {
-  /** The data statement (`select ... as data`), or undefined when nothing needs SQL. */
-  sql: string | undefined
+  /** The JSON expression of the data (selected `as data`), or undefined when nothing needs SQL. */
+  data: string | undefined
   /** Text forms of its parameters, $1 first. */
   params: (string | null)[]
   finish(row: Record<string, unknown>): Record<string, unknown>
@@ -108,7 +108,7 @@ export function planQuery(
     } else sqlPairs.push([field.key, queryFieldSql(ctx, rootType, field)])
   }
   return {
-    sql: sqlPairs.length > 0 ? `select ${jsonObject(sqlPairs)} as data` : undefined,
+    data: sqlPairs.length > 0 ? jsonObject(sqlPairs) : undefined,
     params: ctx.values.texts,
     finish(row) {
       const data: Record<string, unknown> = {}
@@ -128,11 +128,11 @@ export async function runOperation(
 ): Promise<Record<string, unknown>> {
   const planned = planQuery(entry, document, operationName, rawVariables)
   if (planned) {
-    if (planned.sql === undefined) {
+    if (planned.data === undefined) {
       await client.query(options.trailer)
       return planned.finish({})
     }
-    const call = preparedCall(client, options.role, planned.sql, planned.params)
+    const call = preparedCall(client, options.role, `select ${planned.data} as data`, planned.params)
     const results = (await client.query([...call.before, call.execute, options.trailer].join('; '))) as unknown as pg.QueryResult[]
     return planned.finish(results[call.before.length]!.rows[0]!.data as Record<string, unknown>)
   }

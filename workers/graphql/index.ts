@@ -6,7 +6,7 @@
 // savepoint, so nothing it wrote is kept, and returns `{data: null, errors}`.
 // The HTTP service (worker.ts) wraps exactly this.
 import type pg from 'pg'
-import { SchemaCache, metaSql, PROBE_SQL, type Meta, type Probe } from './cache.ts'
+import { SchemaCache, metaColumns, PROBE_SQL, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
 import { isStatementMismatch, preparedCall, resync } from './statements.ts'
@@ -37,9 +37,10 @@ export interface ResolveOptions {
   /**
    * Names what the schema depends on besides the database (e.g. project and
    * role). With it, a query on a connection without an open transaction runs
-   * in one round trip: planned against the schema last seen under this key,
-   * sent together with the check of the schema version, and run again the
-   * ordinary way if the version moved. Mutations never take this path.
+   * in one round trip and one statement after `setup`: planned against the
+   * schema last seen under this key, the data read together with the schema
+   * version, and run again the ordinary way if the version moved. Mutations
+   * never take this path.
    */
   speculationKey?: string
 }
@@ -107,10 +108,10 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   const setup = options.setup ? `${options.setup}; ` : ''
   const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
   if (speculationKey !== undefined) {
-    const answer = await speculate(client, cache, speculationKey, request, variables, `${open}; ${setup}${metaSql(hasVersion)}`, probe.db)
+    const answer = await speculate(client, cache, speculationKey, request, variables, options.setup, metaColumns(hasVersion), probe.db)
     if (answer !== undefined) return answer
   }
-  const results = (await client.query(`${open}; ${setup}${metaSql(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
+  const results = (await client.query(`${open}; ${setup}select ${metaColumns(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
   const meta: Meta = { ...results[results.length - 1]!.rows[0]!, db: probe.db }
   if (speculationKey !== undefined) lastMeta.set(speculationKey, meta)
   const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
@@ -137,12 +138,15 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
 }
 
 /**
- * One round trip for a query whose schema is (probably) cached: open, set the
- * caller, read the schema key, run the data statement, commit. Answers only
- * when the key read back is the one the query was planned with; otherwise
- * (or on any error) returns undefined and the caller runs the ordinary path,
- * which gives the definitive answer. A query changes nothing, so running it
- * against a schema that turned out stale had no effect.
+ * One round trip for a query whose schema is (probably) cached: set the
+ * caller, then one prepared statement reads the schema key and the data. The
+ * statements of one simple-protocol message run as one implicit transaction,
+ * so `setup`'s transaction-local settings hold for the statement and end with
+ * it, and no BEGIN or COMMIT is needed. Answers only when the key read back
+ * is the one the query was planned with; otherwise (or on any error) returns
+ * undefined and the caller runs the ordinary path, which gives the definitive
+ * answer. A query changes nothing, so running it against a schema that turned
+ * out stale had no effect.
  */
 async function speculate(
   client: pg.ClientBase,
@@ -150,7 +154,8 @@ async function speculate(
   key: string,
   request: GraphqlRequest,
   variables: Record<string, unknown>,
-  opening: string,
+  setup: string | undefined,
+  meta: string,
   db: string,
 ): Promise<GraphqlResponse | undefined> {
   const last = lastMeta.get(key)
@@ -164,20 +169,22 @@ async function speculate(
   } catch {
     return undefined
   }
-  if (!planned?.sql) return undefined
-  const call = preparedCall(client, last.role, planned.sql, planned.params)
+  if (planned?.data === undefined) return undefined
+  const call = preparedCall(client, last.role, `select ${meta}, ${planned.data} as data`, planned.params)
   let results: pg.QueryResult[]
   try {
-    results = (await client.query([opening, ...call.before, call.execute, 'commit'].join('; '))) as unknown as pg.QueryResult[]
+    const answer = await client.query([...(setup ? [setup] : []), ...call.before, call.execute].join('; '))
+    results = Array.isArray(answer) ? answer : [answer]
   } catch (error) {
-    await client.query('rollback').catch(() => {})
+    // The implicit transaction ended with the error: nothing to roll back.
     if (isStatementMismatch(error)) await resync(client).catch(() => {})
     return undefined
   }
-  const meta: Meta = { ...(results[results.length - 3 - call.before.length]!.rows[0] as Omit<Meta, 'db'>), db }
-  if (!sameMeta(meta, last)) {
-    lastMeta.set(key, meta)
+  const row = results[results.length - 1]!.rows[0] as Omit<Meta, 'db'> & { data: Record<string, unknown> }
+  const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db }
+  if (!sameMeta(read, last)) {
+    lastMeta.set(key, read)
     return undefined
   }
-  return { data: planned.finish(results[results.length - 2]!.rows[0]!.data as Record<string, unknown>) }
+  return { data: planned.finish(row.data) }
 }
