@@ -5,18 +5,11 @@
 // token and an access token is never a state.
 import crypto from 'node:crypto'
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
+import { hs256Key } from '../../lib/jwt.ts'
 import { FLOW_STATE_EXPIRY_SECONDS } from './token.ts'
 
-const keys = new Map<string, Uint8Array>()
-
-function stateKey(jwtSecret: string): Uint8Array {
-  let key = keys.get(jwtSecret)
-  if (key === undefined) {
-    key = crypto.createHmac('sha256', jwtSecret).update('baseplane oauth state v1').digest()
-    if (keys.size > 10000) keys.clear()
-    keys.set(jwtSecret, key)
-  }
-  return key
+function stateKey(jwtSecret: string): Promise<CryptoKey> {
+  return hs256Key(`oauth state\0${jwtSecret}`, () => crypto.createHmac('sha256', jwtSecret).update('baseplane oauth state v1').digest())
 }
 
 export interface OAuthState {
@@ -45,14 +38,14 @@ export async function signState(jwtSecret: string, state: OAuthState, siteUrl: s
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setIssuedAt(now)
     .setExpirationTime(now + FLOW_STATE_EXPIRY_SECONDS)
-    .sign(stateKey(jwtSecret))
+    .sign(await stateKey(jwtSecret))
 }
 
 export type StateProblem = 'invalid' | 'expired'
 
 export async function verifyState(jwtSecret: string, token: string): Promise<OAuthState | StateProblem> {
   try {
-    const { payload } = await jwtVerify(token, stateKey(jwtSecret), { algorithms: ['HS256'] })
+    const { payload } = await jwtVerify(token, await stateKey(jwtSecret), { algorithms: ['HS256'] })
     const { flow_state_id: flowStateId, secret, provider } = payload as Record<string, unknown>
     if (typeof flowStateId !== 'string' || typeof secret !== 'string' || typeof provider !== 'string') return 'invalid'
     return { flowStateId, secret, provider }
