@@ -1,6 +1,6 @@
 import t from 'tap'
-import { SignJWT } from 'jose'
-import { signJwt } from '../../lib/jwt.ts'
+import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose'
+import { signJwt, verifyJwt } from '../../lib/jwt.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -9,6 +9,17 @@ const a = await platform.createProject({ name: 'A', auth: true })
 const b = await platform.createProject({ name: 'B', auth: true })
 const health = (project: { baseUrl: string }, headers: Record<string, string>) => request(`${project.baseUrl}/auth/v1/health`, { headers })
 const now = () => Math.floor(Date.now() / 1000)
+
+t.test('signJwt writes an HS256 JWS that jose verifies; a changed byte fails', async (t) => {
+  const claims = { sub: 'ü-user', role: 'authenticated', exp: now() + 60, app_metadata: { provider: 'email', providers: ['email'] } }
+  const token = signJwt(a.record.jwtSecret, claims)
+  t.strictSame(decodeProtectedHeader(token), { alg: 'HS256', typ: 'JWT' })
+  t.strictSame((await jwtVerify(token, new TextEncoder().encode(a.record.jwtSecret), { algorithms: ['HS256'] })).payload, claims)
+  t.strictSame(await verifyJwt(a.record.jwtSecret, token), claims)
+  const [header, , signature] = token.split('.')
+  const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, role: 'service_role' })).toString('base64url')}.${signature}`
+  await t.rejects(verifyJwt(a.record.jwtSecret, tampered), { code: 'bad_jwt', message: 'Invalid JWT: signature is invalid' })
+})
 
 t.test('platform and project health', async (t) => {
   const platformHealth = await request(`${platform.origin}/health`)

@@ -47,7 +47,7 @@ export async function accessToken(req: AuthRequest, user: UserRow, sessionId: st
     session_id: sessionId,
     is_anonymous: user.is_anonymous,
   }
-  return { token: await signJwt(req.raw.project.jwtSecret, claims), expiresAt: iat + expiresIn, expiresIn }
+  return { token: signJwt(req.raw.project.jwtSecret, claims), expiresAt: iat + expiresIn, expiresIn }
 }
 
 async function sessionResponse(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string): Promise<Session> {
