@@ -17,7 +17,14 @@ t.test('functions and views', async (t) => {
     create view account_view as select id, first from account;
     comment on view account_view is e'@graphql({"primary_key_columns": ["id"], "totalCount": {"enabled": true}, "foreign_keys": [{"local_name": "viewRows", "local_columns": ["id"], "foreign_name": "base", "foreign_schema": "public", "foreign_table": "account", "foreign_columns": ["id"]}]})';
     create view no_key as select 1 as x;
+    create table note (id int primary key, account_id int references account(id));
+    insert into note values (1, 2), (2, null);
   `)
+  // A computed field of a row reached through a foreign key (a joined row, not a subquery).
+  t.strictSame(await p.gql(`{ noteCollection { edges { node { id account { id full_name } } } } }`), {
+    data: { noteCollection: { edges: [{ node: { id: 1, account: { id: 2, full_name: 'Bob Ray' } } }, { node: { id: 2, account: null } }] } },
+  })
+  await p.sql(`drop table note`)
   t.strictSame(await p.gql(`{ add(a: 1) two: add(a: 1, b: 1) accountByPk(id: 1) { full_name } first_account { id } }`), {
     data: { add: 11, two: 2, accountByPk: { full_name: 'Ann Lee' }, first_account: { id: 1 } },
   })

@@ -31,6 +31,8 @@ export interface RelationModel {
   columns: string[]
   targetColumns: string[]
   nonNull: boolean
+  /** A constraint guarantees at most one target row per parent row (a real foreign key between tables). */
+  unique: boolean
 }
 
 export interface FunctionArgModel {
@@ -210,6 +212,8 @@ export function buildModel(catalog: Catalog): Model {
 
   // Relations: real foreign keys, then the `foreign_keys` directives of views.
   interface Link {
+    /** A foreign key constraint (not a view's `foreign_keys` directive). */
+    real: boolean
     local: PendingTable
     columns: string[]
     foreign: PendingTable
@@ -224,7 +228,7 @@ export function buildModel(catalog: Catalog): Model {
       if (!foreign) continue
       const d = parseDirective(fk.comment)
       links.push({
-        local: p, columns: fk.columns, foreign, foreignColumns: fk.refColumns,
+        real: true, local: p, columns: fk.columns, foreign, foreignColumns: fk.refColumns,
         localName: optionalString(d, 'local_name'), foreignName: optionalString(d, 'foreign_name'),
       })
     }
@@ -232,7 +236,7 @@ export function buildModel(catalog: Catalog): Model {
       const foreign = bySqlName.get(`${fk.foreignSchema}\0${fk.foreignTable}`)
       if (!foreign) continue
       links.push({
-        local: p, columns: fk.localColumns, foreign, foreignColumns: fk.foreignColumns,
+        real: false, local: p, columns: fk.localColumns, foreign, foreignColumns: fk.foreignColumns,
         localName: fk.localName, foreignName: fk.foreignName,
       })
     }
@@ -260,6 +264,8 @@ export function buildModel(catalog: Catalog): Model {
       local.relations.push({
         field: toOne, kind: 'one', target: foreign, columns: link.columns, targetColumns: link.foreignColumns,
         nonNull: localCols.every((c) => c!.notNull) && !link.foreign.catalog.rls && foreign.isTable && local.isTable,
+        // A foreign key references a primary key or unique constraint.
+        unique: link.real && foreign.isTable && local.isTable,
       })
     }
     // Referenced side: the referencing rows (one row when the key is unique there).
@@ -273,6 +279,7 @@ export function buildModel(catalog: Catalog): Model {
       foreignFields.add(back)
       foreign.relations.push({
         field: back, kind: unique ? 'one' : 'many', target: local, columns: link.foreignColumns, targetColumns: link.columns, nonNull: false,
+        unique: unique && link.real && local.isTable,
       })
     }
   }

@@ -60,12 +60,18 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: strin
     relation.targetColumns.map((c, i) => `${alias}.${ident(c)} = ${row}.${ident(relation.columns[i]!)}`).join(' and ')
   const source = qualified(relation.target.schema, relation.target.name)
   if (relation.kind === 'one') {
-    const a = nextAlias(ctx, 'a')
     const x = nextAlias(ctx, 'x')
+    const sets = subSelections(field)
+    if (relation.unique) {
+      // A constraint allows one match at most: a plain join, found when its key matched.
+      joins.push(`left join ${source} ${x} on ${join(x)}`)
+      return `case when ${x}.${ident(relation.targetColumns[0]!)} is not null then ${recordSql(ctx, relation.target, x, sets, joins)} end`
+    }
+    // A view's declared key promises nothing: take the first match. "0e" tells a found row from none.
+    const a = nextAlias(ctx, 'a')
     const columns = rowColumns(relation.target, a)
-    // "0e" tells a found row from none, whatever its columns hold.
     joins.push(`left join lateral (select true as "0e", ${columns.select} from ${source} ${a} where ${join(a)} limit 1) ${x} on true`)
-    return `case when ${x}."0e" then ${recordSql(ctx, relation.target, columns.rowOf(x), subSelections(field), joins)} end`
+    return `case when ${x}."0e" then ${recordSql(ctx, relation.target, columns.rowOf(x), sets, joins)} end`
   }
   return connectionSql(ctx, relation.target, source, join, argumentsOf(ctx, parentType, field), field)
 }
