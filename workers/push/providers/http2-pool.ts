@@ -6,7 +6,7 @@ import http2 from 'node:http2'
 
 export interface Http2PoolOptions {
   maxSessions?: number
-  /** Per-request deadline; the stream is cancelled after it. */
+  /** Per-request deadline; the stream is cancelled after it (checked at least once a second). */
   requestTimeoutMs?: number
   /** Ceiling on streams per session even if the peer allows more. */
   maxStreamsPerSession?: number
@@ -53,6 +53,12 @@ interface Entry {
   limit: number
 }
 
+/** A stream in flight and when it is cancelled. */
+interface Deadline {
+  stream: http2.ClientHttp2Stream
+  at: number
+}
+
 interface Waiter {
   resolve: (entry: Entry) => void
   reject: (err: Error) => void
@@ -66,6 +72,13 @@ export class Http2Pool {
   readonly #timeout: number
   readonly #maxStreams: number
   #closed = false
+  /**
+   * Deadlines of the streams in flight, swept by one timer: a timer per
+   * stream (stream.setTimeout) costs an allocation and timer-list work on
+   * every one of thousands of requests a second.
+   */
+  readonly #deadlines = new Set<Deadline>()
+  #sweeper: NodeJS.Timeout | undefined
   /** Set once the origin turned out to speak only HTTP/1.1. */
   http1Only = false
 
@@ -109,23 +122,52 @@ export class Http2Pool {
       }
       let status = 0
       let responseHeaders: http2.IncomingHttpHeaders = {}
-      let text = ''
-      stream.setEncoding('utf8')
-      stream.setTimeout(this.#timeout, () => stream.close(http2.constants.NGHTTP2_CANCEL))
+      // Most answers have no body (APNs 200): chunks are decoded once, at the end.
+      const chunks: Buffer[] = []
+      const deadline = this.#track(stream)
       stream.on('response', (h) => {
         status = Number(h[':status'])
         responseHeaders = h
       })
-      stream.on('data', (chunk: string) => {
-        text += chunk
+      stream.on('data', (chunk: Buffer) => {
+        chunks.push(chunk)
       })
-      stream.on('end', () => resolve({ status, headers: responseHeaders, body: text, retireSession: () => this.#retire(entry) }))
+      stream.on('end', () => {
+        // A stream cancelled before any answer (the deadline) also ends: that is no response.
+        if (status === 0) return reject(new TransportError(`stream ended without a response (code ${stream.rstCode ?? 'none'})`))
+        const body = chunks.length === 0 ? '' : Buffer.concat(chunks).toString('utf8')
+        resolve({ status, headers: responseHeaders, body, retireSession: () => this.#retire(entry) })
+      })
       stream.on('error', (err) => reject(new TransportError(err.message)))
       stream.on('close', () => {
+        this.#deadlines.delete(deadline)
         if (status === 0) reject(new TransportError(`stream closed without a response (code ${stream.rstCode ?? 'none'})`))
       })
       stream.end(body)
     })
+  }
+
+  #track(stream: http2.ClientHttp2Stream): Deadline {
+    const deadline = { stream, at: Date.now() + this.#timeout }
+    this.#deadlines.add(deadline)
+    if (this.#sweeper === undefined) {
+      this.#sweeper = setInterval(() => this.#sweep(), Math.min(1000, this.#timeout))
+      this.#sweeper.unref()
+    }
+    return deadline
+  }
+
+  #sweep(): void {
+    const now = Date.now()
+    for (const deadline of this.#deadlines) {
+      if (deadline.at > now) continue
+      this.#deadlines.delete(deadline)
+      deadline.stream.close(http2.constants.NGHTTP2_CANCEL)
+    }
+    if (this.#deadlines.size === 0) {
+      clearInterval(this.#sweeper)
+      this.#sweeper = undefined
+    }
   }
 
   #acquire(): Promise<Entry> {
@@ -218,6 +260,8 @@ export class Http2Pool {
 
   async close(): Promise<void> {
     this.#closed = true
+    clearInterval(this.#sweeper)
+    this.#sweeper = undefined
     for (const waiter of this.#waiters.splice(0)) waiter.reject(new TransportError('pool closed'))
     await Promise.all(
       this.#entries.splice(0).map(
