@@ -31,10 +31,10 @@ const handler: ServiceHandler = async (request) => {
   const client = await projectPools().get(request.project.database).connect()
   let broken: Error | undefined
   try {
-    // resolve() opens the transaction itself and sets the caller's role and
-    // claims in the same round trip (the request-transaction helper's
-    // identity statement), then sends the query together with the commit:
-    // two round trips per request. Any failure rolls the transaction back.
+    // resolve() sets the caller's role and claims (the request-transaction
+    // helper's identity statement) in the same round trip as the query: one
+    // round trip per query once the schema is known (see speculationKey),
+    // mutations in one transaction. Any failure rolls everything back.
     const result = await resolve(client, body, {
       cache,
       setup: identityStatement(request.identity!),
