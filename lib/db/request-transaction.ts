@@ -21,8 +21,9 @@ export function isApiRole(value: unknown): value is ApiRole {
 /**
  * The statement that makes the open transaction the caller's: role and
  * claims, both local to the transaction. The role comes from a fixed list and
- * the claims are escaped. Services that open the transaction in the same
- * round trip as their first query (GraphQL) send this right after `begin`.
+ * the claims are escaped. GraphQL sends it in the same message as its first
+ * query (after `begin`, or as the first statement of a message that is one
+ * implicit transaction).
  */
 export function identityStatement(identity: RequestIdentity): string {
   if (!isApiRole(identity.role)) throw new TypeError(`not an API role: ${String(identity.role)}`)
