@@ -55,10 +55,11 @@ export function preparedCall(client: pg.ClientBase, role: string, sql: string, p
   const registry = registryOf(client)
   const name = PREFIX + crypto.createHash('sha1').update(role).update('\0').update(sql).digest('hex').slice(0, 32)
   const before = registry.retired.splice(0).map((old) => `deallocate ${old}`)
-  if (!registry.names.has(name)) {
+  // get() also marks the name most recently used.
+  if (registry.names.get(name) === undefined) {
     before.push(`prepare ${name} as ${sql}`)
     registry.names.set(name, true)
-  } else registry.names.get(name) // most recently used
+  }
   const args = params.map((p) => (p === null ? 'null' : escapeLiteral(p)))
   return { before, execute: args.length > 0 ? `execute ${name}(${args.join(', ')})` : `execute ${name}` }
 }

@@ -1,9 +1,9 @@
 // APNs provider API over HTTP/2 with token authentication (reference: push.md
 // section 1). One pool of sessions per project and environment, because APNs
 // refuses tokens of several teams on one connection.
-import { CancelledError, Http2Pool, TransportError } from './http2-pool.ts'
+import { Http2Pool } from './http2-pool.ts'
 import type { ApnsTokens } from './apns-token.ts'
-import { secondsLeft, retryAfterMs, type Delivery, type Outcome, type PushProvider } from './provider.ts'
+import { secondsLeft, retryAfterMs, unansweredOutcome, type Delivery, type Outcome, type PushProvider } from './provider.ts'
 
 export const APNS_PRODUCTION = 'https://api.push.apple.com'
 export const APNS_SANDBOX = 'https://api.sandbox.push.apple.com'
@@ -91,9 +91,7 @@ export class ApnsProvider implements PushProvider {
     try {
       response = await this.#pool.request(headers, json, cancelled)
     } catch (err) {
-      if (err instanceof CancelledError) return { kind: 'untried', httpStatus: null }
-      if (err instanceof TransportError) return { kind: 'retry', httpStatus: null, reason: `APNs: connection error (${err.message})` }
-      throw err
+      return unansweredOutcome(err, 'APNs')
     }
     const status = response.status
     if (status === 200) {

@@ -2,9 +2,9 @@
 // /v1/projects/<project>/messages:send with an OAuth access token of the
 // project's service account. Errors read from the FcmError detail first,
 // then error.status, as firebase-admin does.
-import { CancelledError, Http2Pool, TransportError } from './http2-pool.ts'
+import { Http2Pool } from './http2-pool.ts'
 import { createTokenSource, TokenError, type ServiceAccount, type TokenSource } from './fcm-token.ts'
-import { retryAfterMs, secondsLeft, type Delivery, type Outcome, type PushProvider } from './provider.ts'
+import { retryAfterMs, secondsLeft, unansweredOutcome, type Delivery, type Outcome, type PushProvider } from './provider.ts'
 
 export const FCM_URL = 'https://fcm.googleapis.com'
 
@@ -87,9 +87,7 @@ export class FcmProvider implements PushProvider {
         cancelled,
       )
     } catch (err) {
-      if (err instanceof CancelledError) return { kind: 'untried', httpStatus: null }
-      if (err instanceof TransportError) return { kind: 'retry', httpStatus: null, reason: `FCM: connection error (${err.message})` }
-      throw err
+      return unansweredOutcome(err, 'FCM')
     }
     const status = response.status
     if (status === 200) {

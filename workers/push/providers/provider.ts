@@ -1,6 +1,7 @@
 // The one seam between the actor and the three push services. A provider
 // turns a claimed queue row into one HTTP/2 request and classifies the answer;
 // the actor decides retries, logging and device deactivation from the class.
+import { CancelledError, TransportError } from './http2-pool.ts'
 
 export type Platform = 'apns' | 'fcm' | 'web'
 
@@ -57,4 +58,15 @@ export function retryAfterMs(value: string | string[] | undefined): number | und
 export function secondsLeft(delivery: Delivery, now = Date.now()): number {
   if (delivery.ttl === 0) return 0
   return Math.max(0, Math.floor((delivery.expiresAt.getTime() - now) / 1000))
+}
+
+/**
+ * The outcome of a request that got no answer from `service` (its name in
+ * reasons): withdrawn before sending, or a transport failure to retry.
+ * Anything else is a bug and is thrown again.
+ */
+export function unansweredOutcome(err: unknown, service: string): Outcome {
+  if (err instanceof CancelledError) return { kind: 'untried', httpStatus: null }
+  if (err instanceof TransportError) return { kind: 'retry', httpStatus: null, reason: `${service}: connection error (${err.message})` }
+  throw err
 }

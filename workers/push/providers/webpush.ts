@@ -5,8 +5,8 @@ import crypto from 'node:crypto'
 import http from 'node:http'
 import { LRUCache } from 'lru-cache'
 import webpush from 'web-push'
-import { CancelledError, Http1OnlyError, Http2Pool, TransportError, type Http2Response } from './http2-pool.ts'
-import { retryAfterMs, secondsLeft, type Delivery, type Outcome, type PushProvider } from './provider.ts'
+import { Http1OnlyError, Http2Pool, TransportError, type Http2Response } from './http2-pool.ts'
+import { retryAfterMs, secondsLeft, unansweredOutcome, type Delivery, type Outcome, type PushProvider } from './provider.ts'
 
 /** 4096-byte records: 86 header bytes + 3993 + 1 delimiter + 16 tag (RFC 8291 arithmetic). */
 const MAX_PLAINTEXT = 3993
@@ -96,9 +96,7 @@ export class WebPushProvider implements PushProvider {
         response = await sendHttp1(details.endpoint, headers, details.body ?? Buffer.alloc(0))
       }
     } catch (err) {
-      if (err instanceof CancelledError) return { kind: 'untried', httpStatus: null }
-      if (err instanceof TransportError) return { kind: 'retry', httpStatus: null, reason: `Web Push: connection error (${err.message})` }
-      throw err
+      return unansweredOutcome(err, 'Web Push')
     }
     const status = response.status
     if (status >= 200 && status < 300) {
