@@ -9,7 +9,7 @@ import type pg from 'pg'
 import type { Plan } from '../../lib/catalogue.ts'
 import { syncPlan } from './install.ts'
 import { acknowledge, type Ack } from './queue/acknowledge.ts'
-import { claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
+import { beginBatch, claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
 import { deactivateDevices, type Gone } from './queue/deactivate-devices.ts'
 import { loadCredentials } from './queue/load-credentials.ts'
 import { nextDue } from './queue/next-due.ts'
@@ -218,9 +218,7 @@ export class PushActor {
     const client = await this.#pool.connect()
     let rows: ClaimedRow[]
     try {
-      // Without waiting for the WAL flush at commit: a settled batch lost in a database crash
-      // is only queued again and resent (at least once), never lost.
-      await client.query('begin; set local synchronous_commit to off')
+      await beginBatch(client)
       rows = await claimDeliveries(client, this.#platforms(), limit, this.#cursor)
     } catch (err) {
       await client.query('rollback').catch(() => {})

@@ -18,8 +18,18 @@ export interface ProviderToken {
 
 interface Slot {
   current: Promise<ProviderToken>
+  /** The token once made: read without a promise on every request. */
+  made: ProviderToken | undefined
   issuedAt: number
   generation: number
+}
+
+/** The tokens of one (team, key, p8), with the cache key worked out once rather than per request. */
+export interface ApnsSigner {
+  /** The current token if it is made and not yet due for refresh (the per-request path). */
+  ready(): ProviderToken | undefined
+  get(): Promise<ProviderToken>
+  refresh(generation: number): Promise<ProviderToken>
 }
 
 export class ApnsTokens {
@@ -34,12 +44,21 @@ export class ApnsTokens {
     return `${teamId}:${keyId}:${crypto.createHash('sha256').update(p8).digest('base64url')}`
   }
 
+  signer(teamId: string, keyId: string, p8: string): ApnsSigner {
+    const key = ApnsTokens.keyOf(teamId, keyId, p8)
+    return {
+      ready: () => {
+        const made = this.#slots.get(key)?.made
+        return made !== undefined && this.#now() - made.issuedAt < REFRESH_AFTER_MS ? made : undefined
+      },
+      get: () => this.#get(key, teamId, keyId, p8),
+      refresh: (generation) => this.#refresh(key, teamId, keyId, p8, generation),
+    }
+  }
+
   /** The current token, made or refreshed when needed. */
   get(teamId: string, keyId: string, p8: string): Promise<ProviderToken> {
-    const key = ApnsTokens.keyOf(teamId, keyId, p8)
-    const slot = this.#slots.get(key)
-    if (slot && this.#now() - slot.issuedAt < REFRESH_AFTER_MS) return slot.current
-    return this.#mint(key, teamId, keyId, p8, (slot?.generation ?? 0) + 1)
+    return this.#get(ApnsTokens.keyOf(teamId, keyId, p8), teamId, keyId, p8)
   }
 
   /**
@@ -48,7 +67,16 @@ export class ApnsTokens {
    * where APNs itself refused it.)
    */
   refresh(teamId: string, keyId: string, p8: string, generation: number): Promise<ProviderToken> {
-    const key = ApnsTokens.keyOf(teamId, keyId, p8)
+    return this.#refresh(ApnsTokens.keyOf(teamId, keyId, p8), teamId, keyId, p8, generation)
+  }
+
+  #get(key: string, teamId: string, keyId: string, p8: string): Promise<ProviderToken> {
+    const slot = this.#slots.get(key)
+    if (slot && this.#now() - slot.issuedAt < REFRESH_AFTER_MS) return slot.current
+    return this.#mint(key, teamId, keyId, p8, (slot?.generation ?? 0) + 1)
+  }
+
+  #refresh(key: string, teamId: string, keyId: string, p8: string, generation: number): Promise<ProviderToken> {
     const slot = this.#slots.get(key)
     if (slot && slot.generation !== generation) return slot.current
     return this.#mint(key, teamId, keyId, p8, generation + 1)
@@ -63,11 +91,16 @@ export class ApnsTokens {
         .sign(signing)
       return { jwt, generation, issuedAt }
     })()
-    const slot: Slot = { current, issuedAt, generation }
+    const slot: Slot = { current, made: undefined, issuedAt, generation }
     this.#slots.set(key, slot)
-    current.catch(() => {
-      if (this.#slots.get(key) === slot) this.#slots.delete(key)
-    })
+    current.then(
+      (token) => {
+        slot.made = token
+      },
+      () => {
+        if (this.#slots.get(key) === slot) this.#slots.delete(key)
+      },
+    )
     return current
   }
 }

@@ -99,52 +99,64 @@ export class Http2Pool {
   }
 
   /** `cancelled` is asked once a stream is free: true withdraws the request unsent. */
-  async request(headers: http2.OutgoingHttpHeaders, body: string | Buffer, cancelled?: () => boolean): Promise<Http2Response> {
-    const entry = await this.#acquire() // its stream slot is already counted
-    try {
-      if (cancelled?.()) throw new CancelledError()
-      return await this.#send(entry, headers, body)
-    } finally {
-      entry.active--
-      this.#drain()
+  request(headers: http2.OutgoingHttpHeaders, body: string | Buffer, cancelled?: () => boolean): Promise<Http2Response> {
+    // A free stream slot (the usual case) is taken without waiting: no promise, no microtask.
+    const free = this.#closed || this.http1Only ? undefined : this.#free()
+    if (free !== undefined) {
+      free.active++
+      return this.#sendOn(free, headers, body, cancelled)
     }
+    return this.#acquire().then((entry) => this.#sendOn(entry, headers, body, cancelled))
   }
 
-  #send(entry: Entry, headers: http2.OutgoingHttpHeaders, body: string | Buffer): Promise<Http2Response> {
+  /** Sends on `entry`, whose stream slot is already counted; the slot is given back when the stream closes. */
+  #sendOn(entry: Entry, headers: http2.OutgoingHttpHeaders, body: string | Buffer, cancelled?: () => boolean): Promise<Http2Response> {
+    if (cancelled?.()) {
+      this.#release(entry)
+      return Promise.reject(new CancelledError())
+    }
     return new Promise((resolve, reject) => {
       let stream: http2.ClientHttp2Stream
       try {
         stream = entry.session.request(headers, { endStream: false })
       } catch (err) {
+        this.#release(entry)
         this.#retire(entry)
         reject(new TransportError((err as Error).message))
         return
       }
       let status = 0
-      let responseHeaders: http2.IncomingHttpHeaders = {}
+      let responseHeaders: http2.IncomingHttpHeaders | undefined
       // Most answers have no body (APNs 200): chunks are decoded once, at the end.
-      const chunks: Buffer[] = []
+      let chunks: Buffer[] | undefined
       const deadline = this.#track(stream)
       stream.on('response', (h) => {
         status = Number(h[':status'])
         responseHeaders = h
       })
       stream.on('data', (chunk: Buffer) => {
-        chunks.push(chunk)
-      })
-      stream.on('end', () => {
-        // A stream cancelled before any answer (the deadline) also ends: that is no response.
-        if (status === 0) return reject(new TransportError(`stream ended without a response (code ${stream.rstCode ?? 'none'})`))
-        const body = chunks.length === 0 ? '' : Buffer.concat(chunks).toString('utf8')
-        resolve({ status, headers: responseHeaders, body, retireSession: () => this.#retire(entry) })
+        ;(chunks ??= []).push(chunk)
       })
       stream.on('error', (err) => reject(new TransportError(err.message)))
+      // 'close' comes last whatever happened: the one place that settles and frees the slot.
       stream.on('close', () => {
         this.#deadlines.delete(deadline)
-        if (status === 0) reject(new TransportError(`stream closed without a response (code ${stream.rstCode ?? 'none'})`))
+        this.#release(entry)
+        // A stream cancelled before any answer (the deadline), or reset mid-body, is no response.
+        if (status === 0 || !stream.readableEnded) {
+          reject(new TransportError(`stream closed without a complete response (code ${stream.rstCode ?? 'none'})`))
+          return
+        }
+        const text = chunks === undefined ? '' : Buffer.concat(chunks).toString('utf8')
+        resolve({ status, headers: responseHeaders!, body: text, retireSession: () => this.#retire(entry) })
       })
       stream.end(body)
     })
+  }
+
+  #release(entry: Entry): void {
+    entry.active--
+    this.#drain()
   }
 
   #track(stream: http2.ClientHttp2Stream): Deadline {
