@@ -79,6 +79,8 @@ interface Slot {
   /** push.credentials.version of the keys it was built from (none for Web Push). */
   version: string | null
   stopped: boolean
+  /** Asked just before a request goes out: the slot was stopped or replaced meanwhile (one function per slot, not per row). */
+  withdrawn: () => boolean
 }
 
 export class PushActor {
@@ -189,9 +191,8 @@ export class PushActor {
         await this.#loadProviders()
       }
       const capacity = this.#concurrency - this.#inFlight
-      const threshold = Math.min(this.#batch, Math.max(1, Math.floor(this.#concurrency / 2)))
       let claimedNothing = false
-      if (!this.#drained && capacity > 0 && (this.#inFlight === 0 || capacity >= threshold)) {
+      if (!this.#drained && this.#worthClaiming()) {
         const limit = Math.min(capacity, this.#batch)
         const claimed = await this.#claim(limit)
         if (claimed === limit) continue
@@ -211,6 +212,12 @@ export class PushActor {
       if (untilDue > 0) await this.#wait(untilDue)
       this.#drained = false
     }
+  }
+
+  /** Free slots enough for a claim: all of them idle, or room for a good part of a batch (not a claim per answer). */
+  #worthClaiming(): boolean {
+    const capacity = this.#concurrency - this.#inFlight
+    return capacity > 0 && (this.#inFlight === 0 || capacity >= Math.min(this.#batch, Math.max(1, Math.floor(this.#concurrency / 2))))
   }
 
   /** Opens a batch: a transaction whose row locks are the claim. Returns how many rows it took. */
@@ -253,32 +260,32 @@ export class PushActor {
       const { version, topic, teamId, environment, keys, stopped } = stored.apns
       const kept = keep('apns', version)
       const key = keys[0]!
-      next.apns = kept ?? {
-        version,
-        stopped: false,
-        provider: new ApnsProvider({
-          url: endpoints.apnsUrl ?? (environment === 'sandbox' ? APNS_SANDBOX : APNS_PRODUCTION),
-          topic,
-          teamId,
-          keyId: key.key_id,
-          p8: key.p8,
-          tokens,
-        }),
-      }
+      next.apns =
+        kept ??
+        this.#slot(
+          'apns',
+          version,
+          new ApnsProvider({
+            url: endpoints.apnsUrl ?? (environment === 'sandbox' ? APNS_SANDBOX : APNS_PRODUCTION),
+            topic,
+            teamId,
+            keyId: key.key_id,
+            p8: key.p8,
+            tokens,
+          }),
+        )
       next.apns.stopped = stopped !== null
     }
     if (stored.fcm) {
       const kept = keep('fcm', stored.fcm.version)
-      next.fcm = kept ?? {
-        version: stored.fcm.version,
-        stopped: false,
-        provider: new FcmProvider({ url: endpoints.fcmUrl ?? FCM_URL, tokenUrl: endpoints.fcmTokenUrl, account: stored.fcm.account }),
-      }
+      next.fcm =
+        kept ??
+        this.#slot('fcm', stored.fcm.version, new FcmProvider({ url: endpoints.fcmUrl ?? FCM_URL, tokenUrl: endpoints.fcmTokenUrl, account: stored.fcm.account }))
       next.fcm.stopped = stored.fcm.stopped !== null
     }
     if (stored.vapid) {
       const version = `${stored.vapid.publicKey}:${stored.vapid.subject}`
-      next.web = keep('web', version) ?? { version, stopped: false, provider: new WebPushProvider(stored.vapid) }
+      next.web = keep('web', version) ?? this.#slot('web', version, new WebPushProvider(stored.vapid))
     }
     this.#slots = next
     for (const [platform, slot] of Object.entries(old) as [Platform, Slot][]) {
@@ -286,21 +293,30 @@ export class PushActor {
     }
   }
 
+  #slot(platform: Platform, version: string | null, provider: PushProvider): Slot {
+    const slot: Slot = { provider, version, stopped: false, withdrawn: () => slot.stopped || this.#slots[platform] !== slot }
+    return slot
+  }
+
   #dispatch(batch: Batch, row: ClaimedRow): void {
     this.#inFlight++
-    this.#deliver(row)
-      .catch((err): Ack => {
+    this.#deliver(row).then(
+      (settled) => this.#answered(batch, settled),
+      (err: unknown) => {
         this.#options.onError?.('push delivery failed unexpectedly', err)
-        return ack(row, 'again', null, { runAt: new Date(Date.now() + 1000), counts: false })
-      })
-      .then((ack) => {
-        batch.acks.push(ack)
-        if (ack.gone) batch.gone.push({ deviceId: ack.deviceId, reason: ack.reason ?? 'gone', at: ack.gone.at })
-        // The provider answered: the slot is free for the next claim, while this batch waits to settle.
-        this.#inFlight--
-        if (--batch.pending === 0) void this.#settle(batch)
-        else if (!this.#drained) this.#wake()
-      })
+        this.#answered(batch, ack(row, 'again', null, { runAt: new Date(Date.now() + 1000), counts: false }))
+      },
+    )
+  }
+
+  #answered(batch: Batch, settled: Ack): void {
+    batch.acks.push(settled)
+    if (settled.gone) batch.gone.push({ deviceId: settled.deviceId, reason: settled.reason ?? 'gone', at: settled.gone.at })
+    // The provider answered: the slot is free for the next claim, while this batch waits to settle.
+    this.#inFlight--
+    if (--batch.pending === 0) void this.#settle(batch)
+    // Waking the loop only when it would claim: a wake per answer costs a timer and a promise each.
+    else if (!this.#drained && this.#worthClaiming()) this.#wake()
   }
 
   /** Commits a batch's outcomes; only then do its rows count as done (and its slots free up). */
@@ -337,7 +353,7 @@ export class PushActor {
     }
     // Keys missing or stopped since the claim: hand the row back untried.
     if (!usable) return ack(row, 'untouched', null, { counts: false })
-    const outcome = await slot.provider.send(row, () => slot.stopped || this.#slots[row.platform] !== slot)
+    const outcome = await slot.provider.send(row, slot.withdrawn)
     return this.#classify(row, slot, outcome)
   }
 
