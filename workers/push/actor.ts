@@ -69,6 +69,10 @@ function ack(row: ClaimedRow, disposition: Ack['disposition'], log: Ack['log'], 
 
 interface Batch {
   client: pg.PoolClient
+  rows: ClaimedRow[]
+  /** Index of the next row to send; rows before it are in flight or answered. */
+  next: number
+  /** Rows not yet answered (sent or not): the batch settles at zero. */
   pending: number
   acks: Ack[]
   gone: Gone[]
@@ -93,6 +97,14 @@ export class PushActor {
   readonly #poll: number
   #slots: Partial<Record<Platform, Slot>> = {}
   #inFlight = 0
+  /**
+   * Batches with rows claimed but not yet sent, oldest first. The actor reads
+   * one batch ahead of its sending window, so the window stays full while the
+   * next claim is on its way (without it, every claim emptied the window).
+   */
+  readonly #queued: Batch[] = []
+  /** Rows in #queued not yet sent. */
+  #buffered = 0
   /** Batches claimed and not yet settled (each holds a connection and its rows' locks). */
   #openBatches = 0
   /** Where the last full claim ended; reset whenever rows behind it may be due again. */
@@ -141,6 +153,7 @@ export class PushActor {
     this.#plan = plan
     this.#concurrency = concurrency
     await syncPlan(this.#pool, plan)
+    this.#pump()
     this.#wake()
   }
 
@@ -148,6 +161,7 @@ export class PushActor {
     this.#stopping = true
     this.#wake()
     await this.#loop
+    this.#handBackQueued()
     if (this.#openBatches > 0) {
       await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), new Promise((r) => setTimeout(r, 5000))])
     }
@@ -190,10 +204,9 @@ export class PushActor {
         this.#reload = false
         await this.#loadProviders()
       }
-      const capacity = this.#concurrency - this.#inFlight
       let claimedNothing = false
       if (!this.#drained && this.#worthClaiming()) {
-        const limit = Math.min(capacity, this.#batch)
+        const limit = Math.min(this.#room(), this.#batch)
         const claimed = await this.#claim(limit)
         if (claimed === limit) continue
         this.#drained = true
@@ -214,10 +227,15 @@ export class PushActor {
     }
   }
 
-  /** Free slots enough for a claim: all of them idle, or room for a good part of a batch (not a claim per answer). */
+  /** Rows the actor may still claim: its sending window plus one batch read ahead, less what it holds. */
+  #room(): number {
+    return this.#concurrency + Math.min(this.#batch, this.#concurrency) - this.#inFlight - this.#buffered
+  }
+
+  /** Room enough for a claim: nothing held at all, or room for a good part of a batch (not a claim per answer). */
   #worthClaiming(): boolean {
-    const capacity = this.#concurrency - this.#inFlight
-    return capacity > 0 && (this.#inFlight === 0 || capacity >= Math.min(this.#batch, Math.max(1, Math.floor(this.#concurrency / 2))))
+    const room = this.#room()
+    return room > 0 && (this.#inFlight + this.#buffered === 0 || room >= Math.min(this.#batch, Math.max(1, Math.floor(this.#concurrency / 2))))
   }
 
   /** Opens a batch: a transaction whose row locks are the claim. Returns how many rows it took. */
@@ -242,8 +260,9 @@ export class PushActor {
       return 0
     }
     this.#openBatches++
-    const batch: Batch = { client, pending: rows.length, acks: [], gone: [] }
-    for (const row of rows) this.#dispatch(batch, row)
+    this.#queued.push({ client, rows, next: 0, pending: rows.length, acks: [], gone: [] })
+    this.#buffered += rows.length
+    this.#pump()
     return rows.length
   }
 
@@ -298,6 +317,30 @@ export class PushActor {
     return slot
   }
 
+  /** Sends queued rows while the window has room. */
+  #pump(): void {
+    if (this.#stopping) return
+    while (this.#inFlight < this.#concurrency && this.#queued.length > 0) {
+      const batch = this.#queued[0]!
+      const row = batch.rows[batch.next++]!
+      if (batch.next === batch.rows.length) this.#queued.shift()
+      this.#buffered--
+      this.#dispatch(batch, row)
+    }
+  }
+
+  /** Stopping: rows claimed but never sent go back to the queue as they were, so their batches settle. */
+  #handBackQueued(): void {
+    for (const batch of this.#queued.splice(0)) {
+      while (batch.next < batch.rows.length) {
+        const row = batch.rows[batch.next++]!
+        this.#buffered--
+        batch.acks.push(ack(row, 'untouched', null, { counts: false }))
+        if (--batch.pending === 0) void this.#settle(batch)
+      }
+    }
+  }
+
   #dispatch(batch: Batch, row: ClaimedRow): void {
     this.#inFlight++
     this.#deliver(row).then(
@@ -312,8 +355,9 @@ export class PushActor {
   #answered(batch: Batch, settled: Ack): void {
     batch.acks.push(settled)
     if (settled.gone) batch.gone.push({ deviceId: settled.deviceId, reason: settled.reason ?? 'gone', at: settled.gone.at })
-    // The provider answered: the slot is free for the next claim, while this batch waits to settle.
+    // The provider answered: the slot is free for the next row, while this batch waits to settle.
     this.#inFlight--
+    this.#pump()
     if (--batch.pending === 0) void this.#settle(batch)
     // Waking the loop only when it would claim: a wake per answer costs a timer and a promise each.
     else if (!this.#drained && this.#worthClaiming()) this.#wake()
@@ -348,7 +392,7 @@ export class PushActor {
     if (!row.deviceActive) return ack(row, 'done', 'failed', { reason: 'device deactivated or deleted before sending' })
     const slot = this.#slots[row.platform]
     const usable = slot !== undefined && !slot.stopped
-    if (row.expiresAt.getTime() < Date.now() && (row.attempt > 1 || !usable)) {
+    if (row.expiresAtMs < Date.now() && (row.attempt > 1 || !usable)) {
       return ack(row, 'done', 'expired', { reason: 'TTL passed before delivery' })
     }
     // Keys missing or stopped since the claim: hand the row back untried.
@@ -374,8 +418,8 @@ export class PushActor {
         const decision = decideRetry({
           plan: this.#plan,
           attempt: row.attempt,
-          firstAttemptAt: row.firstAttemptAt ?? new Date(),
-          expiresAt: row.expiresAt,
+          firstAttemptAt: row.firstAttemptAtMs === null ? new Date() : new Date(row.firstAttemptAtMs),
+          expiresAt: new Date(row.expiresAtMs),
           retryAfterMs: outcome.retryAfterMs,
           scale: this.#options.retryDelayScale,
         })

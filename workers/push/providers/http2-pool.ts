@@ -51,6 +51,8 @@ interface Entry {
   closed: boolean
   active: number
   limit: number
+  /** Retires this session; made once per session and handed out with each of its responses. */
+  retire: () => void
 }
 
 /** A stream in flight and when it is cancelled. */
@@ -148,7 +150,7 @@ export class Http2Pool {
           return
         }
         const text = chunks === undefined ? '' : Buffer.concat(chunks).toString('utf8')
-        resolve({ status, headers: responseHeaders!, body: text, retireSession: () => this.#retire(entry) })
+        resolve({ status, headers: responseHeaders!, body: text, retireSession: entry.retire })
       })
       stream.end(body)
     })
@@ -211,7 +213,7 @@ export class Http2Pool {
 
   #connect(): void {
     const session = http2.connect(this.origin, { maxSessionMemory: 64, peerMaxConcurrentStreams: 1 })
-    const entry: Entry = { session, ready: false, closed: false, active: 0, limit: 1 }
+    const entry: Entry = { session, ready: false, closed: false, active: 0, limit: 1, retire: () => this.#retire(entry) }
     this.#entries.push(entry)
     session.on('remoteSettings', (settings) => {
       entry.limit = Math.max(1, Math.min(settings.maxConcurrentStreams ?? this.#maxStreams, this.#maxStreams))

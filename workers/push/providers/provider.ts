@@ -14,7 +14,8 @@ export interface Delivery {
   /** Attempt number of this try (1 for the first). */
   attempt: number
   apnsId: string
-  expiresAt: Date
+  /** When the message's TTL runs out, in milliseconds since the epoch. */
+  expiresAtMs: number
   token: string
   p256dh: string | null
   auth: string | null
@@ -57,7 +58,7 @@ export function retryAfterMs(value: string | string[] | undefined): number | und
 /** Seconds left until the delivery expires (the TTL header of APNs, FCM and Web Push). */
 export function secondsLeft(delivery: Delivery, now = Date.now()): number {
   if (delivery.ttl === 0) return 0
-  return Math.max(0, Math.floor((delivery.expiresAt.getTime() - now) / 1000))
+  return Math.max(0, Math.floor((delivery.expiresAtMs - now) / 1000))
 }
 
 /**
