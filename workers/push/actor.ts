@@ -343,13 +343,44 @@ export class PushActor {
 
   #dispatch(batch: Batch, row: ClaimedRow): void {
     this.#inFlight++
-    this.#deliver(row).then(
-      (settled) => this.#answered(batch, settled),
-      (err: unknown) => {
-        this.#options.onError?.('push delivery failed unexpectedly', err)
-        this.#answered(batch, ack(row, 'again', null, { runAt: new Date(Date.now() + 1000), counts: false }))
+    const slot = this.#slots[row.platform]
+    const usable = slot !== undefined && !slot.stopped
+    const early = this.#settleUnsent(row, usable)
+    if (early !== undefined || !usable) {
+      // Settled without a request; answered in a microtask all the same, like every other row.
+      const settled = early ?? ack(row, 'untouched', null, { counts: false })
+      queueMicrotask(() => this.#answered(batch, settled))
+      return
+    }
+    // One promise per delivery on this path: the request's own, classified here.
+    slot.provider.send(row, slot.withdrawn).then(
+      (outcome) => {
+        let settled: Ack
+        try {
+          settled = this.#classify(row, slot, outcome)
+        } catch (err) {
+          settled = this.#unexpected(row, err)
+        }
+        this.#answered(batch, settled)
       },
+      (err: unknown) => this.#answered(batch, this.#unexpected(row, err)),
     )
+  }
+
+  /** A row that needs no request: its message or device gone, or its TTL over; undefined otherwise. */
+  #settleUnsent(row: ClaimedRow, usable: boolean): Ack | undefined {
+    if (!row.messageFound) return ack(row, 'done', 'failed', { reason: 'message deleted before sending' })
+    if (!row.deviceActive) return ack(row, 'done', 'failed', { reason: 'device deactivated or deleted before sending' })
+    if (row.expiresAtMs < Date.now() && (row.attempt > 1 || !usable)) {
+      return ack(row, 'done', 'expired', { reason: 'TTL passed before delivery' })
+    }
+    // Keys missing or stopped since the claim: the caller hands the row back untried.
+    return undefined
+  }
+
+  #unexpected(row: ClaimedRow, err: unknown): Ack {
+    this.#options.onError?.('push delivery failed unexpectedly', err)
+    return ack(row, 'again', null, { runAt: new Date(Date.now() + 1000), counts: false })
   }
 
   #answered(batch: Batch, settled: Ack): void {
@@ -385,20 +416,6 @@ export class PushActor {
     // A retry may be due before the timer the loop sleeps on; and capacity is free again.
     this.#drained = false
     this.#wake()
-  }
-
-  async #deliver(row: ClaimedRow): Promise<Ack> {
-    if (!row.messageFound) return ack(row, 'done', 'failed', { reason: 'message deleted before sending' })
-    if (!row.deviceActive) return ack(row, 'done', 'failed', { reason: 'device deactivated or deleted before sending' })
-    const slot = this.#slots[row.platform]
-    const usable = slot !== undefined && !slot.stopped
-    if (row.expiresAtMs < Date.now() && (row.attempt > 1 || !usable)) {
-      return ack(row, 'done', 'expired', { reason: 'TTL passed before delivery' })
-    }
-    // Keys missing or stopped since the claim: hand the row back untried.
-    if (!usable) return ack(row, 'untouched', null, { counts: false })
-    const outcome = await slot.provider.send(row, slot.withdrawn)
-    return this.#classify(row, slot, outcome)
   }
 
   #classify(row: ClaimedRow, slot: Slot, outcome: Outcome): Ack {

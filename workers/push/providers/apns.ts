@@ -2,7 +2,7 @@
 // section 1). One pool of sessions per project and environment, because APNs
 // refuses tokens of several teams on one connection.
 import { Http2Pool, type Http2Response } from './http2-pool.ts'
-import type { ApnsSigner, ApnsTokens } from './apns-token.ts'
+import type { ApnsSigner, ApnsTokens, ProviderToken } from './apns-token.ts'
 import { secondsLeft, retryAfterMs, unansweredOutcome, type Delivery, type Outcome, type PushProvider } from './provider.ts'
 
 export const APNS_PRODUCTION = 'https://api.push.apple.com'
@@ -66,36 +66,28 @@ export class ApnsProvider implements PushProvider {
     this.#signer = config.tokens.signer(config.teamId, config.keyId, config.p8)
   }
 
-  async send(delivery: Delivery, cancelled?: () => boolean): Promise<Outcome> {
+  send(delivery: Delivery, cancelled?: () => boolean): Promise<Outcome> {
     const { json, pushType } = apnsPayload(delivery)
     // A UTF-8 character is at most three bytes per UTF-16 unit: short payloads need no count.
     const bytes = json.length * 3 <= MAX_PAYLOAD ? json.length : Buffer.byteLength(json)
     if (bytes > MAX_PAYLOAD) {
-      return { kind: 'failed', httpStatus: null, reason: `APNs: PayloadTooLarge (${bytes} bytes, limit ${MAX_PAYLOAD})` }
+      return Promise.resolve({ kind: 'failed', httpStatus: null, reason: `APNs: PayloadTooLarge (${bytes} bytes, limit ${MAX_PAYLOAD})` })
     }
-    let token = this.#signer.ready()
-    if (token === undefined) {
-      try {
-        token = await this.#signer.get()
-      } catch {
-        return { kind: 'stop', httpStatus: null, reason: 'APNs: the stored key cannot sign a provider token' }
-      }
-    }
-    const answer = await this.#post(delivery, json, pushType, token.jwt, cancelled)
-    if (answer.kind === 'retry' && answer.reason === EXPIRED_PROVIDER_TOKEN) {
-      // One retry with a fresh token (generation-guarded), as Apple asks.
-      token = await this.#signer.refresh(token.generation)
-      return this.#post(delivery, json, pushType, token.jwt, cancelled)
-    }
-    return answer
+    // The usual case, a token at hand, takes no promise before the request's own.
+    const token = this.#signer.ready()
+    if (token !== undefined) return this.#post(delivery, json, pushType, token, cancelled)
+    return this.#signer.get().then(
+      (made) => this.#post(delivery, json, pushType, made, cancelled),
+      (): Outcome => ({ kind: 'stop', httpStatus: null, reason: 'APNs: the stored key cannot sign a provider token' }),
+    )
   }
 
-  #post(delivery: Delivery, json: string, pushType: string, jwt: string, cancelled?: () => boolean): Promise<Outcome> {
+  #post(delivery: Delivery, json: string, pushType: string, token: ProviderToken, cancelled?: () => boolean, retried = false): Promise<Outcome> {
     // Only the headers APNs reads: each one costs header validation and HPACK work per request.
     const headers: Record<string, string> = {
       ':method': 'POST',
       ':path': `/3/device/${delivery.token}`,
-      authorization: `bearer ${jwt}`,
+      authorization: `bearer ${token.jwt}`,
       'apns-topic': this.#config.topic,
       'apns-push-type': pushType,
       'apns-expiration': delivery.ttl === 0 ? '0' : String(Math.floor(Date.now() / 1000) + secondsLeft(delivery)),
@@ -105,7 +97,12 @@ export class ApnsProvider implements PushProvider {
     if (pushType === 'background' || delivery.priority === 'normal') headers['apns-priority'] = '5'
     if (delivery.collapseKey !== null) headers['apns-collapse-id'] = delivery.collapseKey
     return this.#pool.request(headers, json, cancelled).then(
-      (response) => interpret(response, delivery),
+      (response) => {
+        const outcome = interpret(response, delivery)
+        if (retried || outcome.kind !== 'retry' || outcome.reason !== EXPIRED_PROVIDER_TOKEN) return outcome
+        // One retry with a fresh token (generation-guarded, so many streams make one), as Apple asks.
+        return this.#signer.refresh(token.generation).then((fresh) => this.#post(delivery, json, pushType, fresh, cancelled, true))
+      },
       (err: unknown) => unansweredOutcome(err, 'APNs'),
     )
   }
