@@ -12,6 +12,8 @@ export const MIN_REFRESH_MS = 20 * 60 * 1000
 
 export interface ProviderToken {
   jwt: string
+  /** `bearer <jwt>`: the authorization header, made once rather than per request. */
+  authorization: string
   generation: number
   issuedAt: number
 }
@@ -89,7 +91,7 @@ export class ApnsTokens {
       const jwt = await new SignJWT({ iss: teamId, iat: Math.floor(issuedAt / 1000) })
         .setProtectedHeader({ alg: 'ES256', kid: keyId })
         .sign(signing)
-      return { jwt, generation, issuedAt }
+      return { jwt, authorization: `bearer ${jwt}`, generation, issuedAt }
     })()
     const slot: Slot = { current, made: undefined, issuedAt, generation }
     this.#slots.set(key, slot)

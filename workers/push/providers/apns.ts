@@ -87,7 +87,7 @@ export class ApnsProvider implements PushProvider {
     const headers: Record<string, string> = {
       ':method': 'POST',
       ':path': `/3/device/${delivery.token}`,
-      authorization: `bearer ${token.jwt}`,
+      authorization: token.authorization,
       'apns-topic': this.#config.topic,
       'apns-push-type': pushType,
       'apns-expiration': delivery.ttl === 0 ? '0' : String(Math.floor(Date.now() / 1000) + secondsLeft(delivery)),

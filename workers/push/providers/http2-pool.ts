@@ -137,11 +137,12 @@ export class Http2Pool {
         responseHeaders = h
         // Headers that end the stream (APNs' 200) have no body: no reader at all then, and the
         // stream still ends and closes; otherwise the body is buffered until this listener comes.
-        if ((flags & http2.constants.NGHTTP2_FLAG_END_STREAM) === 0) stream.on('data', collect)
+        if ((flags & http2.constants.NGHTTP2_FLAG_END_STREAM) === 0) {
+          stream.on('data', (chunk: Buffer) => {
+            ;(chunks ??= []).push(chunk)
+          })
+        }
       })
-      const collect = (chunk: Buffer) => {
-        ;(chunks ??= []).push(chunk)
-      }
       stream.on('error', (err) => reject(new TransportError(err.message)))
       // 'close' comes last whatever happened: the one place that settles and frees the slot.
       stream.on('close', () => {

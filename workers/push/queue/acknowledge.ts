@@ -49,11 +49,9 @@ select * from done where log is not null
 union all
 select * from again where log is not null`
 
-// Only what the statement reads: the batch travels to PostgreSQL as one message.
-const SENT_KEYS: (keyof Ack)[] = ['queueId', 'disposition', 'log', 'httpStatus', 'reason', 'providerId', 'runAt', 'counts']
-
 export async function acknowledge(client: pg.ClientBase, acks: Ack[]): Promise<void> {
   if (!acks.some((a) => a.disposition !== 'untouched')) return
-  // Unnamed, so each batch is planned with its own rows (index lookups by id).
-  await client.query({ text, values: [JSON.stringify(acks, SENT_KEYS)] })
+  // Unnamed, so each batch is planned with its own rows (index lookups by id). No replacer:
+  // with one, JSON.stringify leaves V8's fast path; members the statement does not name are ignored.
+  await client.query({ text, values: [JSON.stringify(acks)] })
 }
