@@ -12,7 +12,7 @@ import { Gate } from '../data-plane/gate.ts'
 import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { startUwsServer } from '../data-plane/uws-server.ts'
-import { startPushActorHost } from '../workers/push/actor-host.ts'
+import { startPushActorThread } from '../workers/push/actor-thread.ts'
 import { adminApi } from './admin-api.ts'
 import { authAdminRoutes } from './auth-settings.ts'
 import { dashboard } from './dashboard/routes.ts'
@@ -92,9 +92,10 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     version: VERSION,
   })
   const server = await startUwsServer(dataPlane, config.host, config.port)
-  // One sending actor per push-enabled project across all nodes (advisory lock).
+  // One sending actor per push-enabled project across all nodes (advisory lock), on a
+  // thread of its own: sending must not take the main thread's time from routing.
   const pushActors = config.push.actors
-    ? await startPushActorHost({
+    ? await startPushActorThread({
         catalogueUrl: databaseUrl,
         defaultServerUrl: databaseUrl,
         endpoints: { apnsUrl: config.push.apnsUrl, fcmUrl: config.push.fcmUrl, fcmTokenUrl: config.push.fcmTokenUrl },

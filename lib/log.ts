@@ -8,6 +8,11 @@ export function setLogLevel(next: Level): void {
   level = next
 }
 
+/** The current level, for threads started from here (they read BASEPLANE_LOG_LEVEL). */
+export function logLevel(): Level {
+  return level
+}
+
 function write(kind: string, message: string, fields: Record<string, unknown>): void {
   process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level: kind, message, ...fields }) + '\n')
 }

@@ -28,6 +28,8 @@ export interface PushActorHostOptions {
   retryDelayScale?: number
   batchSize?: number
   tokens?: ApnsTokens
+  /** Called with the refs this host sends for whenever that list changes (the actor thread reports it). */
+  onClaimsChanged?: (refs: string[]) => void
 }
 
 export interface PushActorHost {
@@ -66,6 +68,9 @@ export async function startPushActorHost(options: PushActorHostOptions): Promise
   let stopping = false
   let relisten: NodeJS.Timeout | undefined
 
+  const claimed = () => [...slots.values()].filter((s) => s.actor).map((s) => s.project.ref)
+  const claimsChanged = () => options.onClaimsChanged?.(claimed())
+
   const serialize = (slot: Slot, work: () => Promise<void>) => {
     slot.busy = slot.busy.then(work).catch((err) => log.error('push actor host', err, { ref: slot.project.ref }))
     return slot.busy
@@ -80,6 +85,7 @@ export async function startPushActorHost(options: PushActorHostOptions): Promise
     slot.actor = undefined
     slot.client = undefined
     slot.pool = undefined
+    if (actor) claimsChanged()
     await actor?.stop().catch(() => {})
     await pool?.end().catch(() => {})
     // Ending the session releases the advisory lock.
@@ -149,6 +155,7 @@ export async function startPushActorHost(options: PushActorHostOptions): Promise
         })
       })
       log.info('push actor claimed', { ref: project.ref, plan: project.plan })
+      claimsChanged()
     } catch (err) {
       if (slot.closed || stopping) return
       log.error('push actor claim failed', err, { ref: slot.project.ref })
@@ -220,7 +227,7 @@ export async function startPushActorHost(options: PushActorHostOptions): Promise
   await listen()
 
   return {
-    claimed: () => [...slots.values()].filter((s) => s.actor).map((s) => s.project.ref),
+    claimed,
     async stop() {
       stopping = true
       clearTimeout(relisten)

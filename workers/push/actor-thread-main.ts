@@ -1,0 +1,21 @@
+// The push actor thread's entry (started by actor-thread.ts): one actor host,
+// its claims reported to the parent, stopped on the parent's word.
+import { parentPort, workerData } from 'node:worker_threads'
+import { startPushActorHost } from './actor-host.ts'
+import type { ActorThreadMessage, PushActorThreadOptions } from './actor-thread.ts'
+
+const port = parentPort!
+const tell = (message: ActorThreadMessage) => port.postMessage(message)
+
+try {
+  const host = await startPushActorHost({ ...(workerData as PushActorThreadOptions), onClaimsChanged: (refs) => tell({ kind: 'claims', refs }) })
+  port.on('message', (message: { kind: 'stop' }) => {
+    if (message.kind !== 'stop') return
+    // Closing the port lets the thread end once the host has let go of everything.
+    void host.stop().finally(() => port.close())
+  })
+  tell({ kind: 'ready' })
+} catch (err) {
+  tell({ kind: 'failed', message: err instanceof Error ? err.message : String(err) })
+  port.close()
+}

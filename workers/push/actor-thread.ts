@@ -1,0 +1,79 @@
+// Runs the push actor host on a thread of its own. Sending is thousands of
+// HTTP/2 streams a second; on the data plane's main thread it would take the
+// time that routing every other request needs (DESIGN.md: the main thread
+// parses, authenticates and routes). The thread is supervised: if it dies, the
+// advisory locks its connections held go with them, and it is started again.
+import { Worker } from 'node:worker_threads'
+import { log, logLevel } from '../../lib/log.ts'
+import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
+
+/** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
+export type PushActorThreadOptions = Omit<PushActorHostOptions, 'tokens' | 'onClaimsChanged'>
+
+export interface PushActorThread extends PushActorHost {
+  /** Ends the thread at once, as a crash would; unless the host is stopping, it is started again. */
+  terminate(): Promise<void>
+}
+
+/** What the thread tells its parent (actor-thread-main.ts). */
+export type ActorThreadMessage = { kind: 'ready' } | { kind: 'failed'; message: string } | { kind: 'claims'; refs: string[] }
+
+const ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
+// The process loads TypeScript through tsx, whose `--import` hook does not reach a
+// worker thread's entry module: the thread registers it before importing the entry.
+const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((api) => { api.register(); return import(${JSON.stringify(ENTRY)}) })`
+const RESTART_MS = 1000
+// The host settles open batches for up to 5 s per actor when it stops.
+const STOP_CEILING_MS = 15000
+
+export async function startPushActorThread(options: PushActorThreadOptions): Promise<PushActorThread> {
+  let claims: string[] = []
+  let stopping = false
+  let current: Worker | undefined
+  let restart: NodeJS.Timeout | undefined
+
+  const spawn = () =>
+    new Promise<void>((resolve, reject) => {
+      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: options, env: { ...process.env, BASEPLANE_LOG_LEVEL: logLevel() } })
+      current = worker
+      let started = false
+      worker.on('message', (message: ActorThreadMessage) => {
+        if (message.kind === 'claims') claims = message.refs
+        else if (message.kind === 'ready') {
+          started = true
+          resolve()
+        } else reject(new Error(message.message))
+      })
+      worker.on('error', (err) => {
+        if (!started) reject(err)
+        else log.error('push actor thread failed', err)
+      })
+      worker.on('exit', (code) => {
+        if (current === worker) current = undefined
+        claims = []
+        if (!started) return reject(new Error(`the push actor thread exited (code ${code}) before it started`))
+        if (stopping) return
+        log.error('push actor thread exited; starting it again', undefined, { code })
+        restart = setTimeout(() => void spawn().catch((err) => log.error('push actor thread did not start again', err)), RESTART_MS)
+      })
+    })
+
+  await spawn()
+  return {
+    claimed: () => claims,
+    async terminate() {
+      await current?.terminate()
+    },
+    async stop() {
+      stopping = true
+      clearTimeout(restart)
+      const worker = current
+      if (!worker) return
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+      worker.postMessage({ kind: 'stop' })
+      const ceiling = setTimeout(() => void worker.terminate(), STOP_CEILING_MS)
+      await exited
+      clearTimeout(ceiling)
+    },
+  }
+}
