@@ -196,20 +196,21 @@ t.test('provider tokens are reused for 50 minutes, never remade within 20, refre
   let now = 1_700_000_000_000
   const tokens = new ApnsTokens(() => now)
   const key = makeApnsKey()
-  const first = await tokens.get(key.teamId, key.keyId, key.p8)
+  const signer = tokens.signer(key.teamId, key.keyId, key.p8)
+  const first = await signer.get()
   now += 19 * 60_000
-  t.equal((await tokens.get(key.teamId, key.keyId, key.p8)).jwt, first.jwt)
+  t.equal((await signer.get()).jwt, first.jwt)
   now += 30 * 60_000
-  t.equal((await tokens.get(key.teamId, key.keyId, key.p8)).jwt, first.jwt, 'still the same at 49 minutes')
+  t.equal((await signer.get()).jwt, first.jwt, 'still the same at 49 minutes')
   now += 2 * 60_000
-  const second = await tokens.get(key.teamId, key.keyId, key.p8)
+  const second = await signer.get()
   t.not(second.jwt, first.jwt, 'remade after 50 minutes')
   const payload = JSON.parse(Buffer.from(second.jwt.split('.')[1]!, 'base64url').toString())
   t.same(payload, { iss: key.teamId, iat: Math.floor(now / 1000) })
   const header = JSON.parse(Buffer.from(second.jwt.split('.')[0]!, 'base64url').toString())
   t.same(header, { alg: 'ES256', kid: key.keyId })
   // Two streams failing with ExpiredProviderToken for the same generation make one new token.
-  const [a, b] = await Promise.all([tokens.refresh(key.teamId, key.keyId, key.p8, second.generation), tokens.refresh(key.teamId, key.keyId, key.p8, second.generation)])
+  const [a, b] = await Promise.all([signer.refresh(second.generation), signer.refresh(second.generation)])
   t.equal(a.jwt, b.jwt)
   t.not(a.jwt, second.jwt)
 })

@@ -42,46 +42,31 @@ export class ApnsTokens {
     this.#now = now
   }
 
-  static keyOf(teamId: string, keyId: string, p8: string): string {
+  static #keyOf(teamId: string, keyId: string, p8: string): string {
     return `${teamId}:${keyId}:${crypto.createHash('sha256').update(p8).digest('base64url')}`
   }
 
+  /** The tokens of one key; APNs providers hold one each, so the cache key is hashed once. */
   signer(teamId: string, keyId: string, p8: string): ApnsSigner {
-    const key = ApnsTokens.keyOf(teamId, keyId, p8)
+    const key = ApnsTokens.#keyOf(teamId, keyId, p8)
     return {
       ready: () => {
         const made = this.#slots.get(key)?.made
         return made !== undefined && this.#now() - made.issuedAt < REFRESH_AFTER_MS ? made : undefined
       },
-      get: () => this.#get(key, teamId, keyId, p8),
-      refresh: (generation) => this.#refresh(key, teamId, keyId, p8, generation),
+      get: () => {
+        const slot = this.#slots.get(key)
+        if (slot && this.#now() - slot.issuedAt < REFRESH_AFTER_MS) return slot.current
+        return this.#mint(key, teamId, keyId, p8, (slot?.generation ?? 0) + 1)
+      },
+      // APNs said ExpiredProviderToken for `generation`: remade unless another stream already
+      // did. (A token younger than 20 minutes is remade only here, where APNs itself refused it.)
+      refresh: (generation) => {
+        const slot = this.#slots.get(key)
+        if (slot && slot.generation !== generation) return slot.current
+        return this.#mint(key, teamId, keyId, p8, generation + 1)
+      },
     }
-  }
-
-  /** The current token, made or refreshed when needed. */
-  get(teamId: string, keyId: string, p8: string): Promise<ProviderToken> {
-    return this.#get(ApnsTokens.keyOf(teamId, keyId, p8), teamId, keyId, p8)
-  }
-
-  /**
-   * APNs said ExpiredProviderToken for `generation`: remake it unless another
-   * stream already did. (A token younger than 20 minutes is remade only here,
-   * where APNs itself refused it.)
-   */
-  refresh(teamId: string, keyId: string, p8: string, generation: number): Promise<ProviderToken> {
-    return this.#refresh(ApnsTokens.keyOf(teamId, keyId, p8), teamId, keyId, p8, generation)
-  }
-
-  #get(key: string, teamId: string, keyId: string, p8: string): Promise<ProviderToken> {
-    const slot = this.#slots.get(key)
-    if (slot && this.#now() - slot.issuedAt < REFRESH_AFTER_MS) return slot.current
-    return this.#mint(key, teamId, keyId, p8, (slot?.generation ?? 0) + 1)
-  }
-
-  #refresh(key: string, teamId: string, keyId: string, p8: string, generation: number): Promise<ProviderToken> {
-    const slot = this.#slots.get(key)
-    if (slot && slot.generation !== generation) return slot.current
-    return this.#mint(key, teamId, keyId, p8, generation + 1)
   }
 
   #mint(key: string, teamId: string, keyId: string, p8: string, generation: number): Promise<ProviderToken> {

@@ -108,7 +108,7 @@ export class Http2Pool {
       free.active++
       return this.#sendOn(free, headers, body, cancelled)
     }
-    return this.#acquire().then((entry) => this.#sendOn(entry, headers, body, cancelled))
+    return this.#waitForSlot().then((entry) => this.#sendOn(entry, headers, body, cancelled))
   }
 
   /** Sends on `entry`, whose stream slot is already counted; the slot is given back when the stream closes. */
@@ -188,14 +188,10 @@ export class Http2Pool {
     }
   }
 
-  #acquire(): Promise<Entry> {
+  /** Every session full (or none yet): the next slot #drain frees, its count already taken. */
+  #waitForSlot(): Promise<Entry> {
     if (this.#closed) return Promise.reject(new TransportError('pool closed'))
     if (this.http1Only) return Promise.reject(new Http1OnlyError(this.origin))
-    const free = this.#free()
-    if (free) {
-      free.active++
-      return Promise.resolve(free)
-    }
     return new Promise((resolve, reject) => {
       this.#waiters.push({ resolve, reject })
       this.#grow()

@@ -10,7 +10,7 @@
 // than ANALYZE follows it, and with stale statistics PostgreSQL sorted every
 // due row to return the first 500, and hashed the whole of push.messages and
 // push.devices to join 500 rows (30 ms a batch at 20k rows, growing with the
-// tables). Measured, not guessed: see bench/push.ts.
+// tables). test/push/queue-plans.test.ts reads the plan on stale statistics.
 import type pg from 'pg'
 import type { Delivery, Platform } from '../providers/provider.ts'
 
