@@ -11,6 +11,7 @@ import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
 import { startTemporary } from '../lib/db/embedded.ts'
 import { identityStatement, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { resolve, SchemaCache } from '../workers/graphql/index.ts'
+import { importPeer } from './lib/peers.ts'
 
 // PostGraphile v5 needs Promise.withResolvers, which Node 20 lacks.
 const P = Promise as unknown as { withResolvers?: () => unknown }
@@ -139,7 +140,7 @@ try {
   const baseplane = (query: string, who: RequestIdentity) => async () => {
     const client = await pool.connect()
     try {
-      return await resolve(client, { query }, { cache, setup: identityStatement(who), speculationKey: who.role })
+      return await resolve(client, { query }, { cache, transaction: 'none', setup: identityStatement(who, project.roleTimeouts), speculationKey: who.role })
     } finally {
       client.release()
     }
@@ -147,11 +148,11 @@ try {
 
   const pgPool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
   pgPool.on('error', () => {})
-  const { postgraphile } = await import('postgraphile')
-  const { PostGraphileAmberPreset } = await import('postgraphile/presets/amber')
-  const { makePgService } = await import('postgraphile/adaptors/pg')
-  const { grafast } = await import('postgraphile/grafast')
-  const { PostGraphileConnectionFilterPreset } = await import('postgraphile-plugin-connection-filter')
+  const { postgraphile } = await importPeer<{ postgraphile(preset: unknown): { getSchemaResult(): Promise<{ schema: unknown; resolvedPreset: unknown }>; release(): Promise<void> } }>('postgraphile')
+  const { PostGraphileAmberPreset } = await importPeer<{ PostGraphileAmberPreset: unknown }>('postgraphile/presets/amber')
+  const { makePgService } = await importPeer<{ makePgService(options: unknown): unknown }>('postgraphile/adaptors/pg')
+  const { grafast } = await importPeer<{ grafast(args: Record<string, unknown>): Promise<unknown> }>('postgraphile/grafast')
+  const { PostGraphileConnectionFilterPreset } = await importPeer<{ PostGraphileConnectionFilterPreset: unknown }>('postgraphile-plugin-connection-filter')
   const preset = {
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     pgServices: [makePgService({ pool: pgPool, schemas: ['public'] } as never)],

@@ -9,11 +9,10 @@
 import { spawn } from 'node:child_process'
 import readline from 'node:readline'
 import crypto from 'node:crypto'
-import { createRequire } from 'node:module'
 import pg from 'pg'
 import { escapeIdentifier } from 'pg'
 import type { Plan } from '../lib/catalogue.ts'
-import { adminUrlFor } from '../control-plane/project-database.ts'
+import { adminUrlFor } from '../lib/db/server-url.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { setLogLevel } from '../lib/log.ts'
 import { storeApns } from '../workers/push/credentials.ts'
@@ -21,10 +20,20 @@ import { startPushActorThread } from '../workers/push/actor-thread.ts'
 import { makeApnsKey } from '../test/push/peers/keys.ts'
 import { serverUrl, stopStandalone, withDatabase } from '../test/helpers/db.ts'
 import { dropCatalogue } from '../test/helpers/platform.ts'
+import { importPeer } from './lib/peers.ts'
 
 setLogLevel('silent')
-const require = createRequire(import.meta.url)
-const apn = require('@parse/node-apn') as typeof import('@parse/node-apn')
+
+// The parts of @parse/node-apn used here (it lives in bench/peers, outside the type-checked tree).
+interface ApnProvider {
+  send(note: unknown, tokens: string[]): Promise<{ failed: unknown[] }>
+  shutdown(): void
+}
+interface Apn {
+  Provider: new (options: Record<string, unknown>) => ApnProvider
+  Notification: new (payload: Record<string, unknown>) => unknown
+}
+const apn = (await importPeer<{ default: Apn }>('@parse/node-apn')).default
 
 const N = Number(process.env.BENCH_PUSH_N ?? 20000)
 const TOPIC = 'com.example.bench'
@@ -61,7 +70,7 @@ async function startPeerProcess(): Promise<Peer> {
 }
 
 /** One provider for the warm-up and the run: its session is past APNs' one-stream start when measured. */
-async function nodeApnRate(provider: import('@parse/node-apn').Provider, count: number): Promise<number> {
+async function nodeApnRate(provider: ApnProvider, count: number): Promise<number> {
   const note = new apn.Notification({ alert: { title: 'Bench', body: 'node-apn' }, topic: TOPIC })
   const start = process.hrtime.bigint()
   let failed = 0

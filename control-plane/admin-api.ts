@@ -2,49 +2,36 @@
 // admin token. It offers the same operations as the CLI, through the same
 // ControlPlane methods and views.
 import crypto from 'node:crypto'
-import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../data-plane/data-plane.ts'
+import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/http.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { dbUrlView, keysView, projectView, type Addressing } from './views.ts'
+import { dbUrlView, keysView, projectView, serverView, type Addressing } from './views.ts'
+import { REF_SOURCE } from '../lib/refs.ts'
+import { fieldsOf, readJsonObject, type JsonObject } from '../lib/http/body.ts'
+import { platformErrorResponse } from '../lib/http/errors.ts'
+import { Router, type RouteSpec } from '../lib/http/router.ts'
 
 export const ADMIN_PREFIX = '/platform/v1'
 
-type Handler = (context: { params: string[]; body: () => Promise<Record<string, unknown>> }) => Promise<[number, unknown]>
-
-interface Route {
-  method: string
-  pattern: RegExp
-  handler: Handler
+export interface AdminRoute extends RouteSpec {
+  handler: (context: { params: Record<string, string>; body: () => Promise<JsonObject> }) => Promise<[number, unknown]>
 }
+
+/** A project ref in a route's path (`/projects/:ref`). */
+export const REF_PARAM = { ref: REF_SOURCE } as const
 
 function respond(status: number, body: unknown): OutgoingResponse {
   return { status, headers: { 'content-type': 'application/json' }, body: status === 204 ? '' : JSON.stringify(body) }
 }
 
-function failure(error: BaseplaneError): OutgoingResponse {
-  return { ...respond(error.status, { code: error.code, message: error.message, ...(error.hint ? { hint: error.hint } : {}) }), headers: { 'content-type': 'application/json', 'x-sb-error-code': error.code } }
+/** The body as a JSON object; a blank body is {}. */
+export async function adminBody(request: IncomingRequest): Promise<JsonObject> {
+  return readJsonObject(await request.body(), { invalid: () => platformErrors.invalidJson() })
 }
 
-async function parseBody(request: IncomingRequest): Promise<Record<string, unknown>> {
-  const text = await request.body()
-  if (text.trim() === '') return {}
-  try {
-    const value: unknown = JSON.parse(text)
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('not an object')
-    return value as Record<string, unknown>
-  } catch {
-    throw platformErrors.invalidJson()
-  }
-}
-
-function stringField(body: Record<string, unknown>, name: string, required: boolean): string | undefined {
-  const value = body[name]
-  if (value === undefined || value === null) {
-    if (required) throw platformErrors.invalidArgument(`"${name}" is required`)
-    return undefined
-  }
-  if (typeof value !== 'string') throw platformErrors.invalidArgument(`"${name}" must be a string`)
-  return value
+/** Field readers whose refusals are the admin API's 400 invalid_argument. */
+export function adminFields(body: JsonObject) {
+  return fieldsOf(body, platformErrors.invalidArgument)
 }
 
 function tokenMatches(sent: string | undefined, expected: string): boolean {
@@ -59,90 +46,101 @@ function tokenMatches(sent: string | undefined, expected: string): boolean {
  * `extraRoutes` lets other parts of the control plane (auth settings, push
  * credentials) add their operations under the same guard.
  */
-export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, extraRoutes: Route[] = []): PlatformRoutes {
-  const ref = '([a-z][a-z0-9]{2,39})'
-  const routes: Route[] = [
+export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, extraRoutes: AdminRoute[] = []): PlatformRoutes {
+  const routes: AdminRoute[] = [
     {
       method: 'GET',
-      pattern: /^\/projects$/,
+      path: '/projects',
       handler: async () => [200, (await controlPlane.list()).map((p) => projectView(p, addressing))],
     },
     {
       method: 'POST',
-      pattern: /^\/projects$/,
+      path: '/projects',
       handler: async ({ body }) => {
         const input = await body()
-        const project = await controlPlane.create({ name: stringField(input, 'name', true)!, plan: stringField(input, 'plan', false) })
+        const fields = adminFields(input)
+        const project = await controlPlane.create({ name: fields.string('name'), plan: fields.optionalString('plan') })
         return [201, { ...projectView(project, addressing), ...keysView(project, addressing) }]
       },
     },
     {
       method: 'GET',
-      pattern: new RegExp(`^/projects/${ref}$`),
-      handler: async ({ params }) => [200, projectView(await controlPlane.get(params[0]!), addressing)],
+      path: '/projects/:ref', where: REF_PARAM,
+      handler: async ({ params }) => [200, projectView(await controlPlane.get(params.ref!), addressing)],
     },
     {
       method: 'PATCH',
-      pattern: new RegExp(`^/projects/${ref}$`),
+      path: '/projects/:ref', where: REF_PARAM,
       handler: async ({ params, body }) => {
         const input = await body()
-        const plan = stringField(input, 'plan', true)!
-        return [200, projectView(await controlPlane.setPlan(params[0]!, plan), addressing)]
+        const plan = adminFields(input).string('plan')
+        return [200, projectView(await controlPlane.setPlan(params.ref!, plan), addressing)]
       },
     },
     {
       method: 'DELETE',
-      pattern: new RegExp(`^/projects/${ref}$`),
+      path: '/projects/:ref', where: REF_PARAM,
       handler: async ({ params }) => {
-        await controlPlane.delete(params[0]!)
+        await controlPlane.delete(params.ref!)
         return [204, null]
       },
     },
     {
       method: 'GET',
-      pattern: new RegExp(`^/projects/${ref}/keys$`),
-      handler: async ({ params }) => [200, keysView(await controlPlane.get(params[0]!), addressing)],
+      path: '/projects/:ref/keys', where: REF_PARAM,
+      handler: async ({ params }) => [200, keysView(await controlPlane.get(params.ref!), addressing)],
     },
     {
       method: 'POST',
-      pattern: new RegExp(`^/projects/${ref}/keys/rotate$`),
-      handler: async ({ params }) => [200, keysView(await controlPlane.rotateKeys(params[0]!), addressing)],
+      path: '/projects/:ref/keys/rotate', where: REF_PARAM,
+      handler: async ({ params }) => [200, keysView(await controlPlane.rotateKeys(params.ref!), addressing)],
     },
     {
       method: 'GET',
-      pattern: new RegExp(`^/projects/${ref}/db-url$`),
-      handler: async ({ params }) => [200, dbUrlView(await controlPlane.get(params[0]!))],
+      path: '/projects/:ref/db-url', where: REF_PARAM,
+      handler: async ({ params }) => [200, dbUrlView(await controlPlane.get(params.ref!))],
     },
     {
       method: 'PUT',
-      pattern: new RegExp(`^/projects/${ref}/products/([a-z]+)$`),
-      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params[0]!, params[1]!, true), addressing)],
+      path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
+      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, true), addressing)],
     },
     {
       method: 'DELETE',
-      pattern: new RegExp(`^/projects/${ref}/products/([a-z]+)$`),
-      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params[0]!, params[1]!, false), addressing)],
+      path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
+      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, false), addressing)],
+    },
+    {
+      method: 'GET',
+      path: '/servers',
+      handler: async () => [200, (await controlPlane.listServers()).map(serverView)],
+    },
+    {
+      method: 'POST',
+      path: '/servers',
+      handler: async ({ body }) => {
+        const input = await body()
+        const fields = adminFields(input)
+        const server = await controlPlane.addServer({ url: fields.string('url'), id: fields.optionalString('id'), connections: input.connections })
+        return [201, serverView(server)]
+      },
     },
     ...extraRoutes,
   ]
 
+  const router = new Router(routes)
   return async (request) => {
     if (!request.path.startsWith(`${ADMIN_PREFIX}/`)) return undefined
     try {
       if (!tokenMatches(request.headers.authorization, adminToken)) throw platformErrors.unauthorizedAdmin()
-      const path = request.path.slice(ADMIN_PREFIX.length)
-      const candidates = routes.filter((route) => route.pattern.test(path))
-      if (candidates.length === 0) throw platformErrors.notFound(request.path)
-      const route = candidates.find((candidate) => candidate.method === request.method)
-      if (!route) throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
-      const params = route.pattern.exec(path)!.slice(1)
-      const [status, body] = await route.handler({ params, body: () => parseBody(request) })
+      const match = router.match(request.method, request.path.slice(ADMIN_PREFIX.length))
+      if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
+      if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
+      const [status, body] = await match.route.handler({ params: match.params, body: () => adminBody(request) })
       return respond(status, body)
     } catch (error) {
-      if (BaseplaneError.is(error)) return failure(error)
+      if (BaseplaneError.is(error)) return platformErrorResponse(error)
       throw error
     }
   }
 }
-
-export type { Route as AdminRoute }

@@ -3,6 +3,7 @@
 // and the admin API (authAdminRoutes). Saving bumps the project's catalogue
 // version (trigger), so the next request uses the new settings.
 import { baseUrlOf } from '../lib/catalogue.ts'
+import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { TEMPLATE_KINDS, type TemplateKind } from '../workers/auth/mail/templates.ts'
 import {
@@ -15,7 +16,7 @@ import {
   templateProblem,
   type StoredAuthSettings,
 } from '../workers/auth/settings.ts'
-import type { AdminRoute } from './admin-api.ts'
+import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import type { Addressing } from './views.ts'
@@ -30,23 +31,16 @@ async function stored(controlPlane: ControlPlane, ref: string): Promise<StoredAu
 /** Read-modify-write under a row lock, validated as a whole before it is saved. */
 async function update(controlPlane: ControlPlane, ref: string, change: (current: StoredAuthSettings) => StoredAuthSettings): Promise<StoredAuthSettings> {
   await controlPlane.get(ref)
-  const client = await controlPlane.catalogue.connect()
-  try {
-    await client.query('begin')
+  const next = await withPoolTransaction(controlPlane.catalogue, async (client) => {
     const { rows } = await client.query<{ auth_settings: StoredAuthSettings }>('select auth_settings from baseplane.projects where ref = $1 for update', [ref])
     const next = change(structuredClone(rows[0]!.auth_settings ?? {}))
     const problems = settingsProblems(next as Record<string, unknown>)
     if (problems.length > 0) throw platformErrors.invalidArgument(problems.join('; '))
     await client.query('update baseplane.projects set auth_settings = $2 where ref = $1', [ref, next])
-    await client.query('commit')
-    await controlPlane.changed()
     return next
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+  })
+  await controlPlane.changed()
+  return next
 }
 
 /** What the CLI and API show: every setting with defaults applied, secrets reduced to "set or not". */
@@ -192,66 +186,65 @@ export async function listMail(controlPlane: ControlPlane, ref: string, limit = 
   })
 }
 
-function stringField(body: Record<string, unknown>, name: string): string | undefined {
-  const value = body[name]
-  if (value === undefined || value === null) return undefined
-  if (typeof value !== 'string') throw platformErrors.invalidArgument(`"${name}" must be a string`)
-  return value
-}
-
 /** Admin API routes (`/platform/v1/projects/{ref}/auth/...`), the same operations as the CLI. */
 export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
-  const ref = '([a-z][a-z0-9]{2,39})'
   const callbackUrl = async (r: string) => `${baseUrlOf(r, addressing.publicUrl, addressing.baseDomain)}/auth/v1/callback`
   return [
-    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/auth$`), handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params[0]!)] },
+    { method: 'GET', path: '/projects/:ref/auth', where: REF_PARAM, handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params.ref!)] },
     {
       method: 'PATCH',
-      pattern: new RegExp(`^/projects/${ref}/auth$`),
-      handler: async ({ params, body }) => [200, await setAuthOptions(controlPlane, params[0]!, await body())],
+      path: '/projects/:ref/auth',
+      where: REF_PARAM,
+      handler: async ({ params, body }) => [200, await setAuthOptions(controlPlane, params.ref!, await body())],
     },
     {
       method: 'PUT',
-      pattern: new RegExp(`^/projects/${ref}/auth/redirects$`),
+      path: '/projects/:ref/auth/redirects',
+      where: REF_PARAM,
       handler: async ({ params, body }) => {
         const input = await body()
         const allow = input.additional_redirect_urls ?? input.allow
         if (allow !== undefined && (!Array.isArray(allow) || allow.some((u) => typeof u !== 'string'))) {
           throw platformErrors.invalidArgument('"additional_redirect_urls" must be a list of URLs')
         }
-        return [200, await setRedirects(controlPlane, params[0]!, { siteUrl: stringField(input, 'site_url'), allow: allow as string[] | undefined })]
+        return [200, await setRedirects(controlPlane, params.ref!, { siteUrl: adminFields(input).optionalString('site_url'), allow: allow as string[] | undefined })]
       },
     },
-    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/auth/templates$`), handler: async ({ params }) => [200, await listTemplates(controlPlane, params[0]!)] },
+    { method: 'GET', path: '/projects/:ref/auth/templates', where: REF_PARAM, handler: async ({ params }) => [200, await listTemplates(controlPlane, params.ref!)] },
     {
       method: 'PUT',
-      pattern: new RegExp(`^/projects/${ref}/auth/templates/([a-z_]+)$`),
+      path: '/projects/:ref/auth/templates/:kind',
+      where: { ...REF_PARAM, kind: '[a-z_]+' },
       handler: async ({ params, body }) => {
-        const input = await body()
-        return [200, await setTemplate(controlPlane, params[0]!, params[1]!, { subject: stringField(input, 'subject') ?? '', body: stringField(input, 'body') ?? '' })]
+        const fields = adminFields(await body())
+        return [200, await setTemplate(controlPlane, params.ref!, params.kind!, { subject: fields.optionalString('subject') ?? '', body: fields.optionalString('body') ?? '' })]
       },
     },
     {
       method: 'DELETE',
-      pattern: new RegExp(`^/projects/${ref}/auth/templates/([a-z_]+)$`),
-      handler: async ({ params }) => [200, await resetTemplate(controlPlane, params[0]!, params[1]!)],
+      path: '/projects/:ref/auth/templates/:kind',
+      where: { ...REF_PARAM, kind: '[a-z_]+' },
+      handler: async ({ params }) => [200, await resetTemplate(controlPlane, params.ref!, params.kind!)],
     },
     {
       method: 'GET',
-      pattern: new RegExp(`^/projects/${ref}/auth/google$`),
-      handler: async ({ params }) => [200, { ...googleView(await stored(controlPlane, params[0]!)), callback_url: await callbackUrl(params[0]!) }],
+      path: '/projects/:ref/auth/google',
+      where: REF_PARAM,
+      handler: async ({ params }) => [200, { ...googleView(await stored(controlPlane, params.ref!)), callback_url: await callbackUrl(params.ref!) }],
     },
     {
       method: 'PUT',
-      pattern: new RegExp(`^/projects/${ref}/auth/google$`),
+      path: '/projects/:ref/auth/google',
+      where: REF_PARAM,
       handler: async ({ params, body }) => {
         const input = await body()
+        const fields = adminFields(input)
         const enabled = input.enabled
         if (enabled !== undefined && typeof enabled !== 'boolean') throw platformErrors.invalidArgument('"enabled" must be true or false')
-        const result = await setGoogle(controlPlane, params[0]!, { clientId: stringField(input, 'client_id'), clientSecret: stringField(input, 'client_secret'), enabled })
-        return [200, { ...result, callback_url: await callbackUrl(params[0]!) }]
+        const result = await setGoogle(controlPlane, params.ref!, { clientId: fields.optionalString('client_id'), clientSecret: fields.optionalString('client_secret'), enabled })
+        return [200, { ...result, callback_url: await callbackUrl(params.ref!) }]
       },
     },
-    { method: 'GET', pattern: new RegExp(`^/projects/${ref}/mail$`), handler: async ({ params }) => [200, await listMail(controlPlane, params[0]!)] },
+    { method: 'GET', path: '/projects/:ref/mail', where: REF_PARAM, handler: async ({ params }) => [200, await listMail(controlPlane, params.ref!)] },
   ]
 }

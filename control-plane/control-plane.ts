@@ -4,11 +4,22 @@ import crypto from 'node:crypto'
 import pg from 'pg'
 import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
 import { migrate } from '../lib/db/migrations.ts'
+import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { signApiKey } from '../lib/jwt.ts'
 import { log } from '../lib/log.ts'
-import { createProjectDatabase, dropProjectDatabase, ensureClusterRoles, upgradeProjectDatabase, type ProjectDatabaseNames } from './project-database.ts'
+import { loadConfig } from '../lib/config.ts'
+import {
+  createProjectDatabase,
+  dropProjectDatabase,
+  ensureClusterRoles,
+  limitProjectRoles,
+  upgradeProjectDatabase,
+  type ProjectDatabaseNames,
+} from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
+import { addServer, DEFAULT_SERVER, listServers, placeProject, type AddServerInput, type DatabaseServer } from './servers.ts'
+import { isRef } from '../lib/refs.ts'
 
 /** How long a change waits for every data-plane process to apply it. */
 const SETTLE_TIMEOUT_MS = 5000
@@ -56,17 +67,28 @@ function namesOf(project: ProjectRecord): ProjectDatabaseNames {
   }
 }
 
+export interface ControlPlaneOptions {
+  /**
+   * The default server's connection budget per data-plane process (config
+   * maxProjectConnections), weighed against added servers' when placing a
+   * project. Without it, the configuration's default.
+   */
+  defaultServerBudget?: number
+}
+
 export class ControlPlane {
   readonly catalogue: pg.Pool
   readonly defaultServerUrl: string
+  readonly defaultServerBudget: number
 
-  private constructor(catalogue: pg.Pool, defaultServerUrl: string) {
+  private constructor(catalogue: pg.Pool, defaultServerUrl: string, defaultServerBudget: number) {
     this.catalogue = catalogue
     this.defaultServerUrl = defaultServerUrl
+    this.defaultServerBudget = defaultServerBudget
   }
 
   /** Connects to the catalogue database and brings its schema up to date. */
-  static async open(databaseUrl: string): Promise<ControlPlane> {
+  static async open(databaseUrl: string, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     const catalogue = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane' })
     catalogue.on('error', () => {})
     const client = await catalogue.connect()
@@ -75,7 +97,8 @@ export class ControlPlane {
     } finally {
       client.release()
     }
-    return new ControlPlane(catalogue, databaseUrl)
+    // An empty environment gives the configuration's defaults without reading process.env.
+    return new ControlPlane(catalogue, databaseUrl, options.defaultServerBudget ?? loadConfig({}).maxProjectConnections)
   }
 
   async close(): Promise<void> {
@@ -115,7 +138,7 @@ export class ControlPlane {
   }
 
   async get(ref: string): Promise<ProjectRecord> {
-    const project = /^[a-z][a-z0-9]{2,39}$/.test(ref) ? await readProject(this.catalogue, ref, this.defaultServerUrl) : undefined
+    const project = isRef(ref) ? await readProject(this.catalogue, ref, this.defaultServerUrl) : undefined
     if (!project) throw platformErrors.unknownProject(ref)
     return project
   }
@@ -125,7 +148,7 @@ export class ControlPlane {
     if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters')
     const plan = validatePlan(input.plan ?? 'free')
     const ref = input.ref ?? newRef()
-    if (!/^[a-z][a-z0-9]{2,39}$/.test(ref)) {
+    if (!isRef(ref)) {
       throw platformErrors.invalidArgument(`Invalid ref "${ref}": 3 to 40 lowercase letters and digits, starting with a letter`)
     }
     const jwtSecret = secret(32)
@@ -137,26 +160,19 @@ export class ControlPlane {
       ownerPassword: secret(24),
     }
     const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
+    const server = await placeProject(this.catalogue, this.defaultServerUrl, this.defaultServerBudget)
     // The catalogue row is committed only once the database is ready, so a
     // failure leaves neither a row nor a half-made database behind.
-    const client = await this.catalogue.connect()
-    try {
-      await client.query('begin')
+    await withPoolTransaction(this.catalogue, async (client) => {
       const inserted = await client.query(
-        `insert into baseplane.projects (ref, name, plan, db_name, db_api_role, db_api_password, db_owner_role,
+        `insert into baseplane.projects (ref, name, plan, db_server, db_name, db_api_role, db_api_password, db_owner_role,
            db_owner_password, jwt_secret, anon_key, service_role_key)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) on conflict (ref) do nothing`,
-        [ref, name, plan, names.database, names.apiRole, names.apiPassword, names.ownerRole, names.ownerPassword, jwtSecret, anonKey, serviceRoleKey],
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) on conflict (ref) do nothing`,
+        [ref, name, plan, server.id, names.database, names.apiRole, names.apiPassword, names.ownerRole, names.ownerPassword, jwtSecret, anonKey, serviceRoleKey],
       )
       if (inserted.rowCount === 0) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
-      await createProjectDatabase(this.defaultServerUrl, names)
-      await client.query('commit')
-    } catch (error) {
-      await client.query('rollback').catch(() => {})
-      throw error
-    } finally {
-      client.release()
-    }
+      await createProjectDatabase(server.url, names, plan)
+    })
     await this.changed()
     return this.get(ref)
   }
@@ -170,6 +186,9 @@ export class ControlPlane {
 
   async setPlan(ref: string, plan: string): Promise<ProjectRecord> {
     const valid = validatePlan(plan)
+    const project = await this.get(ref)
+    // Roles first: a server that cannot be reached leaves the plan unchanged.
+    await limitProjectRoles(await this.serverUrl(project.dbServer), [{ names: namesOf(project), plan: valid }])
     const updated = await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
     if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
     await this.changed()
@@ -200,12 +219,31 @@ export class ControlPlane {
     return this.get(ref)
   }
 
+  /** Registers another PostgreSQL server for new projects; returns it as listed. */
+  async addServer(input: AddServerInput): Promise<DatabaseServer> {
+    const id = await addServer(this.catalogue, input)
+    return (await this.listServers()).find((server) => server.id === id)!
+  }
+
+  async listServers(): Promise<DatabaseServer[]> {
+    return listServers(this.catalogue, this.defaultServerUrl, this.defaultServerBudget)
+  }
+
   /** Brings every project database up to the newest project SQL; returns ref → versions applied. */
   async upgradeAll(): Promise<Map<string, number[]>> {
     const applied = new Map<string, number[]>()
     const projects = await this.list()
     // New cluster-wide roles first: new project SQL may grant them.
-    for (const server of new Set(projects.map((p) => p.dbServer))) await ensureClusterRoles(await this.serverUrl(server))
+    // The default server always: its platform databases are closed even before its first project.
+    for (const server of new Set([DEFAULT_SERVER, ...projects.map((p) => p.dbServer)])) {
+      const serverUrl = await this.serverUrl(server)
+      await ensureClusterRoles(serverUrl)
+      // Projects made before role limits existed, or roles changed by hand.
+      await limitProjectRoles(
+        serverUrl,
+        projects.filter((p) => p.dbServer === server).map((p) => ({ names: namesOf(p), plan: p.plan })),
+      )
+    }
     for (const project of projects) {
       const serverUrl = await this.serverUrl(project.dbServer)
       const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))

@@ -3,7 +3,7 @@
 // enabling it is only the switch; push installs its schema (see workers/push).
 import type { Product, ProjectRecord } from '../lib/catalogue.ts'
 import { installPushInto } from '../workers/push/install.ts'
-import { adminUrlFor } from './project-database.ts'
+import { adminUrlFor } from '../lib/db/server-url.ts'
 
 export interface ProductHook {
   beforeEnable?: (project: ProjectRecord, serverUrl: string) => Promise<void>

@@ -2,7 +2,11 @@
 // the server the catalogue places it on, as that server's admin role.
 import pg from 'pg'
 import { escapeIdentifier, escapeLiteral } from 'pg'
+import type { Plan } from '../lib/catalogue.ts'
 import { migrate, runScript } from '../lib/db/migrations.ts'
+import { inTransaction } from '../lib/db/request-transaction.ts'
+import { adminUrlFor } from '../lib/db/server-url.ts'
+import { planLimits } from '../lib/plans.ts'
 
 export interface ProjectDatabaseNames {
   database: string
@@ -12,11 +16,6 @@ export interface ProjectDatabaseNames {
   ownerPassword: string
 }
 
-export function adminUrlFor(serverUrl: string, database: string): string {
-  const url = new URL(serverUrl)
-  url.pathname = `/${database}`
-  return url.toString()
-}
 
 async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane' })
@@ -38,11 +37,69 @@ export async function ensureClusterRoles(serverUrl: string): Promise<void> {
   await withClient(serverUrl, (admin) => runScript(admin, 'cluster'))
 }
 
+/** PostgreSQL 16 added reserved_connections and the role that may use them. */
+const RESERVED_CONNECTIONS_VERSION = 160000
+
+async function serverVersion(admin: pg.ClientBase): Promise<number> {
+  const { rows } = await admin.query<{ version: string }>(`select current_setting('server_version_num') as version`)
+  return Number(rows[0]!.version)
+}
+
+/**
+ * The plan's CONNECTION LIMIT on both login roles, so an owner's tools cannot
+ * take the server's connections from every other project. On PostgreSQL 16+
+ * the api role may also use the server's reserved_connections slots: when the
+ * owners have taken the rest, the platform's own API connections still get in.
+ */
+async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, plan: Plan, version: number): Promise<void> {
+  const limits = planLimits(plan)
+  await admin.query(`alter role ${escapeIdentifier(names.apiRole)} connection limit ${limits.apiConnections}`)
+  await admin.query(`alter role ${escapeIdentifier(names.ownerRole)} connection limit ${limits.ownerConnections}`)
+  // The api role is NOINHERIT (it may only SET ROLE to the API roles), so this
+  // one grant must say INHERIT: the reserved slots are checked against the
+  // privileges a role has, not the roles it is a member of.
+  if (version >= RESERVED_CONNECTIONS_VERSION) {
+    await admin.query(`grant pg_use_reserved_connections to ${escapeIdentifier(names.apiRole)} with inherit true`)
+  }
+}
+
+export interface PlacedProject {
+  names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>
+  plan: Plan
+}
+
+/**
+ * Brings the role limits of projects on one server to their plans, touching
+ * only roles that differ (start-up runs this for every project).
+ */
+export async function limitProjectRoles(serverUrl: string, projects: PlacedProject[]): Promise<void> {
+  if (projects.length === 0) return
+  await withClient(serverUrl, async (admin) => {
+    const version = await serverVersion(admin)
+    const { rows } = await admin.query<{ rolname: string; rolconnlimit: number; reserved: boolean }>(
+      `select rolname, rolconnlimit,
+              ${version >= RESERVED_CONNECTIONS_VERSION ? `pg_has_role(oid, 'pg_use_reserved_connections', 'usage')` : 'true'} as reserved
+         from pg_roles where rolname = any($1)`,
+      [projects.flatMap((p) => [p.names.apiRole, p.names.ownerRole])],
+    )
+    const current = new Map(rows.map((row) => [row.rolname, row]))
+    for (const project of projects) {
+      const limits = planLimits(project.plan)
+      const api = current.get(project.names.apiRole)
+      const owner = current.get(project.names.ownerRole)
+      if (!api || !owner) continue
+      if (api.rolconnlimit !== limits.apiConnections || owner.rolconnlimit !== limits.ownerConnections || !api.reserved) {
+        await limitRoles(admin, project.names, project.plan, version)
+      }
+    }
+  })
+}
+
 /**
  * Creates roles and database, then installs the project SQL. On failure it
  * drops what it created (and only that), so nothing partial is left.
  */
-export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames): Promise<void> {
+export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames, plan: Plan): Promise<void> {
   const created: Array<() => string> = []
   try {
     await withClient(serverUrl, async (admin) => {
@@ -52,6 +109,7 @@ export async function createProjectDatabase(serverUrl: string, names: ProjectDat
       await admin.query(`grant anon, authenticated, service_role to ${escapeIdentifier(names.apiRole)}`)
       await admin.query(`create role ${escapeIdentifier(names.ownerRole)} login password ${escapeLiteral(names.ownerPassword)}`)
       created.push(() => `drop role if exists ${escapeIdentifier(names.ownerRole)}`)
+      await limitRoles(admin, names, plan, await serverVersion(admin))
       await admin.query(`create database ${escapeIdentifier(names.database)}`)
       created.push(() => `drop database if exists ${escapeIdentifier(names.database)} with (force)`)
     })
@@ -83,15 +141,5 @@ export async function runInProjectDatabase<T>(
   database: string,
   work: (client: pg.Client) => Promise<T>,
 ): Promise<T> {
-  return withClient(adminUrlFor(serverUrl, database), async (client) => {
-    await client.query('begin')
-    try {
-      const result = await work(client)
-      await client.query('commit')
-      return result
-    } catch (error) {
-      await client.query('rollback').catch(() => {})
-      throw error
-    }
-  })
+  return withClient(adminUrlFor(serverUrl, database), (client) => inTransaction(client, work))
 }

@@ -7,29 +7,20 @@ import type { PlatformConfig } from '../lib/config.ts'
 import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
-import type { Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
+import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
-import { errorResponse, type OutgoingResponse } from './responses.ts'
+import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/http.ts'
+import { refusalResponse } from '../lib/http/errors.ts'
+import type { ConcernManifest, ConcernRoute } from '../lib/http/manifest.ts'
+import { Router } from '../lib/http/router.ts'
+import { authManifest } from '../workers/auth/manifest.ts'
+import { graphqlManifest } from '../workers/graphql/manifest.ts'
+import { pushManifest } from '../workers/push/manifest.ts'
 import type { Gate, KeyRole } from './gate.ts'
+import type { PlatformHealth } from './platform-health.ts'
 import type { ProjectDirectory } from './project-directory.ts'
 import type { Throttle } from './throttle.ts'
 
-export interface IncomingRequest {
-  /** Upper-case method. */
-  method: string
-  path: string
-  query: string
-  /** Lower-case names. */
-  headers: Record<string, string>
-  /** Address of the TCP peer (a function: reading it costs, and most requests never need it). */
-  peerAddress(): string
-  body(): Promise<string>
-}
-
-export type { OutgoingResponse }
-
-/** Routes of the platform itself (admin API, dashboard), tried when no project is named. */
-export type PlatformRoutes = (request: IncomingRequest) => Promise<OutgoingResponse | undefined>
 
 export interface DataPlaneDeps {
   config: Pick<PlatformConfig, 'publicUrl' | 'baseDomain' | 'trustedProxyHeader'>
@@ -39,6 +30,8 @@ export interface DataPlaneDeps {
   dispatcher: Dispatcher
   platformRoutes?: PlatformRoutes
   version: string
+  /** Answers the platform's GET /health from the catalogue's state; without it, /health says ok. */
+  health?: PlatformHealth
 }
 
 const CORS_HEADERS: Record<string, string> = {
@@ -56,29 +49,32 @@ function withCors(response: OutgoingResponse, request: IncomingRequest): Outgoin
   return response
 }
 
-const SERVICE_PREFIXES: Array<[string, Concern]> = [
-  ['/auth/v1', 'auth'],
-  ['/graphql/v1', 'graphql'],
-  ['/push/v1', 'push'],
-]
+/** The concerns the data plane serves, each described by its own manifest. */
+const MANIFESTS: readonly ConcernManifest[] = [authManifest, graphqlManifest, pushManifest]
 
-function servicePrefixOf(path: string): [string, Concern] | undefined {
-  for (const entry of SERVICE_PREFIXES) {
-    const prefix = entry[0]
+interface ConcernEntry {
+  manifest: ConcernManifest
+  /** Routes a browser opens without an apikey (an emailed link, a provider redirect). */
+  open: Router<ConcernRoute>
+}
+
+const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
+  manifest,
+  open: new Router(manifest.routes.filter((route) => route.open === true)),
+}))
+
+function concernOf(path: string): ConcernEntry | undefined {
+  for (const entry of CONCERNS) {
+    const prefix = entry.manifest.prefix
     if (path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47)) return entry
   }
   return undefined
 }
 
-/** Paths a browser opens from an email or a provider redirect: no apikey is sent with them. */
-function isOpenRoute(concern: Concern, method: string, path: string): boolean {
-  return concern === 'auth' && method === 'GET' && (path === '/verify' || path === '/authorize' || path === '/callback')
-}
-
 export class DataPlane {
   readonly #deps: DataPlaneDeps
   readonly #domains: string[]
-  readonly #contexts = new WeakMap<ProjectRecord, ProjectContext>()
+  readonly #contexts = new WeakMap<ProjectRecord, Map<Concern, ProjectContext>>()
   readonly #healthBodies = new WeakMap<ProjectRecord, string>()
 
   constructor(deps: DataPlaneDeps) {
@@ -114,22 +110,35 @@ export class DataPlane {
     return request.peerAddress()
   }
 
-  contextOf(project: ProjectRecord): ProjectContext {
-    let context = this.#contexts.get(project)
+  /** What a concern's worker gets of a project: only what that concern reads (lib/service.ts). */
+  contextOf(project: ProjectRecord, concern: Concern): ProjectContext {
+    let contexts = this.#contexts.get(project)
+    if (contexts === undefined) this.#contexts.set(project, (contexts = new Map()))
+    let context = contexts.get(concern)
     if (context === undefined) {
-      context = {
+      const common: ProjectContext = {
         ref: project.ref,
-        name: project.name,
         plan: project.plan,
         version: project.version,
-        baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain),
-        jwtSecret: project.jwtSecret,
-        database: apiDatabaseOf(project),
-        authEnabled: project.authEnabled,
-        pushEnabled: project.pushEnabled,
-        authSettings: project.authSettings,
+        // A project's pool in a thread needs no more connections than the
+        // requests its fair share lets run there at once.
+        database: apiDatabaseOf(project, {
+          serverBudget: project.dbServerBudget,
+          poolMax: this.#deps.dispatcher.limitsOf(project.plan).concurrentRequests,
+        }),
+        roleTimeouts: project.roleTimeouts,
       }
-      this.#contexts.set(project, context)
+      const auth: AuthProjectContext | undefined =
+        concern === 'auth'
+          ? {
+              ...common,
+              baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain),
+              jwtSecret: project.jwtSecret,
+              authSettings: project.authSettings,
+            }
+          : undefined
+      context = auth ?? common
+      contexts.set(concern, context)
     }
     return context
   }
@@ -142,15 +151,14 @@ export class DataPlane {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...CORS_HEADERS }, body: '' }
     const target = this.resolve(request)
     if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
-    const prefix = servicePrefixOf(target.path)
-    const concern = prefix?.[1]
+    const concern = concernOf(target.path)
     try {
       const cached = this.#deps.directory.peek(target.ref)
       const answer = cached
-        ? this.#serve(request, cached, target.path, prefix, false)
+        ? this.#serve(request, cached, target.path, concern, false)
         : this.#deps.directory.get(target.ref).then((project) => {
             if (project === undefined) throw platformErrors.unknownProject(target.ref)
-            return this.#serve(request, project, target.path, prefix, false)
+            return this.#serve(request, project, target.path, concern, false)
           })
       if (answer instanceof Promise) return answer.then((response) => withCors(response, request), (error: unknown) => this.#failure(error, concern, request))
       return withCors(answer, request)
@@ -159,14 +167,15 @@ export class DataPlane {
     }
   }
 
-  #failure(error: unknown, concern: Concern | undefined, request: IncomingRequest): OutgoingResponse {
+  #failure(error: unknown, concern: ConcernEntry | undefined, request: IncomingRequest): OutgoingResponse {
     if (!BaseplaneError.is(error)) log.error('request failed', error, { path: request.path })
     const known = BaseplaneError.is(error) ? error : platformErrors.internal()
-    return withCors(errorResponse(known, concern, request.headers), request)
+    return withCors(refusalResponse(known, concern?.manifest.refusals, request.headers), request)
   }
 
   async #platform(request: IncomingRequest): Promise<OutgoingResponse> {
     if (request.path === '/health' && request.method === 'GET') {
+      if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }
     }
     const answer = await this.#deps.platformRoutes?.(request)
@@ -178,24 +187,24 @@ export class DataPlane {
     request: IncomingRequest,
     project: ProjectRecord,
     path: string,
-    prefix: [string, Concern] | undefined,
+    concern: ConcernEntry | undefined,
     reloaded: boolean,
   ): OutgoingResponse | Promise<OutgoingResponse> {
     const ref = project.ref
-    const concern = prefix?.[1]
     if (this.#deps.throttle.watching(ref)) {
       const wait = this.#deps.throttle.retryAfter(ref, this.clientAddress(request))
       if (wait > 0) {
-        const refused = errorResponse(platformErrors.throttled(), concern, request.headers)
+        const refused = refusalResponse(platformErrors.throttled(), concern?.manifest.refusals, request.headers)
         refused.headers['retry-after'] = String(wait)
         return refused
       }
     }
-    const subPath = prefix ? path.slice(prefix[0].length) : path
-    const open = concern !== undefined && isOpenRoute(concern, request.method, subPath)
+    const subPath = concern ? path.slice(concern.manifest.prefix.length) : path
     const apikey = request.headers.apikey || (request.query ? new URLSearchParams(request.query).get('apikey') : null) || undefined
-    if (open && !apikey) return this.#route(request, project, path, subPath, concern, undefined, undefined)
-    if (!apikey) throw platformErrors.noApiKey()
+    if (!apikey) {
+      if (concern?.open.match(request.method, subPath).kind === 'found') return this.#route(request, project, path, subPath, concern, undefined, undefined)
+      throw platformErrors.noApiKey()
+    }
     const keyRole = this.#deps.gate.keyRole(project, apikey)
     if (keyRole === undefined) {
       if (reloaded) throw platformErrors.invalidApiKey()
@@ -203,7 +212,7 @@ export class DataPlane {
       return this.#deps.directory.reload(ref).then((fresh) => {
         if (fresh === undefined) throw platformErrors.unknownProject(ref)
         if (fresh.version === project.version) throw platformErrors.invalidApiKey()
-        return this.#serve(request, fresh, path, prefix, true)
+        return this.#serve(request, fresh, path, concern, true)
       })
     }
     const authorization = request.headers.authorization
@@ -221,15 +230,15 @@ export class DataPlane {
     project: ProjectRecord,
     path: string,
     subPath: string,
-    concern: Concern | undefined,
+    concern: ConcernEntry | undefined,
     keyRole: KeyRole | undefined,
     identity: RequestIdentity | undefined,
   ): OutgoingResponse | Promise<OutgoingResponse> {
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
     if (concern === undefined) throw platformErrors.notFound(path)
-    if (concern === 'auth' && !project.authEnabled) throw platformErrors.productDisabled('auth', project.ref)
-    if (concern === 'push' && !project.pushEnabled) throw platformErrors.productDisabled('push', project.ref)
-    return this.#dispatch(request, project, subPath, concern, keyRole, identity)
+    const { concern: name, enabledBy } = concern.manifest
+    if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
+    return this.#dispatch(request, project, subPath, name, keyRole, identity)
   }
 
   async #dispatch(
@@ -249,7 +258,7 @@ export class DataPlane {
       headers: request.headers,
       body: await request.body(),
       clientAddress: address,
-      project: this.contextOf(project),
+      project: this.contextOf(project, concern),
       identity,
       apikeyRole: keyRole,
     }

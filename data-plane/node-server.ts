@@ -3,9 +3,11 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { platformErrors } from '../lib/errors.ts'
-import type { DataPlane, IncomingRequest } from './data-plane.ts'
-import { errorResponse, type OutgoingResponse } from './responses.ts'
-import { MAX_BODY_BYTES, type RunningServer } from './uws-server.ts'
+import type { IncomingRequest, OutgoingResponse } from '../lib/http.ts'
+import type { DataPlane } from './data-plane.ts'
+import { MAX_BODY_BYTES } from '../lib/http/body.ts'
+import { platformErrorResponse } from '../lib/http/errors.ts'
+import type { RunningServer } from './uws-server.ts'
 
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -42,7 +44,7 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
       res.end(response.body)
     }
     const answer = dataPlane.handle(request)
-    if (answer instanceof Promise) answer.then(write, () => write(errorResponse(platformErrors.internal(), undefined, headers)))
+    if (answer instanceof Promise) answer.then(write, () => write(platformErrorResponse(platformErrors.internal())))
     else write(answer)
   })
   server.keepAliveTimeout = 10000
@@ -50,10 +52,15 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
     server.listen(port, host, () => {
       resolve({
         port: (server.address() as AddressInfo).port,
-        close: () =>
+        close: (graceMillis = 0) =>
           new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
+            // close() waits for the requests in flight; after the grace, whatever is left is cut.
+            const cut = setTimeout(() => server.closeAllConnections(), graceMillis)
+            server.close(() => {
+              clearTimeout(cut)
+              done()
+            })
+            server.closeIdleConnections()
           }),
       })
     })

@@ -6,16 +6,26 @@
 // reports a change done: that is what makes a setting apply on the very next
 // request. If the listening connection drops, notifications may have been
 // missed, so the whole cache is dropped and the connection re-established.
+//
+// Anyone who can connect to the catalogue's database may NOTIFY on the
+// channel, so a payload is believed only when it is "<ref>:<n>" with a ref of
+// the catalogue's pattern and n a change number the catalogue has issued
+// (baseplane.last_change()): one forged "x:1e308" once made this process
+// acknowledge a change that never comes, and every control-plane write then
+// waited out its settle timeout (issue 11).
 import crypto from 'node:crypto'
 import os from 'node:os'
 import pg from 'pg'
 import { readProject, type ProjectRecord } from '../lib/catalogue.ts'
 import { log } from '../lib/log.ts'
+import { REF_SOURCE } from '../lib/refs.ts'
 
 const CHANNEL = 'baseplane_change'
 const HEARTBEAT_MS = 2000
 /** How long "no such project" is remembered (a creation notifies and clears it sooner). */
 const MISSING_TTL_MS = 5000
+/** Change numbers stay well inside the integers a double holds exactly. */
+const PAYLOAD = new RegExp(`^(${REF_SOURCE}):([1-9][0-9]{0,14})$`)
 
 interface Cached {
   project: ProjectRecord | undefined
@@ -37,6 +47,11 @@ export class ProjectDirectory {
   /** This process's row in baseplane.nodes. */
   readonly #nodeId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`
   #acknowledged = 0
+  /** The highest change number the catalogue is known to have issued. */
+  #issued = 0
+  /** Notifications received so far; orders them against reads of the issued number. */
+  #notifications = 0
+  #issuedRead: { startedAt: number; promise: Promise<number> } | undefined
 
   constructor(databaseUrl: string, catalogue: pg.Pool) {
     this.#databaseUrl = databaseUrl
@@ -77,11 +92,7 @@ export class ProjectDirectory {
     }
     client.on('error', lost)
     client.on('end', lost)
-    client.on('notification', (message) => {
-      const [ref, change] = (message.payload ?? '').split(':')
-      if (ref) this.invalidate(ref)
-      if (change) this.#acknowledge(Number(change))
-    })
+    client.on('notification', (message) => this.#notified(message.payload ?? ''))
     this.#listener = client
     this.#generation += 1
     try {
@@ -96,11 +107,63 @@ export class ProjectDirectory {
     // which covers every change made so far.
     this.#cache.clear()
     try {
-      const { rows } = await this.#catalogue.query<{ change: string }>('select baseplane.last_change() as change')
-      this.#acknowledge(Number(rows[0]!.change), true)
+      this.#acknowledge(await this.#readIssued(this.#notifications), true)
     } catch (error) {
       log.error('could not read the last catalogue change', error)
     }
+  }
+
+  #notified(payload: string): void {
+    this.#notifications += 1
+    const seenAt = this.#notifications
+    const match = PAYLOAD.exec(payload)
+    if (!match) {
+      log.info('ignored a malformed catalogue change notification', { payload: payload.slice(0, 80) })
+      return
+    }
+    const ref = match[1]!
+    const change = Number(match[2])
+    if (change <= this.#issued) {
+      this.invalidate(ref)
+      this.#acknowledge(change)
+      return
+    }
+    this.#readIssued(seenAt).then(
+      (issued) => {
+        if (change > issued) {
+          log.info('ignored a catalogue change notification with a change number the catalogue never issued', { ref, change, issued })
+          return
+        }
+        this.invalidate(ref)
+        this.#acknowledge(change)
+      },
+      (error: unknown) => {
+        // Unverified, so not acknowledged; but a cache miss is always safe.
+        log.error('could not check a catalogue change notification', error, { ref, change })
+        this.invalidate(ref)
+      },
+    )
+  }
+
+  /**
+   * The catalogue's last issued change number. A change is numbered before
+   * its notification is sent, so a read started after the notification
+   * arrived sees it; concurrent callers share a read that started late enough.
+   */
+  #readIssued(seenAt: number): Promise<number> {
+    const current = this.#issuedRead
+    if (current !== undefined && current.startedAt >= seenAt) return current.promise
+    const promise = this.#catalogue.query<{ change: string }>('select baseplane.last_change() as change').then((result) => {
+      this.#issued = Math.max(this.#issued, Number(result.rows[0]!.change))
+      return this.#issued
+    })
+    const read = { startedAt: this.#notifications, promise }
+    this.#issuedRead = read
+    const done = () => {
+      if (this.#issuedRead === read) this.#issuedRead = undefined
+    }
+    promise.then(done, done)
+    return promise
   }
 
   invalidate(ref: string): void {

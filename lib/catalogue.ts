@@ -2,6 +2,7 @@
 // data plane. Writes live in control-plane/.
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
+import { DEFAULT_ROLE_TIMEOUTS, type RoleTimeouts } from './plans.ts'
 
 export const PLANS = ['free', 'plus', 'pro', 'business'] as const
 export type Plan = (typeof PLANS)[number]
@@ -26,17 +27,21 @@ export interface ProjectRecord {
   pushEnabled: boolean
   /** Stored auth settings (see workers/auth/settings.ts for their shape and defaults). */
   authSettings: Record<string, unknown>
+  /** The API roles' timeouts: the operator's overrides (catalogue column role_timeouts) over the defaults. */
+  roleTimeouts: RoleTimeouts
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
   dbHost: string
   dbPort: number
+  /** Connections one data-plane process may open on an added server; undefined on the default server (config maxProjectConnections). */
+  dbServerBudget: number | undefined
 }
 
 const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
-  p.auth_enabled, p.push_enabled, p.auth_settings, p.version, p.created_at, s.admin_url`
+  p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.version, p.created_at, s.admin_url, s.connection_budget`
 
 interface Row {
   ref: string
@@ -54,9 +59,29 @@ interface Row {
   auth_enabled: boolean
   push_enabled: boolean
   auth_settings: Record<string, unknown>
+  role_timeouts: StoredRoleTimeouts
   version: string
   created_at: Date
   admin_url: string | null
+  connection_budget: number | null
+}
+
+/**
+ * Overrides as stored, in milliseconds (0: no limit). The column's check
+ * (sql/catalogue/0004) admits only these keys with whole numbers.
+ */
+export type StoredRoleTimeouts = Partial<Record<'anon' | 'authenticated' | 'service_role' | 'idle_in_transaction', number>>
+
+export function resolveRoleTimeouts(stored: StoredRoleTimeouts): RoleTimeouts {
+  const defaults = DEFAULT_ROLE_TIMEOUTS
+  return {
+    statementTimeoutMs: {
+      anon: stored.anon ?? defaults.statementTimeoutMs.anon,
+      authenticated: stored.authenticated ?? defaults.statementTimeoutMs.authenticated,
+      service_role: stored.service_role ?? defaults.statementTimeoutMs.service_role,
+    },
+    idleInTransactionTimeoutMs: stored.idle_in_transaction ?? defaults.idleInTransactionTimeoutMs,
+  }
 }
 
 function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
@@ -77,10 +102,12 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     authEnabled: row.auth_enabled,
     pushEnabled: row.push_enabled,
     authSettings: row.auth_settings,
+    roleTimeouts: resolveRoleTimeouts(row.role_timeouts),
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,
     dbPort: Number(server.port || 5432),
+    dbServerBudget: row.connection_budget ?? undefined,
   }
 }
 
@@ -100,8 +127,13 @@ export async function listProjects(pool: pg.Pool | pg.ClientBase, defaultServerU
   return rows.map((row) => toRecord(row, defaultServerUrl))
 }
 
-/** Connection details the data plane uses (the project's login role). */
-export function apiDatabaseOf(project: ProjectRecord): ProjectDatabase {
+/**
+ * Connection details the data plane uses (the project's login role), with the
+ * pool limits the caller decides: `serverBudget`, the connections one process
+ * may hold to the project's server; `poolMax`, the project's pool size per
+ * thread. The pools fall back to the worker options when they are absent.
+ */
+export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax'> = {}): ProjectDatabase {
   return {
     ref: project.ref,
     host: project.dbHost,
@@ -109,6 +141,8 @@ export function apiDatabaseOf(project: ProjectRecord): ProjectDatabase {
     database: project.dbName,
     user: project.dbApiRole,
     password: project.dbApiPassword,
+    serverBudget: limits.serverBudget,
+    poolMax: limits.poolMax,
   }
 }
 

@@ -92,7 +92,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     publicUrl: url(env, 'BASEPLANE_PUBLIC_URL', `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`)!,
     baseDomain,
     adminToken,
-    maxProjectConnections: integer(env, 'BASEPLANE_MAX_PROJECT_CONNECTIONS', 200, 1, 100000),
+    maxProjectConnections: integer(env, 'BASEPLANE_MAX_PROJECT_CONNECTIONS', 2000, 1, 100000),
     projectPoolSize: integer(env, 'BASEPLANE_PROJECT_POOL_SIZE', 4, 1, 1000),
     idleConnectionMillis: integer(env, 'BASEPLANE_IDLE_CONNECTION_MS', 10000, 100, 3600000),
     threads: {
@@ -100,7 +100,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       graphql: integer(env, 'BASEPLANE_GRAPHQL_THREADS', 2, 1, 256),
       push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
     },
-    tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 8, 1, 1000),
+    tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 16, 1, 1000),
     trustedProxyHeader: header,
     throttle: {
       maxFailures: integer(env, 'BASEPLANE_THROTTLE_MAX_FAILURES', 30, 1, 1000000),

@@ -10,29 +10,40 @@ export interface ErrorData {
   message: string
   status: number
   hint?: string
+  /** Seconds the client should wait before trying again (sent as Retry-After). */
+  retryAfter?: number
 }
 
 export class BaseplaneError extends Error {
   readonly code: string
   readonly status: number
   readonly hint: string | undefined
+  /** Seconds the client should wait before trying again (sent as Retry-After). */
+  readonly retryAfter: number | undefined
   readonly [BRAND] = true
 
-  constructor(code: string, message: string, status: number, hint?: string) {
+  constructor(code: string, message: string, status: number, hint?: string, retryAfter?: number) {
     super(message)
     this.name = 'BaseplaneError'
     this.code = code
     this.status = status
     this.hint = hint
+    this.retryAfter = retryAfter
   }
 
   /** Errors cross worker threads and processes as plain data. */
   toData(): ErrorData {
-    return { code: this.code, message: this.message, status: this.status, ...(this.hint ? { hint: this.hint } : {}) }
+    return {
+      code: this.code,
+      message: this.message,
+      status: this.status,
+      ...(this.hint ? { hint: this.hint } : {}),
+      ...(this.retryAfter !== undefined ? { retryAfter: this.retryAfter } : {}),
+    }
   }
 
   static fromData(data: ErrorData): BaseplaneError {
-    return new BaseplaneError(data.code, data.message, data.status, data.hint)
+    return new BaseplaneError(data.code, data.message, data.status, data.hint, data.retryAfter)
   }
 
   static is(value: unknown): value is BaseplaneError {
@@ -71,6 +82,16 @@ export const platformErrors = {
   invalidJson: () => new BaseplaneError('bad_json', 'Could not parse request body as JSON', 400),
   unauthorizedAdmin: () => new BaseplaneError('unauthorized', 'A valid platform admin token is required', 401),
   invalidArgument: (message: string) => new BaseplaneError('invalid_argument', message, 400),
+  overloaded: (retryAfter: number) =>
+    new BaseplaneError(
+      'service_unavailable',
+      'Too many requests for this project are waiting; try again shortly',
+      503,
+      'Each project may run a few requests at once per service (more on larger plans); spread requests out or retry after the Retry-After seconds.',
+      retryAfter,
+    ),
+  stopping: () =>
+    new BaseplaneError('service_unavailable', 'This server is stopping; send the request again on a new connection', 503, undefined, 1),
   databaseUnavailable: (ref: string) => new BaseplaneError('database_unavailable', `The database of project ${ref} is unavailable`, 503),
   internal: () => new BaseplaneError('unexpected_failure', 'Unexpected failure, please check server logs for more information', 500),
 }

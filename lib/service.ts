@@ -3,27 +3,35 @@
 import type { Plan } from './catalogue.ts'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { RequestIdentity } from './db/request-transaction.ts'
+import type { RoleTimeouts } from './plans.ts'
 
 export type Concern = 'auth' | 'graphql' | 'push'
 
-/** What a worker knows about the project a request is for. */
+/**
+ * What every concern's worker knows about the project a request is for. A
+ * worker gets only the settings its concern reads (DataPlane.contextOf), so no
+ * secret crosses into a thread that does not use it.
+ */
 export interface ProjectContext {
   ref: string
-  name: string
   plan: Plan
   /** Catalogue version: changes whenever any setting of the project changes. */
   version: number
+  database: ProjectDatabase
+  /** statement_timeout per API role and idle_in_transaction_session_timeout, set per request transaction. */
+  roleTimeouts: RoleTimeouts
+}
+
+/** What Auth's worker knows besides: it signs tokens and writes links and mails. */
+export interface AuthProjectContext extends ProjectContext {
   /** Public base URL of the project (`{base_url}`), without a trailing slash. */
   baseUrl: string
   jwtSecret: string
-  database: ProjectDatabase
-  authEnabled: boolean
-  pushEnabled: boolean
   /** Stored auth settings as the control plane saved them (workers/auth applies defaults). */
   authSettings: Record<string, unknown>
 }
 
-export interface ServiceRequest {
+export interface ServiceRequest<Project extends ProjectContext = ProjectContext> {
   concern: Concern
   method: string
   /** Path below the concern's prefix, e.g. "/token" for /auth/v1/token; "" for the prefix itself. */
@@ -34,7 +42,7 @@ export interface ServiceRequest {
   headers: Record<string, string>
   body: string
   clientAddress: string
-  project: ProjectContext
+  project: Project
   /**
    * The verified caller: role and claims of the Bearer token, or of the apikey
    * when no token was sent. Undefined only on routes that need no apikey
@@ -57,13 +65,21 @@ export interface ServiceResponse {
 }
 
 /** A concern's worker module exports a default function of this type. */
-export type ServiceHandler = (request: ServiceRequest) => Promise<ServiceResponse>
+export type ServiceHandler<Project extends ProjectContext = ProjectContext> = (request: ServiceRequest<Project>) => Promise<ServiceResponse>
 
 /** Options every concern's worker thread receives as Piscina workerData. */
 export interface WorkerOptions {
+  /** Connections the process may hold to a database server whose ProjectDatabase names no serverBudget. */
   maxProjectConnections: number
+  /** A project pool's size when its ProjectDatabase names no poolMax. */
   projectPoolSize: number
   idleConnectionMillis: number
+  /**
+   * The process's per-server connection budget (lib/db/connection-budget.ts
+   * createConnectionBudget), made once in the main thread and shared by every
+   * worker thread of every concern.
+   */
+  connectionBudget: SharedArrayBuffer
   /** Platform mail: SMTP when smtpUrl is set, else each project's outbox. */
   mail: { smtpUrl: string | undefined; from: string }
   /** Push: the token endpoint service accounts are checked against; whether http:// Web Push endpoints are allowed (tests). */

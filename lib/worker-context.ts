@@ -1,28 +1,33 @@
-// Per-thread state of a concern's worker: its options and its own LRU of
-// project connection pools (pg pools cannot be shared across threads).
+// Per-thread state of a concern's worker: its options and its project
+// connection pools (pg connections cannot cross threads; the per-server
+// connection budget they spend is shared by every thread of the process).
 import { workerData } from 'node:worker_threads'
+import { createConnectionBudget } from './db/connection-budget.ts'
 import { ProjectPools } from './db/project-pools.ts'
 import type { WorkerOptions } from './service.ts'
 
 let pools: ProjectPools | undefined
+let standalone: WorkerOptions | undefined
 
+/** The options the dispatcher gave this thread; defaults when a handler runs in-process (tests). */
 export function workerOptions(): WorkerOptions {
   const options = workerData as WorkerOptions | undefined
-  return (
-    options ?? {
-      maxProjectConnections: 50,
-      projectPoolSize: 4,
-      idleConnectionMillis: 10000,
-      mail: { smtpUrl: undefined, from: 'Baseplane <no-reply@mail.baseplane.local>' },
-      push: { fcmTokenUrl: 'https://oauth2.googleapis.com/token', allowInsecureWebPushEndpoints: false },
-      google: {
-        authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
-        tokenUrl: 'https://oauth2.googleapis.com/token',
-        certsUrl: 'https://www.googleapis.com/oauth2/v3/certs',
-        issuer: 'https://accounts.google.com',
-      },
-    }
-  )
+  if (options) return options
+  standalone ??= {
+    maxProjectConnections: 50,
+    projectPoolSize: 4,
+    idleConnectionMillis: 10000,
+    connectionBudget: createConnectionBudget(),
+    mail: { smtpUrl: undefined, from: 'Baseplane <no-reply@mail.baseplane.local>' },
+    push: { fcmTokenUrl: 'https://oauth2.googleapis.com/token', allowInsecureWebPushEndpoints: false },
+    google: {
+      authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      certsUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+      issuer: 'https://accounts.google.com',
+    },
+  }
+  return standalone
 }
 
 export function projectPools(): ProjectPools {
@@ -33,6 +38,7 @@ export function projectPools(): ProjectPools {
       poolSize: options.projectPoolSize,
       idleMillis: options.idleConnectionMillis,
       applicationName: 'baseplane-worker',
+      budget: options.connectionBudget,
     })
   }
   return pools

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto'
 import pg from 'pg'
 import { escapeIdentifier } from 'pg'
-import { startPlatform, type RunningPlatform } from '../../control-plane/platform.ts'
+import { startPlatform, type RunningPlatform } from '../../server/platform.ts'
 import { freePort, startTemporary, type EmbeddedServer } from '../../lib/db/embedded.ts'
 import { dropCatalogue, testConfig } from '../../test/helpers/platform.ts'
 

@@ -2,7 +2,7 @@
 // call the same ControlPlane and auth-settings operations as the CLI and the
 // admin API. Every answer to a form is a redirect (post/redirect/get) with
 // the outcome in the query string.
-import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../../data-plane/data-plane.ts'
+import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../../lib/http.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
 import { log } from '../../lib/log.ts'
 import { getAuthSettings, listMail, listTemplates, resetTemplate, setGoogle, setRedirects, setTemplate } from '../auth-settings.ts'
@@ -13,8 +13,22 @@ import type { Addressing } from '../views.ts'
 import { page, type Safe } from './html.ts'
 import { notFoundPage, projectPage, projectsPage, signInPage, templatePage, type AuthPanel } from './pages.ts'
 import { clearedCookie, sameOrigin, sessionCookie, signedIn, tokenMatches } from './session.ts'
+import { Router, type RouteSpec } from '../../lib/http/router.ts'
+import { REF_PARAM } from '../admin-api.ts'
 
 const PREFIX = '/dashboard'
+
+type Outcome = { signedIn: true; notice?: string; error?: string }
+
+/** A page; undefined when what it shows does not exist (answered as the 404 page). */
+interface DashboardPage extends RouteSpec {
+  page: (params: Record<string, string>, outcome: Outcome) => Promise<OutgoingResponse | undefined>
+}
+
+/** A form's operation, reading the posted fields ('' when absent). */
+interface DashboardForm extends RouteSpec {
+  form: (params: Record<string, string>, field: (name: string) => string) => Promise<OutgoingResponse>
+}
 
 function redirect(location: string, cookie?: string): OutgoingResponse {
   return { status: 303, headers: { location, ...(cookie ? { 'set-cookie': cookie } : {}) }, body: '' }
@@ -50,86 +64,140 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     return { siteUrl: settings.site_url, allow: settings.additional_redirect_urls, templates, google: settings.google, mail }
   }
 
-  async function get(path: string, query: URLSearchParams): Promise<OutgoingResponse> {
-    const outcome = { signedIn: true, notice: query.get('notice') ?? undefined, error: query.get('error') ?? undefined }
-    if (path === '' || path === '/') return htmlResponse(200, 'Projects', projectsPage(await controlPlane.list(), addressing), outcome)
-    const projectMatch = /^\/projects\/([a-z][a-z0-9]{2,39})$/.exec(path)
-    if (projectMatch) {
-      const project = await controlPlane.get(projectMatch[1]!)
-      const auth = project.authEnabled ? await authPanel(project.ref) : undefined
-      const push = project.pushEnabled
-        ? await runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => describeCredentials(client))
-        : undefined
-      return htmlResponse(200, project.name, projectPage(project, addressing, auth, push), outcome)
-    }
-    const templateMatch = /^\/projects\/([a-z][a-z0-9]{2,39})\/auth\/templates\/([a-z_]+)$/.exec(path)
-    if (templateMatch) {
-      const template = (await listTemplates(controlPlane, templateMatch[1]!)).find((t) => t.kind === templateMatch[2])
-      if (template) return htmlResponse(200, `Template ${template.kind}`, templatePage(templateMatch[1]!, template), outcome)
-    }
-    return htmlResponse(404, 'Not found', notFoundPage(), { ...outcome, error: `No page at ${PREFIX}${path}` })
+  async function projectPageOf(ref: string, outcome: Outcome): Promise<OutgoingResponse> {
+    const project = await controlPlane.get(ref)
+    const auth = project.authEnabled ? await authPanel(project.ref) : undefined
+    const push = project.pushEnabled
+      ? await runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => describeCredentials(client))
+      : undefined
+    return htmlResponse(200, project.name, projectPage(project, addressing, auth, push), outcome)
+  }
+
+  async function templatePageOf(ref: string, kind: string, outcome: Outcome): Promise<OutgoingResponse | undefined> {
+    const template = (await listTemplates(controlPlane, ref)).find((t) => t.kind === kind)
+    return template ? htmlResponse(200, `Template ${template.kind}`, templatePage(ref, template), outcome) : undefined
   }
 
   /** Runs a form's operation; answers with a redirect to `back` carrying the outcome. */
-  async function post(path: string, form: URLSearchParams): Promise<OutgoingResponse> {
-    const field = (name: string) => form.get(name) ?? ''
-    let match: RegExpExecArray | null
-    const act = async (back: string, operation: () => Promise<unknown>, notice: string) => {
-      try {
-        await operation()
-        return redirect(withOutcome(back, { notice }))
-      } catch (error) {
-        if (!BaseplaneError.is(error)) throw error
-        return redirect(withOutcome(back, { error: error.message }))
-      }
+  async function act(back: string, operation: () => Promise<unknown>, notice: string): Promise<OutgoingResponse> {
+    try {
+      await operation()
+      return redirect(withOutcome(back, { notice }))
+    } catch (error) {
+      if (!BaseplaneError.is(error)) throw error
+      return redirect(withOutcome(back, { error: error.message }))
     }
-    if (path === '/projects') {
-      try {
-        const project = await controlPlane.create({ name: field('name'), plan: field('plan') || undefined })
-        return redirect(withOutcome(`/projects/${project.ref}`, { notice: `Created project ${project.ref}` }))
-      } catch (error) {
-        if (!BaseplaneError.is(error)) throw error
-        return redirect(withOutcome('', { error: error.message }))
-      }
-    }
-    if ((match = /^\/projects\/([a-z][a-z0-9]{2,39})\/(.+)$/.exec(path))) {
-      const ref = match[1]!
-      const action = match[2]!
-      const back = `/projects/${ref}`
-      if (action === 'plan') return act(back, () => controlPlane.setPlan(ref, field('plan')), `Plan changed to ${field('plan')}`)
-      const product = /^products\/(auth|push)$/.exec(action)?.[1]
-      if (product) {
+  }
+
+  const projectList = async (outcome: Outcome) => htmlResponse(200, 'Projects', projectsPage(await controlPlane.list(), addressing), outcome)
+  const back = (params: Record<string, string>) => `/projects/${params.ref!}`
+  const templateBack = (params: Record<string, string>) => `/projects/${params.ref!}/auth/templates/${params.kind!}`
+  const template = { ...REF_PARAM, kind: '[a-z_]+' }
+
+  const pages = new Router<DashboardPage>([
+    { method: 'GET', path: '', page: (_, outcome) => projectList(outcome) },
+    { method: 'GET', path: '/', page: (_, outcome) => projectList(outcome) },
+    { method: 'GET', path: '/projects/:ref', where: REF_PARAM, page: (params, outcome) => projectPageOf(params.ref!, outcome) },
+    { method: 'GET', path: '/projects/:ref/auth/templates/:kind', where: template, page: (params, outcome) => templatePageOf(params.ref!, params.kind!, outcome) },
+  ])
+
+  const forms = new Router<DashboardForm>([
+    {
+      method: 'POST',
+      path: '/projects',
+      form: async (_, field) => {
+        try {
+          const project = await controlPlane.create({ name: field('name'), plan: field('plan') || undefined })
+          return redirect(withOutcome(`/projects/${project.ref}`, { notice: `Created project ${project.ref}` }))
+        } catch (error) {
+          if (!BaseplaneError.is(error)) throw error
+          return redirect(withOutcome('', { error: error.message }))
+        }
+      },
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/plan',
+      where: REF_PARAM,
+      form: (params, field) => act(back(params), () => controlPlane.setPlan(params.ref!, field('plan')), `Plan changed to ${field('plan')}`),
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/products/:product',
+      where: { ...REF_PARAM, product: 'auth|push' },
+      form: (params, field) => {
+        const product = params.product!
         const on = field('enabled') === 'true'
-        return act(back, () => controlPlane.setProduct(ref, product, on), `${product === 'auth' ? 'Auth' : 'Push'} turned ${on ? 'on' : 'off'}`)
-      }
-      if (action === 'keys/rotate') return act(back, () => controlPlane.rotateKeys(ref), 'New JWT secret and keys')
-      if (action === 'delete') {
-        if (field('confirm') !== ref) return redirect(withOutcome(back, { error: `Type ${ref} to confirm` }))
+        return act(back(params), () => controlPlane.setProduct(params.ref!, product, on), `${product === 'auth' ? 'Auth' : 'Push'} turned ${on ? 'on' : 'off'}`)
+      },
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/keys/rotate',
+      where: REF_PARAM,
+      form: (params) => act(back(params), () => controlPlane.rotateKeys(params.ref!), 'New JWT secret and keys'),
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/delete',
+      where: REF_PARAM,
+      form: async (params, field) => {
+        const ref = params.ref!
+        if (field('confirm') !== ref) return redirect(withOutcome(back(params), { error: `Type ${ref} to confirm` }))
         return act('', () => controlPlane.delete(ref), `Deleted project ${ref}`)
-      }
-      if (action === 'auth/redirects') {
+      },
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/auth/redirects',
+      where: REF_PARAM,
+      form: (params, field) => {
         const allow = field('allow')
           .split(/\s+/)
           .map((line) => line.trim())
           .filter(Boolean)
-        return act(back, () => setRedirects(controlPlane, ref, { siteUrl: field('site_url'), allow }), 'Redirects saved')
-      }
-      if (action === 'auth/google') {
+        return act(back(params), () => setRedirects(controlPlane, params.ref!, { siteUrl: field('site_url'), allow }), 'Redirects saved')
+      },
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/auth/google',
+      where: REF_PARAM,
+      form: (params, field) => {
         const secret = field('client_secret')
         return act(
-          back,
-          () => setGoogle(controlPlane, ref, { clientId: field('client_id') || undefined, clientSecret: secret || undefined, enabled: field('enabled') === 'true' }),
+          back(params),
+          () => setGoogle(controlPlane, params.ref!, { clientId: field('client_id') || undefined, clientSecret: secret || undefined, enabled: field('enabled') === 'true' }),
           'Google settings saved',
         )
-      }
-      const template = /^auth\/templates\/([a-z_]+)(\/reset)?$/.exec(action)
-      if (template) {
-        const kind = template[1]!
-        if (template[2]) return act(`${back}/auth/templates/${kind}`, () => resetTemplate(controlPlane, ref, kind), `Template ${kind} reset to the default`)
-        return act(`${back}/auth/templates/${kind}`, () => setTemplate(controlPlane, ref, kind, { subject: field('subject'), body: field('body') }), `Template ${kind} saved`)
-      }
-    }
-    return redirect(withOutcome('', { error: `Unknown action ${path}` }))
+      },
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/auth/templates/:kind',
+      where: template,
+      form: (params, field) =>
+        act(templateBack(params), () => setTemplate(controlPlane, params.ref!, params.kind!, { subject: field('subject'), body: field('body') }), `Template ${params.kind!} saved`),
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/auth/templates/:kind/reset',
+      where: template,
+      form: (params) => act(templateBack(params), () => resetTemplate(controlPlane, params.ref!, params.kind!), `Template ${params.kind!} reset to the default`),
+    },
+  ])
+
+  async function get(path: string, query: URLSearchParams): Promise<OutgoingResponse> {
+    const outcome: Outcome = { signedIn: true, notice: query.get('notice') ?? undefined, error: query.get('error') ?? undefined }
+    const match = pages.match('GET', path)
+    const answer = match.kind === 'found' ? await match.route.page(match.params, outcome) : undefined
+    return answer ?? htmlResponse(404, 'Not found', notFoundPage(), { ...outcome, error: `No page at ${PREFIX}${path}` })
+  }
+
+  async function post(path: string, form: URLSearchParams): Promise<OutgoingResponse> {
+    const match = forms.match('POST', path)
+    if (match.kind !== 'found') return redirect(withOutcome('', { error: `Unknown action ${path}` }))
+    return match.route.form(match.params, (name) => form.get(name) ?? '')
   }
 
   return async (request: IncomingRequest) => {

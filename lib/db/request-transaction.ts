@@ -3,6 +3,9 @@
 // as Supabase's PostgREST does, so auth.uid() and auth.jwt() see the caller.
 import type pg from 'pg'
 import { escapeLiteral } from 'pg'
+import type { DatabasePool } from './project-pools.ts'
+import { firstRoundTrip } from './stale-retry.ts'
+import type { RoleTimeouts } from '../plans.ts'
 
 export type ApiRole = 'anon' | 'authenticated' | 'service_role'
 
@@ -18,15 +21,30 @@ export function isApiRole(value: unknown): value is ApiRole {
   return typeof value === 'string' && (API_ROLES as readonly string[]).includes(value)
 }
 
+/** Whole milliseconds within what PostgreSQL accepts for a timeout setting. */
+function timeoutMs(value: number): string {
+  if (!Number.isInteger(value) || value < 0 || value > 2147483647) throw new TypeError(`not a timeout in milliseconds: ${String(value)}`)
+  return String(value)
+}
+
 /**
- * The statement that makes the open transaction the caller's: role and
- * claims, both local to the transaction. The role comes from a fixed list and
- * the claims are escaped. GraphQL sends it in the same message as its first
- * query (after `begin`, or as the first statement of a message that is one
- * implicit transaction).
+ * The statement that makes the open transaction the caller's: role, claims
+ * and the role's timeouts, all local to the transaction. The role comes from a
+ * fixed list and the claims are escaped. GraphQL sends it in the same message
+ * as its first query (after `begin`, or as the first statement of a message
+ * that is one implicit transaction).
+ *
+ * The timeouts are set here, per request, because `ALTER ROLE ... SET` does
+ * not apply on SET ROLE (PostgREST applies role settings per request for the
+ * same reason), and always, default or not, so nothing a previous request
+ * left in the session can lift them. PostgreSQL reads statement_timeout when
+ * each statement starts, so the value holds from the next statement on, also
+ * for the later statements of the same simple-protocol message.
  */
-export function identityStatement(identity: RequestIdentity): string {
+export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts): string {
   if (!isApiRole(identity.role)) throw new TypeError(`not an API role: ${String(identity.role)}`)
+  const statementTimeout = timeoutMs(timeouts.statementTimeoutMs[identity.role])
+  const idleTimeout = timeoutMs(timeouts.idleInTransactionTimeoutMs)
   const claims = escapeLiteral(JSON.stringify(identity.claims))
   // auth.uid(), auth.role() and auth.email() read the single-claim settings
   // first (as in Supabase); set, they spare a policy parsing the claims JSON
@@ -39,30 +57,24 @@ export function identityStatement(identity: RequestIdentity): string {
     `select set_config('role', '${identity.role}', true), set_config('request.jwt.claims', ${claims}, true)` +
     single('sub') +
     single('role') +
-    single('email')
+    single('email') +
+    `, set_config('statement_timeout', '${statementTimeout}', true)` +
+    `, set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)`
   )
 }
 
 /** The statement that opens a request transaction: one simple-protocol round trip. */
-export function beginStatement(identity: RequestIdentity): string {
-  return `begin; ${identityStatement(identity)}`
+export function beginStatement(identity: RequestIdentity, timeouts: RoleTimeouts): string {
+  return `begin; ${identityStatement(identity, timeouts)}`
 }
 
 /**
- * Runs `work` in one transaction on a client from `connect`, opened with
- * `begin` (which may carry more statements). Commits when `work` resolves,
- * rolls back when it throws (and rethrows). The client goes back to its pool
- * either way; a client whose connection broke is discarded.
+ * Runs `work` in a transaction already open on `client`: commits when it
+ * resolves, rolls back when it throws (and rethrows). `onBroken` hears of a
+ * rollback that failed, so a pooled caller can discard the connection.
  */
-export async function withTransaction<T>(
-  connect: () => Promise<pg.PoolClient>,
-  begin: string,
-  work: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
-  const client = await connect()
-  let broken: Error | undefined
+async function settle<C extends pg.ClientBase, T>(client: C, work: (client: C) => Promise<T>, onBroken: (error: Error) => void): Promise<T> {
   try {
-    await client.query(begin)
     const result = await work(client)
     await client.query('commit')
     return result
@@ -70,19 +82,56 @@ export async function withTransaction<T>(
     try {
       await client.query('rollback')
     } catch (rollbackError) {
-      broken = rollbackError as Error
+      onBroken(rollbackError as Error)
     }
     throw error
+  }
+}
+
+/**
+ * Runs `work` in one transaction on a client the caller holds and ends itself
+ * (a connection of its own, not a pool's): opened with `begin`, committed when
+ * `work` resolves, rolled back when it throws.
+ */
+export async function inTransaction<C extends pg.ClientBase, T>(client: C, work: (client: C) => Promise<T>, begin = 'begin'): Promise<T> {
+  await client.query(begin)
+  return settle(client, work, () => {})
+}
+
+/**
+ * Runs `work` in one transaction on a client from `connect`, opened with
+ * `begin` (which may carry more statements). Commits when `work` resolves,
+ * rolls back when it throws (and rethrows). The client goes back to its pool
+ * either way; a client whose connection broke is discarded. A pooled
+ * connection found dead on `begin` is replaced once (stale-retry.ts).
+ */
+export async function withTransaction<T>(
+  connect: () => Promise<pg.PoolClient>,
+  begin: string,
+  work: (client: pg.PoolClient) => Promise<T>,
+): Promise<T> {
+  const { client } = await firstRoundTrip(connect, (client) => client.query(begin))
+  let broken: Error | undefined
+  try {
+    return await settle(client, work, (error) => {
+      broken = error
+    })
   } finally {
     client.release(broken)
   }
 }
 
-/** Runs `work` in one transaction as `identity` (role and claims set for RLS). */
+/** Runs `work` in one transaction on a connection of `pool`, as the pool's own role (the control plane's catalogue). */
+export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return withTransaction(() => pool.connect(), 'begin', work)
+}
+
+/** Runs `work` in one transaction as `identity` (role and claims set for RLS, the role's timeouts applied). */
 export async function withRequestTransaction<T>(
-  pool: pg.Pool,
+  pool: DatabasePool,
   identity: RequestIdentity,
+  timeouts: RoleTimeouts,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  return withTransaction(() => pool.connect(), beginStatement(identity), work)
+  return withTransaction(() => pool.connect(), beginStatement(identity, timeouts), work)
 }

@@ -9,7 +9,7 @@
 -- through grants and policies made for it alone. Provider keys are readable by
 -- the api role only: never by anon, authenticated, service_role or the owner.
 
-create schema push;
+create schema if not exists push;
 grant usage on schema push to anon, authenticated, service_role, :"owner_role", :"api_role";
 
 -- One row: what the trigger must know about the project. The platform writes

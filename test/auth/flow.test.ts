@@ -4,6 +4,7 @@
 import t from 'tap'
 import pg from 'pg'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
+import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { authFixture, call, fragmentOf, linkOf, SITE_URL } from './helpers.ts'
@@ -102,13 +103,13 @@ t.test('sign up, confirm by mail, sign in, refresh, update, RLS, sign out', asyn
   const api = new pg.Pool({ host: f.project.record.dbHost, port: f.project.record.dbPort, database: f.project.record.dbName, user: f.project.record.dbApiRole, password: f.project.record.dbApiPassword })
   t.teardown(() => api.end())
   const aliceClaims = await verifyJwt(f.project.record.jwtSecret, withNew.data.session!.access_token)
-  const rows = await withRequestTransaction(api, { role: 'authenticated', claims: aliceClaims }, async (c) => (await c.query('select body, auth.uid() as uid, auth.jwt() ->> \'aal\' as aal from public.notes order by body')).rows)
+  const rows = await withRequestTransaction(api, { role: 'authenticated', claims: aliceClaims }, DEFAULT_ROLE_TIMEOUTS, async (c) => (await c.query('select body, auth.uid() as uid, auth.jwt() ->> \'aal\' as aal from public.notes order by body')).rows)
   t.same(rows.map((r) => r.body), ['alice 1', 'alice 2'])
   t.equal(rows[0].uid, withNew.data.user!.id)
   t.equal(rows[0].aal, 'aal1')
-  const anonRows = await withRequestTransaction(api, { role: 'anon', claims: { role: 'anon' } }, async (c) => (await c.query('select * from public.notes')).rows)
+  const anonRows = await withRequestTransaction(api, { role: 'anon', claims: { role: 'anon' } }, DEFAULT_ROLE_TIMEOUTS, async (c) => (await c.query('select * from public.notes')).rows)
   t.same(anonRows, [], 'nobody sees no rows')
-  const peek = await withRequestTransaction(api, { role: 'authenticated', claims: aliceClaims }, (c) => c.query('select * from auth.users').then(() => 'read', (e: Error) => e.message))
+  const peek = await withRequestTransaction(api, { role: 'authenticated', claims: aliceClaims }, DEFAULT_ROLE_TIMEOUTS, (c) => c.query('select * from auth.users').then(() => 'read', (e: Error) => e.message))
   t.match(peek, /permission denied/, 'auth tables are not readable by API roles')
 
   const token = withNew.data.session!.access_token

@@ -15,7 +15,7 @@ const run = promisify(execFile)
 
 function cli(catalogueUrl: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'control-plane/cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: catalogueUrl } }, (error, stdout, stderr) =>
+    const child = execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: catalogueUrl } }, (error, stdout, stderr) =>
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     )
     if (input !== undefined) child.stdin!.end(input)

@@ -8,6 +8,7 @@ import t from 'tap'
 import { generateSync } from 'otplib'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
+import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
 import { authFixture, call, type AuthBody, type AuthFixture } from './helpers.ts'
@@ -108,7 +109,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
     insert into public.vault (secret) values ('launch codes');`)
   const api = new pg.Pool({ host: f.project.record.dbHost, port: f.project.record.dbPort, database: f.project.record.dbName, user: f.project.record.dbApiRole, password: f.project.record.dbApiPassword })
   t.teardown(() => api.end())
-  const read = (claims: Record<string, unknown>) => withRequestTransaction(api, { role: 'authenticated', claims }, async (c) => (await c.query('select secret from public.vault')).rows)
+  const read = (claims: Record<string, unknown>) => withRequestTransaction(api, { role: 'authenticated', claims }, DEFAULT_ROLE_TIMEOUTS, async (c) => (await c.query('select secret from public.vault')).rows)
   t.same(await read(aal1), [], 'aal1 sees nothing')
   t.same(await read(aal2), [{ secret: 'launch codes' }], 'aal2 reads the row')
 

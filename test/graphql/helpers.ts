@@ -54,7 +54,7 @@ export async function graphqlProject(t: Teardown, setup?: string): Promise<Graph
     gql: (query, options = {}) => {
       const role = options.role ?? 'service_role'
       const claims: Record<string, unknown> = { role, ...(options.sub ? { sub: options.sub } : {}) }
-      return withRequestTransaction(pool, { role, claims }, (client) =>
+      return withRequestTransaction(pool, { role, claims }, project.roleTimeouts, (client) =>
         resolve(client, { query, variables: options.variables, operationName: options.operationName }, { cache }),
       )
     },

@@ -25,7 +25,7 @@ t.test('prepared query statements', async (t) => {
   const cache = new SchemaCache()
   // Exactly the HTTP service's call (workers/graphql/worker.ts): one round trip per query when the schema is known.
   const ask = (request: GraphqlRequest, who: RequestIdentity = ANON) =>
-    resolve(client, request, { cache, setup: identityStatement(who), speculationKey: who.role })
+    resolve(client, request, { cache, transaction: 'none', setup: identityStatement(who, p.project.roleTimeouts), speculationKey: who.role })
   const statements = async () =>
     (await client.query<{ name: string; parameter_types: string }>(
       `select name, parameter_types::text from pg_prepared_statements where name like 'baseplane\\_q\\_%' order by prepare_time`,
@@ -65,7 +65,7 @@ t.test('prepared query statements', async (t) => {
     t.equal((await statements()).length, 1)
     await client.query('discard all')
     // No speculation key: the ordinary path (schema read first) recovers as well.
-    t.strictSame(await resolve(client, { query: byLabel, variables: { label: 'item 10' } }, { cache, setup: identityStatement(ANON) }), {
+    t.strictSame(await resolve(client, { query: byLabel, variables: { label: 'item 10' } }, { cache, setup: identityStatement(ANON, p.project.roleTimeouts) }), {
       data: { itemCollection: { edges: [{ node: { id: 10, label: 'item 10' } }] } },
     })
     t.equal((await statements()).length, 1)

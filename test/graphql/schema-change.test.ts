@@ -49,7 +49,7 @@ t.test('schema changes and the library contract', async (t) => {
     t.equal((await p.sql(`select count(*)::int as n from a`)).rows[0].n, 2, 'committed by its own transaction')
     await client.query(`reset role`)
 
-    await client.query(beginStatement({ role: 'service_role', claims: { role: 'service_role' } }))
+    await client.query(beginStatement({ role: 'service_role', claims: { role: 'service_role' } }, p.project.roleTimeouts))
     await client.query(`insert into a values (3)`)
     t.strictSame(await resolve(client, { query: `mutation { insertIntoaCollection(objects: [{id: 3}]) { affectedCount } }` }, { cache }), {
       data: null,

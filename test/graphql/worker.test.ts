@@ -25,8 +25,7 @@ t.test('worker handler', async (t) => {
     body,
     clientAddress: '127.0.0.1',
     project: {
-      ref: p.project.ref, name: p.project.name, plan: 'free', version: 1, baseUrl: 'http://localhost', jwtSecret: p.project.jwtSecret,
-      database: apiDatabaseOf(p.project), authEnabled: false, pushEnabled: false, authSettings: {},
+      ref: p.project.ref, plan: 'free', version: 1, database: apiDatabaseOf(p.project), roleTimeouts: p.project.roleTimeouts,
     },
     identity: { role, claims: { role, ...(sub ? { sub } : {}) } },
     apikeyRole: 'anon',

@@ -10,7 +10,7 @@ import { escapeIdentifier } from 'pg'
 import { baseUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import { loadConfig, type PlatformConfig } from '../../lib/config.ts'
 import { freePort } from '../../lib/db/embedded.ts'
-import { startPlatform, type RunningPlatform } from '../../control-plane/platform.ts'
+import { startPlatform, type RunningPlatform } from '../../server/platform.ts'
 import type { CreateProjectInput } from '../../control-plane/control-plane.ts'
 import { adminQuery, serverUrl, withDatabase } from './db.ts'
 

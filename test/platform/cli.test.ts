@@ -1,31 +1,13 @@
-import { spawn } from 'node:child_process'
 import t from 'tap'
 import { decodeJwt } from 'jose'
 import pg from 'pg'
+import { runCli } from '../helpers/cli.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 
 const catalogueUrl = await catalogueDatabase(t)
 t.teardown(() => dropCatalogue(catalogueUrl))
 
-interface Run {
-  code: number
-  stdout: string
-  stderr: string
-}
-
-function baseplane(args: string[], input?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['bin/baseplane.mjs', ...args], {
-      env: { ...process.env, DATABASE_URL: catalogueUrl, PORT: '8123' },
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => (stdout += c))
-    child.stderr.on('data', (c: Buffer) => (stderr += c))
-    child.stdin.end(input ?? '')
-    child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-  })
-}
+const baseplane = (args: string[], input?: string) => runCli(args, { DATABASE_URL: catalogueUrl, PORT: '8123' }, input)
 
 t.test('--version and --help', async (t) => {
   const version = await baseplane(['--version'])

@@ -32,7 +32,7 @@ const ALICE = '00000000-0000-4000-8000-00000000000a'
 const BOB = '00000000-0000-4000-8000-00000000000b'
 const user = (sub: string): RequestIdentity => ({ role: 'authenticated', claims: { sub, role: 'authenticated', aal: 'aal1' } })
 const titles = (identity: RequestIdentity) =>
-  withRequestTransaction(pool, identity, async (client) => (await client.query('select title from public.todos order by id')).rows.map((r) => r.title))
+  withRequestTransaction(pool, identity, project.record.roleTimeouts, async (client) => (await client.query('select title from public.todos order by id')).rows.map((r) => r.title))
 
 t.test('RLS sees the caller: anon, two users, service_role', async (t) => {
   t.same(await titles({ role: 'anon', claims: { role: 'anon' } }), [], 'anon has no policy')
@@ -42,7 +42,7 @@ t.test('RLS sees the caller: anon, two users, service_role', async (t) => {
 })
 
 t.test('auth functions see the claims inside the transaction, and they do not leak', async (t) => {
-  const seen = await withRequestTransaction(pool, user(ALICE), async (client) => (await client.query(`select auth.uid()::text as uid, auth.role() as role, auth.jwt() ->> 'aal' as aal, current_user`)).rows[0])
+  const seen = await withRequestTransaction(pool, user(ALICE), project.record.roleTimeouts, async (client) => (await client.query(`select auth.uid()::text as uid, auth.role() as role, auth.jwt() ->> 'aal' as aal, current_user`)).rows[0])
   t.same(seen, { uid: ALICE, role: 'authenticated', aal: 'aal1', current_user: 'authenticated' })
   // The same pooled connection afterwards: role and claims are gone.
   const client = await pool.connect()
@@ -53,7 +53,7 @@ t.test('auth functions see the claims inside the transaction, and they do not le
 
 t.test('a failure rolls everything back', async (t) => {
   await t.rejects(
-    withRequestTransaction(pool, user(BOB), async (client) => {
+    withRequestTransaction(pool, user(BOB), project.record.roleTimeouts, async (client) => {
       await client.query(`insert into public.todos (title) values ('bob 2')`)
       await client.query(`insert into public.todos (title) values ('')`)
     }),
@@ -61,26 +61,29 @@ t.test('a failure rolls everything back', async (t) => {
   )
   t.same(await titles(user(BOB)), ['bob 1'], 'the first insert was not kept')
   await t.rejects(
-    withRequestTransaction(pool, user(BOB), (client) => client.query(`insert into public.todos (owner, title) values ($1, 'not mine')`, [ALICE])),
+    withRequestTransaction(pool, user(BOB), project.record.roleTimeouts, (client) => client.query(`insert into public.todos (owner, title) values ($1, 'not mine')`, [ALICE])),
     /row-level security/,
   )
   t.same(await titles(user(ALICE)), ['alice 1', 'alice 2'])
-  await t.rejects(withRequestTransaction(pool, { role: 'postgres' as never, claims: {} }, async () => 1), /not an API role/)
+  await t.rejects(withRequestTransaction(pool, { role: 'postgres' as never, claims: {} }, project.record.roleTimeouts, async () => 1), /not an API role/)
 })
 
 t.test('claims with quotes and unicode are passed intact', async (t) => {
   const claims = { sub: ALICE, role: 'authenticated', user_metadata: { name: "O'Brien; drop table x; --", emoji: '✓' } }
-  const back = await withRequestTransaction(pool, { role: 'authenticated', claims }, async (client) => (await client.query(`select auth.jwt() as jwt`)).rows[0].jwt)
+  const back = await withRequestTransaction(pool, { role: 'authenticated', claims }, project.record.roleTimeouts, async (client) => (await client.query(`select auth.jwt() as jwt`)).rows[0].jwt)
   t.same(back, claims)
 })
 
-t.test('project pools: the LRU bounds open connections per node', async (t) => {
-  const small = new ProjectPools({ maxConnections: 4, poolSize: 2, idleMillis: 1000, applicationName: 'test' })
+t.test('project pools: the server budget bounds open connections; the least recently used idle one makes room', async (t) => {
+  const small = new ProjectPools({ maxConnections: 2, poolSize: 2, idleMillis: 60000, applicationName: 'test' })
   t.teardown(() => small.closeAll())
   const projects = await Promise.all([1, 2, 3].map((n) => platform.createProject({ name: `P${n}` })))
-  const poolsOf = projects.map((p) => small.get(apiDatabaseOf(p.record)))
-  t.equal(small.size, 2, 'room for two pools of two connections')
-  t.not(small.get(apiDatabaseOf(projects[0]!.record)), poolsOf[0], 'the evicted pool is replaced by a new one on next use')
-  const { rows } = await small.get(apiDatabaseOf(projects[2]!.record)).query('select 1 as ok')
-  t.same(rows, [{ ok: 1 }])
+  for (const p of projects) t.same((await small.get(apiDatabaseOf(p.record)).query('select 1 as ok')).rows, [{ ok: 1 }])
+  const { projects: open } = small.stats()
+  t.same(
+    projects.map((p) => open[p.ref]?.open ?? 0),
+    [0, 1, 1],
+    'the third project took the first one\'s idle connection: two connections for a budget of two',
+  )
+  t.same((await small.get(apiDatabaseOf(projects[0]!.record)).query('select 1 as ok')).rows, [{ ok: 1 }], 'the first project reconnects on next use')
 })

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { startPlatform } from '../../control-plane/platform.ts'
+import { startPlatform } from '../../server/platform.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform, testConfig } from '../helpers/platform.ts'

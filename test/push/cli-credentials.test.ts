@@ -3,6 +3,7 @@ import t from 'tap'
 import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
 import { setApnsCredentials, setFcmCredentials } from '../../workers/push/credentials.ts'
+import { runCli } from '../helpers/cli.ts'
 import { pushFixture, service } from './helpers.ts'
 import { makeApnsKey, makeServiceAccount } from './peers/keys.ts'
 import { startFcmPeer } from './peers/fcm-peer.ts'
@@ -36,7 +37,6 @@ t.test('push credentials set: apns and fcm, checked, stored, shown only by what 
 })
 
 t.test('the baseplane CLI: push credentials set REF apns|fcm', async (t) => {
-  const { spawn } = await import('node:child_process')
   const fs = await import('node:fs')
   const os = await import('node:os')
   const path = await import('node:path')
@@ -51,17 +51,7 @@ t.test('the baseplane CLI: push credentials set REF apns|fcm', async (t) => {
   const account = makeServiceAccount()
   peer.allow(account.file.client_email, account.file.project_id, account.publicKey)
   fs.writeFileSync(path.join(dir, 'sa.json'), JSON.stringify(account.file))
-  const cli = (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, ['bin/baseplane.mjs', ...args], {
-        env: { ...process.env, DATABASE_URL: fx.controlPlane.defaultServerUrl, BASEPLANE_FCM_TOKEN_URL: peer.tokenUrl },
-      })
-      let stdout = ''
-      let stderr = ''
-      child.stdout.on('data', (c: Buffer) => (stdout += c))
-      child.stderr.on('data', (c: Buffer) => (stderr += c))
-      child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
-    })
+  const cli = (args: string[]) => runCli(args, { DATABASE_URL: fx.controlPlane.defaultServerUrl, BASEPLANE_FCM_TOKEN_URL: peer.tokenUrl })
   const ref = fx.project.ref
   const apns = await cli(['push', 'credentials', 'set', ref, 'apns', '--topic', 'com.example.cli2', '--key-id', key.keyId, '--team-id', key.teamId, '--file', path.join(dir, 'key.p8')])
   t.equal(apns.code, 0, apns.stderr)

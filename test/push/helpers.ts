@@ -8,7 +8,7 @@ import { apiDatabaseOf } from '../../lib/catalogue.ts'
 import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
 import type { ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
-import { adminUrlFor } from '../../control-plane/project-database.ts'
+import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 import { serverUrl } from '../helpers/db.ts'
 import { createPushHandler } from '../../workers/push/worker.ts'
@@ -134,15 +134,10 @@ export async function pushFixture(t: T, options: FixtureOptions = {}): Promise<P
         clientAddress: '127.0.0.1',
         project: {
           ref: project.ref,
-          name: project.name,
           plan: project.plan,
           version: project.version,
-          baseUrl: `http://127.0.0.1/project/${project.ref}`,
-          jwtSecret: project.jwtSecret,
           database: db,
-          authEnabled: project.authEnabled,
-          pushEnabled: project.pushEnabled,
-          authSettings: {},
+          roleTimeouts: project.roleTimeouts,
         },
         identity,
         apikeyRole,

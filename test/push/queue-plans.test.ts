@@ -6,7 +6,7 @@
 // with the tables). The plans are read with auto_explain at NOTICE level.
 import t from 'tap'
 import pg from 'pg'
-import { adminUrlFor } from '../../control-plane/project-database.ts'
+import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { beginBatch, claimDeliveries } from '../../workers/push/queue/claim.ts'
 import { pushFixture } from './helpers.ts'
 

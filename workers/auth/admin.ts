@@ -4,7 +4,26 @@ import type { Queryable } from './db/pool.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
-import { confirmEmail, insertUser, mergeMetadata, userByEmail, userById, USER_COLUMNS, type UserRow } from './db/users.ts'
+import { deleteIdentitiesOfUser } from './db/identities.ts'
+import { deleteCodesOfUser } from './db/one-time-tokens.ts'
+import { deleteSessionsOfUser } from './db/sessions.ts'
+import {
+  confirmEmail,
+  countUsers,
+  deleteUser as deleteUserRow,
+  insertUser,
+  listUsers as listUserRows,
+  mergeMetadata,
+  replaceEmail,
+  setBannedUntil,
+  setEmailChange,
+  setPassword,
+  setRole,
+  softDeleteUser,
+  userByEmail,
+  userById,
+  type UserRow,
+} from './db/users.ts'
 import { normalizeEmail } from './email.ts'
 import { authErrors } from './errors.ts'
 import { audit, mailLink, type LinkType } from './links.ts'
@@ -54,12 +73,7 @@ export async function listUsers(req: AuthRequest): Promise<ServiceResponse> {
   }
   const filter = req.query.get('filter')
   const like = filter ? `%${filter.replace(/[\\%_]/g, '\\$&')}%` : null
-  const where = `where u.deleted_at is null and ($1::text is null or u.email ilike $1 or u.raw_user_meta_data ->> 'full_name' ilike $1)`
-  const [{ rows }, count] = await Promise.all([
-    req.pool.query<UserRow>(`select ${USER_COLUMNS} from auth.users u ${where} order by u.created_at desc, u.id limit $2 offset $3`, [like, perPage, (page - 1) * perPage]),
-    req.pool.query<{ total: string }>(`select count(*) as total from auth.users u ${where}`, [like]),
-  ])
-  const total = Number(count.rows[0]!.total)
+  const [rows, total] = await Promise.all([listUserRows(req.pool, like, perPage, (page - 1) * perPage), countUsers(req.pool, like)])
   const last = Math.max(1, Math.ceil(total / perPage))
   const base = `${req.raw.project.baseUrl}/auth/v1/admin/users`
   const links: string[] = []
@@ -117,24 +131,20 @@ export async function updateUser(req: AuthRequest, id: string): Promise<ServiceR
     if (email !== undefined && email !== current.email) {
       const other = await userByEmail(client, email)
       if (other && other.id !== id) throw authErrors.emailExists()
-      await client.query(
-        `with u as (update auth.users set email = $2, email_change = null, updated_at = now() where id = $1 returning id)
-         update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text) where user_id = $1 and provider = 'email'`,
-        [id, email],
-      )
+      await replaceEmail(client, id, email)
     }
-    if (encrypted) await client.query('update auth.users set encrypted_password = $2, updated_at = now() where id = $1', [id, encrypted])
+    if (encrypted) await setPassword(client, id, encrypted)
     if (bool(body, 'email_confirm')) await confirmEmail(client, id)
     const userMetadata = obj(body, 'user_metadata')
     const appMetadata = obj(body, 'app_metadata')
     if (userMetadata) await mergeMetadata(client, id, 'raw_user_meta_data', userMetadata)
     if (appMetadata) await mergeMetadata(client, id, 'raw_app_meta_data', appMetadata)
     if (banned !== undefined) {
-      await client.query('update auth.users set banned_until = $2, updated_at = now() where id = $1', [id, banned])
-      if (banned !== null) await client.query('delete from auth.sessions where user_id = $1', [id])
+      await setBannedUntil(client, id, banned)
+      if (banned !== null) await deleteSessionsOfUser(client, id)
     }
     const role = str(body, 'role')
-    if (role !== undefined) await client.query('update auth.users set role = $2, updated_at = now() where id = $1', [id, role])
+    if (role !== undefined) await setRole(client, id, role)
     await audit(client, req, id, 'user_modified', { via: 'admin' })
     return userOr404(client, id)
   })
@@ -148,17 +158,12 @@ export async function deleteUser(req: AuthRequest, id: string): Promise<ServiceR
   await transaction(req.pool, async (client) => {
     await userOr404(client, id)
     if (soft) {
-      // GoTrue's soft delete: the row stays (for foreign keys), unusable and without personal data.
-      await client.query(
-        `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = null,
-           raw_user_meta_data = '{}'::jsonb, email_change = null, updated_at = now() where id = $1`,
-        [id],
-      )
-      await client.query('delete from auth.identities where user_id = $1', [id])
-      await client.query('delete from auth.sessions where user_id = $1', [id])
-      await client.query('delete from auth.one_time_tokens where user_id = $1', [id])
+      await softDeleteUser(client, id)
+      await deleteIdentitiesOfUser(client, id)
+      await deleteSessionsOfUser(client, id)
+      await deleteCodesOfUser(client, id)
     } else {
-      await client.query('delete from auth.users where id = $1', [id])
+      await deleteUserRow(client, id)
     }
     await audit(client, req, id, 'user_deleted', { soft })
   })
@@ -204,7 +209,7 @@ export async function generateLink(req: AuthRequest): Promise<ServiceResponse> {
       linkType = type === 'recovery' ? 'recovery' : 'email_change'
       if (newEmail) {
         if (await userByEmail(client, newEmail)) throw authErrors.emailExists()
-        await client.query('update auth.users set email_change = $2, email_change_sent_at = now() where id = $1', [user.id, newEmail])
+        await setEmailChange(client, user.id, newEmail, true)
       }
     } else if (type === 'magiclink' && user) {
       linkType = 'magiclink'
@@ -213,7 +218,7 @@ export async function generateLink(req: AuthRequest): Promise<ServiceResponse> {
       if (!user) {
         const id = await insertUser(client, { email, encryptedPassword: encrypted ?? null, confirmed: false, invited: type === 'invite', userMetadata: data })
         user = (await userById(client, id))!
-      } else if (encrypted) await client.query('update auth.users set encrypted_password = $2 where id = $1', [user.id, encrypted])
+      } else if (encrypted) await setPassword(client, user.id, encrypted)
       linkType = type === 'invite' ? 'invite' : 'signup'
     }
     const issued = await mailLink(client, req, { userId: user.id, email, newEmail, type: linkType, redirectTo: redirect, send: false })

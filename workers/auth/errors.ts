@@ -1,15 +1,17 @@
 // Auth's error catalogue: GoTrue's wire codes (internal/api/apierrors), each
 // with its status and message. Handlers throw only these. An AuthError is a
 // BaseplaneError, so it crosses the worker boundary as data like every other.
+import { RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
+import { gotrueErrorResponse } from '../../lib/http/errors.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 
 export class AuthError extends BaseplaneError {
   /** Extra body fields GoTrue adds for some codes (weak_password.reasons). */
   readonly extra: Record<string, unknown> | undefined
 
-  constructor(code: string, message: string, status: number, extra?: Record<string, unknown>) {
-    super(code, message, status)
+  constructor(code: string, message: string, status: number, extra?: Record<string, unknown>, retryAfter?: number) {
+    super(code, message, status, undefined, retryAfter)
     this.name = 'AuthError'
     this.extra = extra
   }
@@ -91,25 +93,13 @@ export const authErrors = {
     new AuthError('provider_email_needs_verification', 'Unverified email with google. Verify the address with Google, then sign in again.', 422),
   unexpected: (message = 'Unexpected failure, please check server logs for more information') =>
     new AuthError('unexpected_failure', message, 500),
+  // The project database (workers/auth/db/pool.ts): GoTrue's timeout middleware text; our code for a database it cannot reach.
+  requestTimeout: () => new AuthError('request_timeout', 'Processing this request timed out, please retry after a moment.', 504),
+  databaseUnavailable: () =>
+    new AuthError('database_unavailable', 'The project database is unavailable, please retry after a moment.', 503, undefined, RETRY_AFTER_SECONDS),
 }
 
-/**
- * GoTrue's two error shapes: `{code, message}` when the request carries
- * X-Supabase-Api-Version (echoed back), else `{code: <status>, error_code, msg}`.
- * Both set x-sb-error-code, except weak_password in the versioned shape.
- */
+/** GoTrue's error shapes (lib/http/errors.ts), with the body fields some codes add. */
 export function authErrorResponse(error: BaseplaneError, headers: Record<string, string>): ServiceResponse {
-  const extra = error instanceof AuthError && error.extra ? error.extra : {}
-  const responseHeaders: Record<string, string> = { 'content-type': 'application/json' }
-  const apiVersion = headers['x-supabase-api-version']
-  let body: Record<string, unknown>
-  if (apiVersion) {
-    responseHeaders['x-supabase-api-version'] = apiVersion
-    if (error.code !== 'weak_password') responseHeaders['x-sb-error-code'] = error.code
-    body = { code: error.code, message: error.message, ...extra }
-  } else {
-    responseHeaders['x-sb-error-code'] = error.code
-    body = { code: error.status, error_code: error.code, msg: error.message, ...extra }
-  }
-  return { status: error.status, headers: responseHeaders, body: JSON.stringify(body) }
+  return gotrueErrorResponse(error, headers, error instanceof AuthError && error.extra ? error.extra : {})
 }

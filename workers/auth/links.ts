@@ -3,7 +3,10 @@
 // endpoints accept.
 import type pg from 'pg'
 import type { Queryable } from './db/pool.ts'
-import { issueCode, type TokenType } from './codes.ts'
+import { issueCode } from './codes.ts'
+import { insertAuditEntry } from './db/audit.ts'
+import { secondsUntilNextCode, type TokenType } from './db/one-time-tokens.ts'
+import { markMailSent } from './db/users.ts'
 import { createFlowState, type Pkce } from './db/flow-state.ts'
 import { authErrors } from './errors.ts'
 import { sendMail } from './mail/mailer.ts'
@@ -38,13 +41,6 @@ export const PKCE_METHOD_OF: Record<LinkType, string> = {
   email_change: 'email_change',
 }
 
-const SENT_AT: Record<LinkType, string> = {
-  signup: 'confirmation_sent_at = now()',
-  invite: 'confirmation_sent_at = now(), invited_at = coalesce(invited_at, now())',
-  recovery: 'recovery_sent_at = now()',
-  magiclink: 'recovery_sent_at = now()',
-  email_change: 'email_change_sent_at = now()',
-}
 
 /** PKCE parameters of the body: both or neither (GoTrue's messages). */
 export function pkceOf(body: Record<string, unknown>): Pkce | undefined {
@@ -91,12 +87,8 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
   const tokenType = TOKEN_TYPE_OF[link.type]
   const send = link.send !== false
   if (send && req.settings.mailMinIntervalSeconds > 0) {
-    const { rows } = await client.query<{ wait: number | null }>(
-      `select ceil(extract(epoch from (created_at + make_interval(secs => $3)) - now()::timestamp))::int as wait
-       from auth.one_time_tokens where user_id = $1 and token_type = $2 and created_at > now()::timestamp - make_interval(secs => $3)`,
-      [link.userId, tokenType, req.settings.mailMinIntervalSeconds],
-    )
-    if (rows[0]?.wait) throw authErrors.emailTooSoon(Math.max(1, rows[0].wait))
+    const wait = await secondsUntilNextCode(client, link.userId, tokenType, req.settings.mailMinIntervalSeconds)
+    if (wait) throw authErrors.emailTooSoon(Math.max(1, wait))
   }
   const flow = link.pkce
     ? await createFlowState(client, { userId: link.userId, pkce: link.pkce, providerType: 'email', method: PKCE_METHOD_OF[link.type], referrer: link.redirectTo })
@@ -105,7 +97,7 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
   const issued = await issueCode(client, link.userId, tokenType, relatesTo, { flowStateId: flow?.id ?? null, redirectTo: link.redirectTo })
   const url = verifyUrl(req, issued.linkToken, link.type, link.redirectTo)
   if (send) {
-    await client.query(`update auth.users set ${SENT_AT[link.type]}, updated_at = now() where id = $1`, [link.userId])
+    await markMailSent(client, link.userId, link.type)
     await sendMail(client, req.settings, {
       kind: KIND_OF[link.type],
       to: relatesTo,
@@ -124,8 +116,5 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
 }
 
 export async function audit(db: Queryable, req: AuthRequest, actorId: string | null, action: string, traits: Record<string, unknown> = {}): Promise<void> {
-  await db.query(
-    `insert into auth.audit_log_entries (payload, ip_address) values (json_build_object('actor_id', $1::text, 'action', $2::text, 'log_type', 'account', 'traits', $3::json), $4)`,
-    [actorId, action, JSON.stringify(traits), req.ip],
-  )
+  await insertAuditEntry(db, actorId, action, traits, req.ip)
 }

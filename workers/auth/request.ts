@@ -2,14 +2,15 @@
 // its pool, the parsed query and body, and the caller checks GoTrue's
 // middlewares make (requireAuthentication, requireAdmin).
 import type { AuthDb } from './db/pool.ts'
-import type { ServiceRequest } from '../../lib/service.ts'
+import type { AuthProjectContext, ServiceRequest } from '../../lib/service.ts'
+import { readJsonObject } from '../../lib/http/body.ts'
 import { authPool } from './db/pool.ts'
 import { authErrors } from './errors.ts'
 import { resolveRedirect } from './redirects.ts'
 import { resolveSettings, type AuthSettings } from './settings.ts'
 
 export interface AuthRequest {
-  raw: ServiceRequest
+  raw: ServiceRequest<AuthProjectContext>
   settings: AuthSettings
   pool: AuthDb
   query: URLSearchParams
@@ -19,28 +20,56 @@ export interface AuthRequest {
   body: Record<string, unknown>
 }
 
-export function authRequest(raw: ServiceRequest): AuthRequest {
+export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthRequest {
   const project = raw.project
-  let body: Record<string, unknown> = {}
-  if (raw.method !== 'GET' && raw.body.trim() !== '') {
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(raw.body)
-    } catch (error) {
-      throw authErrors.badJson((error as Error).message)
-    }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw authErrors.badJson('the body must be a JSON object')
-    body = parsed as Record<string, unknown>
+  // GoTrue ignores a GET's body; a blank body is {}.
+  const body = raw.method === 'GET' ? {} : readJsonObject(raw.body, { invalid: (detail) => authErrors.badJson(detail) })
+  const query = new URLSearchParams(raw.query)
+  if (raw.path !== '/verify') {
+    const field = nulField(body) ?? nulField(queryFields(query))
+    if (field !== undefined) throw authErrors.validation(`${field} must not contain a NUL character (\\u0000)`)
   }
   return {
     raw,
     settings: resolveSettings(project.ref, project.version, project.authSettings),
     pool: authPool(project.database),
-    query: new URLSearchParams(raw.query),
+    query,
     ip: raw.clientAddress,
     userAgent: raw.headers['user-agent'],
     body,
   }
+}
+
+/**
+ * The first field (body or query, keys and values at any depth) carrying a
+ * NUL. PostgreSQL text and jsonb cannot hold one, so such a value matches
+ * nothing stored and fails in SQL as a 500; it is refused before any handler
+ * runs. /verify answers it itself, as GoTrue answers any token that matches
+ * nothing (403 otp_expired, or the emailed link's error redirect).
+ */
+function nulField(root: unknown): string | undefined {
+  // Iterative: a 1 MB body may nest deeper than the call stack goes.
+  const pending: Array<[unknown, string]> = [[root, '']]
+  while (pending.length > 0) {
+    const [value, path] = pending.pop()!
+    if (typeof value === 'string') {
+      if (value.includes('\0')) return path || 'the request'
+      continue
+    }
+    if (value === null || typeof value !== 'object') continue
+    for (const [key, inner] of Object.entries(value)) {
+      if (key.includes('\0')) return path || 'the request'
+      pending.push([inner, Array.isArray(value) ? path : path === '' ? key : `${path}.${key}`])
+    }
+  }
+  return undefined
+}
+
+/** The query as an object for nulField; a repeated name keeps every value. */
+function queryFields(query: URLSearchParams): Record<string, string[]> {
+  const fields: Record<string, string[]> = {}
+  for (const [key, value] of query) (fields[key] ??= []).push(value)
+  return fields
 }
 
 /** A string field of the body: undefined when absent or null; a wrong type is a validation error. */

@@ -4,7 +4,7 @@ import crypto from 'node:crypto'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
-import { insertUser, userByEmail, userById } from './db/users.ts'
+import { insertUser, resetSignup, userByEmail, userById } from './db/users.ts'
 import { normalizeEmail } from './email.ts'
 import { authErrors } from './errors.ts'
 import { audit, mailLink, pkceOf } from './links.ts'
@@ -43,7 +43,7 @@ export async function signup(req: AuthRequest): Promise<ServiceResponse> {
     let userId: string
     if (existing) {
       userId = existing.id
-      await client.query('update auth.users set encrypted_password = $2, raw_user_meta_data = $3, updated_at = now() where id = $1', [userId, encrypted, data])
+      await resetSignup(client, userId, encrypted, data)
     } else {
       userId = await insertUser(client, { email, encryptedPassword: encrypted, confirmed: req.settings.mailerAutoconfirm, userMetadata: data })
       await audit(client, req, userId, 'user_signedup', { provider: 'email' })

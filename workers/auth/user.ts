@@ -3,7 +3,7 @@
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
-import { mergeMetadata, setPassword, userById } from './db/users.ts'
+import { emailTakenByOther, mergeMetadata, setEmailChange, setPassword, userById } from './db/users.ts'
 import { currentUser, hasVerifiedFactor } from './current-user.ts'
 import { normalizeEmail } from './email.ts'
 import { authErrors } from './errors.ts'
@@ -50,9 +50,8 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
     if (data) await mergeMetadata(client, user.id, 'raw_user_meta_data', data)
     if (appMetadata) await mergeMetadata(client, user.id, 'raw_app_meta_data', appMetadata)
     if (email) {
-      const taken = await client.query('select 1 from auth.users where email = $1 and id <> $2', [email, user.id])
-      if (taken.rowCount) throw authErrors.emailExists()
-      await client.query('update auth.users set email_change = $2, updated_at = now() where id = $1', [user.id, email])
+      if (await emailTakenByOther(client, email, user.id)) throw authErrors.emailExists()
+      await setEmailChange(client, user.id, email, false)
       await mailLink(client, req, { userId: user.id, email: user.email ?? '', newEmail: email, type: 'email_change', redirectTo: redirect, pkce })
       await audit(client, req, user.id, 'user_modified', { new_email: email })
     }

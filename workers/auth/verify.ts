@@ -6,10 +6,11 @@ import type pg from 'pg'
 import { BaseplaneError } from '../../lib/errors.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
-import { codeByHash, codesOfUser, countWrongGuess, deleteCode, deleteCodesOfUser, tokenHash, type StoredCode, type TokenType } from './codes.ts'
+import { tokenHash } from './codes.ts'
+import { codeByHash, codesOfUser, countWrongGuess, deleteCode, deleteCodesOfUser, type StoredCode, type TokenType } from './db/one-time-tokens.ts'
 import { issueAuthCode } from './db/flow-state.ts'
 import { transaction } from './db/pool.ts'
-import { confirmEmail, setEmail, userById, type UserRow } from './db/users.ts'
+import { confirmEmail, emailTakenByOther, setEmail, userById, type UserRow } from './db/users.ts'
 import { normalizeEmail } from './email.ts'
 import { AuthError, authErrors } from './errors.ts'
 import { audit } from './links.ts'
@@ -50,8 +51,7 @@ async function consume(client: pg.ClientBase, req: AuthRequest, code: StoredCode
     await deleteCode(client, code.id)
     await audit(client, req, user.id, 'user_recovery_requested')
   } else {
-    const taken = await client.query('select 1 from auth.users where email = $1 and id <> $2', [code.relates_to, user.id])
-    if (taken.rowCount) throw authErrors.emailExists()
+    if (await emailTakenByOther(client, code.relates_to, user.id)) throw authErrors.emailExists()
     await setEmail(client, user.id, code.relates_to)
     await deleteCode(client, code.id)
     await audit(client, req, user.id, 'user_modified', { email_change: true })
@@ -74,6 +74,8 @@ async function byCode(client: pg.ClientBase, req: AuthRequest, email: string, co
 
 async function byHash(client: pg.ClientBase, req: AuthRequest, hash: string, types: TokenType[]): Promise<Outcome> {
   const s = req.settings
+  // PostgreSQL text cannot hold a NUL: such a hash matches nothing, so it is answered like any unknown one.
+  if (hash.includes('\0')) return { ok: false, error: authErrors.linkExpired() }
   const code = await codeByHash(client, hash.startsWith('pkce_') ? hash.slice(5) : hash, s.otpExpirySeconds, s.otpMaxAttempts)
   if (code === undefined || !types.includes(code.token_type) || code.expired || code.spent) return { ok: false, error: authErrors.linkExpired() }
   return { ok: true, code, user: await consume(client, req, code) }

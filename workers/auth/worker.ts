@@ -1,15 +1,19 @@
-// Auth concern's Piscina task: answers {base_url}/auth/v1/*. Routes to one
-// handler per endpoint family; every error becomes GoTrue's error shape, and
-// a 4xx from sign-in, sign-up, recovery, OTP, verification or factor
-// verification is reported to the data plane's per-address throttle.
+// Auth concern's Piscina task: answers {base_url}/auth/v1/*. Routes (the
+// table is manifest.ts's) to one handler per endpoint family; every error
+// becomes GoTrue's error shape, and a 4xx from sign-in, sign-up, recovery,
+// OTP, verification or factor verification is reported to the data plane's per-address throttle.
+import { classifyDatabaseError } from '../../lib/db/database-errors.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
+import { countsForThrottle } from '../../lib/http/manifest.ts'
+import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
-import type { ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
+import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
 import { authErrorResponse, authErrors } from './errors.ts'
 import { challengeFactor, deleteFactor, enrollFactor, verifyFactor } from './factors.ts'
 import { authorize, callback } from './google.ts'
 import { logout } from './logout.ts'
+import { authManifest, type AuthRouteName } from './manifest.ts'
 import { otp } from './otp.ts'
 import { health, settings } from './public.ts'
 import { recover } from './recover.ts'
@@ -20,61 +24,58 @@ import { token } from './token.ts'
 import { getUser, putUser } from './user.ts'
 import { verifyGet, verifyPost } from './verify.ts'
 
-type Handler = (req: AuthRequest, params: string[]) => Promise<ServiceResponse>
+type Handler = (req: AuthRequest, params: Record<string, string>) => Promise<ServiceResponse>
 
-interface Route {
-  method: string
-  pattern: RegExp
-  handler: Handler
-  /** 4xx answers count as failed attempts for the per-address throttle (SPEC 8.1). */
-  throttled?: boolean | ((request: ServiceRequest) => boolean)
+const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
+  signup,
+  token,
+  getUser,
+  putUser,
+  logout,
+  recover,
+  otp,
+  verifyPost,
+  verifyGet,
+  resend,
+  settings: async (req) => settings(req),
+  listUsers,
+  createUser,
+  getUserById: (req, { id }) => getUserById(req, id!),
+  updateUser: (req, { id }) => updateUser(req, id!),
+  deleteUser: (req, { id }) => deleteUser(req, id!),
+  invite,
+  generateLink,
+  enrollFactor,
+  challengeFactor: (req, { id }) => challengeFactor(req, id!),
+  verifyFactor: (req, { id }) => verifyFactor(req, id!),
+  deleteFactor: (req, { id }) => deleteFactor(req, id!),
+  authorize,
+  callback,
 }
 
-const routes: Route[] = [
-  { method: 'POST', pattern: /^\/signup$/, handler: signup, throttled: true },
-  // Sign-in grants count; a failed refresh is not a sign-in attempt.
-  { method: 'POST', pattern: /^\/token$/, handler: token, throttled: (r) => new URLSearchParams(r.query).get('grant_type') !== 'refresh_token' },
-  { method: 'GET', pattern: /^\/user$/, handler: getUser },
-  { method: 'PUT', pattern: /^\/user$/, handler: putUser },
-  { method: 'POST', pattern: /^\/logout$/, handler: logout },
-  { method: 'POST', pattern: /^\/recover$/, handler: recover, throttled: true },
-  { method: 'POST', pattern: /^\/otp$/, handler: otp, throttled: true },
-  { method: 'POST', pattern: /^\/magiclink$/, handler: otp, throttled: true },
-  { method: 'POST', pattern: /^\/verify$/, handler: verifyPost, throttled: true },
-  { method: 'GET', pattern: /^\/verify$/, handler: verifyGet, throttled: true },
-  { method: 'POST', pattern: /^\/resend$/, handler: resend, throttled: true },
-  { method: 'GET', pattern: /^\/settings$/, handler: async (req) => settings(req) },
-  { method: 'GET', pattern: /^\/admin\/users$/, handler: listUsers },
-  { method: 'POST', pattern: /^\/admin\/users$/, handler: createUser },
-  { method: 'GET', pattern: /^\/admin\/users\/([^/]+)$/, handler: (req, [id]) => getUserById(req, id!) },
-  { method: 'PUT', pattern: /^\/admin\/users\/([^/]+)$/, handler: (req, [id]) => updateUser(req, id!) },
-  { method: 'DELETE', pattern: /^\/admin\/users\/([^/]+)$/, handler: (req, [id]) => deleteUser(req, id!) },
-  { method: 'POST', pattern: /^\/invite$/, handler: invite },
-  { method: 'POST', pattern: /^\/admin\/generate_link$/, handler: generateLink },
-  { method: 'POST', pattern: /^\/factors$/, handler: enrollFactor },
-  { method: 'POST', pattern: /^\/factors\/([^/]+)\/challenge$/, handler: (req, [id]) => challengeFactor(req, id!), throttled: true },
-  { method: 'POST', pattern: /^\/factors\/([^/]+)\/verify$/, handler: (req, [id]) => verifyFactor(req, id!), throttled: true },
-  { method: 'DELETE', pattern: /^\/factors\/([^/]+)$/, handler: (req, [id]) => deleteFactor(req, id!) },
-  { method: 'GET', pattern: /^\/authorize$/, handler: authorize, throttled: true },
-  { method: 'GET', pattern: /^\/callback$/, handler: callback, throttled: true },
-  { method: 'POST', pattern: /^\/callback$/, handler: callback, throttled: true },
-]
+const router = new Router(authManifest.routes, { decodeParams: true })
 
-const handle: ServiceHandler = async (request: ServiceRequest): Promise<ServiceResponse> => {
-  if (request.method === 'GET' && request.path === '/health') return health()
-  const candidates = routes.filter((r) => r.pattern.test(request.path))
-  const route = candidates.find((r) => r.method === request.method)
-  const throttled = typeof route?.throttled === 'function' ? route.throttled(request) : route?.throttled === true
+const handle: ServiceHandler<AuthProjectContext> = async (request: ServiceRequest<AuthProjectContext>): Promise<ServiceResponse> => {
+  let throttled = false
   try {
-    if (route === undefined) throw authErrors.notFound()
-    const params = route.pattern.exec(request.path)!.slice(1).map(decodeURIComponent)
-    const response = await route.handler(authRequest(request), params)
+    const match = router.match(request.method, request.path)
+    // GoTrue answers a known path under another method as not found, too.
+    if (match.kind !== 'found') throw authErrors.notFound()
+    if (match.route.name === 'health') return health()
+    throttled = countsForThrottle(match.route, request)
+    const response = await handlers[match.route.name](authRequest(request), match.params)
     if (throttled && response.status >= 400 && response.status < 500) response.throttleFailure = true
     return response
   } catch (error) {
-    const known = BaseplaneError.is(error) ? error : authErrors.unexpected()
-    if (!BaseplaneError.is(error)) log.error('auth request failed', error, { ref: request.project.ref, path: request.path })
-    const response = authErrorResponse(known, request.headers)
+    // The pool (db/pool.ts) already turns database failures into catalogue errors; this catches any other path.
+    const failure = classifyDatabaseError(error)
+    const known =
+      failure === 'timeout' ? authErrors.requestTimeout()
+      : failure === 'unavailable' ? authErrors.databaseUnavailable()
+      : BaseplaneError.is(error) ? error
+      : authErrors.unexpected()
+    if (failure !== undefined || !BaseplaneError.is(error)) log.error('auth request failed', error, { ref: request.project.ref, path: request.path })
+    const response: ServiceResponse = authErrorResponse(known, request.headers)
     if (throttled && known.status >= 400 && known.status < 500) response.throttleFailure = true
     return response
   }

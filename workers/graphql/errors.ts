@@ -44,6 +44,11 @@ export const graphqlErrors = {
   tooDeep: (max: number) => e('too_deep', `Query is too deep: selections nest more than ${max} levels`),
   tooLarge: (max: number) => e('too_large', `Query is too large: it expands to more than ${max} selections once fragments are spread`),
   fragmentCycle: (name: string) => e('fragment_cycle', `Cannot spread fragment "${name}" within itself.`),
+  // Ceilings measured before parsing and before validation (limits.ts).
+  tooManyTokens: (max: number) => e('too_many_tokens', `Query is too large: it has more than ${max} tokens`),
+  tooNested: (max: number) => e('too_nested', `Query is too deep: braces, brackets and parentheses nest more than ${max} levels`),
+  tooManyFields: (count: number, max: number) => e('too_many_fields', `Query is too large: it has ${count} fields, more than the ${max} allowed`),
+  tooManyAliases: (count: number, max: number) => e('too_many_aliases', `Query is too large: it has ${count} aliases, more than the ${max} allowed`),
   // Schema comments (pg_graphql's texts).
   directiveJson: () => e('directive_json', 'invalid input syntax for type json'),
   directiveShape: (detail: string) => e('directive_shape', `Error while loading schema, check comment directives. ${detail}`),
@@ -67,6 +72,8 @@ export const graphqlErrors = {
   // Mutations (pg_graphql's texts).
   updateTooMany: () => e('at_most', 'update impacts too many records'),
   deleteTooMany: () => e('at_most', 'delete impacts too many records'),
+  // The project database cannot be reached (HTTP 503 with Retry-After; the cause goes to the log).
+  databaseUnavailable: () => e('database_unavailable', 'The project database is unavailable; try again shortly'),
   // Anything else: the cause goes to the log, never into the response.
   internal: () => e('internal', 'Internal error while resolving the GraphQL request'),
 }

@@ -43,6 +43,14 @@ export interface ResolveOptions {
    * never take this path.
    */
   speculationKey?: string
+  /**
+   * Whether the caller has a transaction open on the client: 'none' (resolve
+   * opens and ends its own), 'open' (resolve works in a savepoint inside it).
+   * Unsaid, the server is asked, at the cost of one round trip. The HTTP
+   * service says 'none': its connections come from a pool every user of which
+   * ends its transactions before giving them back.
+   */
+  transaction?: 'none' | 'open'
 }
 
 const lastMeta = new Map<string, Meta>()
@@ -65,10 +73,31 @@ function isDatabaseError(error: unknown): error is Error {
   return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && 'severity' in error
 }
 
-/** Transaction status from the last ReadyForQuery: 'I' idle, 'T' in a transaction, 'E' failed. */
-function transactionStatus(client: pg.ClientBase): string | undefined {
-  const status = (client as unknown as { _txStatus?: unknown })._txStatus
-  return typeof status === 'string' ? status : undefined
+/** query_canceled (57014): statement_timeout, or pg_cancel_backend. */
+function isCancelled(error: unknown): error is Error {
+  return isDatabaseError(error) && (error as { code?: unknown }).code === '57014'
+}
+
+/** SQLSTATE of a savepoint outside a transaction block (no_active_sql_transaction) and inside a failed one (in_failed_sql_transaction). */
+const NO_TRANSACTION = '25P01'
+const FAILED_TRANSACTION = '25P02'
+
+/**
+ * The client's transaction state as the caller said it, or else as the server
+ * answers a savepoint: 'none', 'open', or 'failed' (an aborted transaction).
+ * pg keeps the state only in a private field, which we do not read.
+ */
+async function transactionState(client: pg.ClientBase, said: ResolveOptions['transaction']): Promise<'none' | 'open' | 'failed'> {
+  if (said !== undefined) return said
+  try {
+    await client.query(`savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`)
+    return 'open'
+  } catch (error) {
+    const code = (error as { code?: unknown }).code
+    if (code === FAILED_TRANSACTION) return 'failed'
+    if (code === NO_TRANSACTION) return 'none'
+    throw error
+  }
 }
 
 function serverOf(client: pg.ClientBase): string {
@@ -92,18 +121,9 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
     probes.set(client, probe)
   }
   const hasVersion = probe.versioned
-  let status = transactionStatus(client)
-  if (status === 'E') return failure(['current transaction is aborted, commands ignored until end of transaction block'])
-  if (status === undefined) {
-    // Not node-postgres's Client: ask the server whether a transaction block is open.
-    try {
-      await client.query(`savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`)
-      status = 'T'
-    } catch {
-      status = 'I'
-    }
-  }
-  const own = status === 'I'
+  const state = await transactionState(client, options.transaction)
+  if (state === 'failed') return failure(['current transaction is aborted, commands ignored until end of transaction block'])
+  const own = state === 'none'
   const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
   const setup = options.setup ? `${options.setup}; ` : ''
   const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
@@ -178,6 +198,10 @@ async function speculate(
   } catch (error) {
     // The implicit transaction ended with the error: nothing to roll back.
     if (isStatementMismatch(error)) await resync(client).catch(() => {})
+    // A statement cancelled (statement_timeout, or cancelled by an operator)
+    // is the answer: running it again the ordinary way would cost the
+    // caller's timeout twice.
+    if (isCancelled(error)) return failure([error.message])
     return undefined
   }
   const row = results[results.length - 1]!.rows[0] as Omit<Meta, 'db'> & { data: Record<string, unknown> }

@@ -110,6 +110,33 @@ interface PendingTable {
 }
 
 export function buildModel(catalog: Catalog): Model {
+  const settingsBySchema = schemaSettingsOf(catalog)
+  const enumByOid = enumsOf(catalog, settingsBySchema)
+  const pending: PendingTable[] = []
+  for (const t of catalog.tables) {
+    const table = tableOf(t, settingsBySchema.get(t.schemaOid)!, enumByOid)
+    if (table) pending.push(table)
+  }
+  const fields = new FieldNames()
+  for (const link of linksOf(pending)) relate(link, fields)
+  const { queryFunctions, mutationFunctions } = functionsOf(catalog, settingsBySchema, pending, enumByOid, fields)
+
+  const tables = pending.map((p) => p.model)
+  const schemaSettings = [...settingsBySchema.values()]
+  return {
+    tables,
+    tableByTypeName: new Map(tables.map((t) => [t.typeName, t])),
+    tableBySqlName: new Map(tables.map((t) => [`${t.schema}\0${t.name}`, t])),
+    enums: [...enumByOid.values()],
+    queryFunctions,
+    mutationFunctions,
+    introspection: schemaSettings.some((s) => s.introspection),
+    validation: schemaSettings.length === 0 || schemaSettings.every((s) => s.validation),
+  }
+}
+
+/** Each schema's settings, from its comment directive. */
+function schemaSettingsOf(catalog: Catalog): Map<number, SchemaSettings> {
   const settingsBySchema = new Map<number, SchemaSettings>()
   for (const schema of catalog.schemas) {
     const d = parseDirective(schema.comment)
@@ -121,10 +148,12 @@ export function buildModel(catalog: Catalog): Model {
       validation: !(typeof validation === 'object' && validation !== null && !Array.isArray(validation) && validation.enabled === false),
     })
   }
+  return settingsBySchema
+}
 
-  // Enums.
+/** The enums with valid GraphQL names, by type OID, in catalogue order. */
+function enumsOf(catalog: Catalog, settingsBySchema: Map<number, SchemaSettings>): Map<number, EnumModel> {
   const enumByOid = new Map<number, EnumModel>()
-  const enums: EnumModel[] = []
   for (const e of catalog.enums) {
     const d = parseDirective(e.comment)
     const settings = settingsBySchema.get(e.schemaOid)!
@@ -141,86 +170,92 @@ export function buildModel(catalog: Catalog): Model {
     }
     if (!isValidName(model.name) || values.some((v) => !isValidName(v.name) || ['true', 'false', 'null'].includes(v.name))) continue
     enumByOid.set(e.oid, model)
-    enums.push(model)
   }
+  return enumByOid
+}
 
-  // Tables and views with a key.
-  const pending: PendingTable[] = []
-  for (const t of catalog.tables) {
-    const directive = parseDirective(t.comment)
-    const settings = settingsBySchema.get(t.schemaOid)!
-    const typeName = baseTypeName(t.name, optionalString(directive, 'name'), settings.inflect)
-    const columns: ColumnModel[] = []
-    for (const c of t.columns) {
-      if (!c.canSelect) continue
-      const type = valueTypeOf(c, c.typeName, c.maxChars, enumByOid)
-      if (!type) continue
-      const cd = parseDirective(c.comment)
-      const field = columnFieldName(c.name, optionalString(cd, 'name'), settings.inflect)
-      if (!isValidName(field)) continue
-      columns.push({
-        name: c.name,
-        field,
-        type,
-        notNull: c.notNull,
-        insertable: c.canInsert && !c.generated && !c.serial,
-        updatable: c.canUpdate && !c.generated && !c.serial,
-        description: descriptionOf(c.comment, cd),
-      })
-    }
-    const isTable = t.kind === 'r' || t.kind === 'p'
-    const directiveKey = optionalStringList(directive, 'primary_key_columns')
-    const keyNames = (isTable ? t.primaryKey : null) ?? directiveKey ?? null
-    const maxRows = optionalU64(directive, 'max_rows') ?? settings.maxRows
-    // Validated even when the table ends up hidden: a bad directive fails every request.
-    foreignKeysOf(directive)
-    if (!keyNames || !isValidName(typeName) || columns.length === 0) continue
-    const columnByField = new Map(columns.map((c) => [c.field, c]))
-    const byName = new Map(columns.map((c) => [c.name, c]))
-    const primaryKey = keyNames.map((n) => byName.get(n))
-    if (primaryKey.some((c) => c === undefined)) continue
-    pending.push({
-      catalog: t,
-      directive,
-      settings,
-      model: {
-        oid: t.oid,
-        schema: t.schema,
-        name: t.name,
-        typeName,
-        description: descriptionOf(t.comment, directive),
-        fieldBase: lowerFirst(typeName),
-        columns,
-        columnByField,
-        primaryKey: primaryKey as ColumnModel[],
-        relations: [],
-        computed: [],
-        maxRows,
-        totalCount: enabled(directive, 'totalCount') === true,
-        aggregate: enabled(directive, 'aggregate') === true,
-        canInsert: t.canInsert,
-        canUpdate: t.canUpdate,
-        canDelete: t.canDelete,
-        rls: t.rls,
-        isTable,
-      },
+/** The selectable columns of a table that have a GraphQL type and a valid name. */
+function columnsOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): ColumnModel[] {
+  const columns: ColumnModel[] = []
+  for (const c of t.columns) {
+    if (!c.canSelect) continue
+    const type = valueTypeOf(c, c.typeName, c.maxChars, enumByOid)
+    if (!type) continue
+    const cd = parseDirective(c.comment)
+    const field = columnFieldName(c.name, optionalString(cd, 'name'), settings.inflect)
+    if (!isValidName(field)) continue
+    columns.push({
+      name: c.name,
+      field,
+      type,
+      notNull: c.notNull,
+      insertable: c.canInsert && !c.generated && !c.serial,
+      updatable: c.canUpdate && !c.generated && !c.serial,
+      description: descriptionOf(c.comment, cd),
     })
   }
+  return columns
+}
+
+/** A table or view with a key (its own, or a `primary_key_columns` directive); undefined when it is left out. */
+function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): PendingTable | undefined {
+  const directive = parseDirective(t.comment)
+  const typeName = baseTypeName(t.name, optionalString(directive, 'name'), settings.inflect)
+  const columns = columnsOf(t, settings, enumByOid)
+  const isTable = t.kind === 'r' || t.kind === 'p'
+  const directiveKey = optionalStringList(directive, 'primary_key_columns')
+  const keyNames = (isTable ? t.primaryKey : null) ?? directiveKey ?? null
+  const maxRows = optionalU64(directive, 'max_rows') ?? settings.maxRows
+  // Validated even when the table ends up hidden: a bad directive fails every request.
+  foreignKeysOf(directive)
+  if (!keyNames || !isValidName(typeName) || columns.length === 0) return undefined
+  const byName = new Map(columns.map((c) => [c.name, c]))
+  const primaryKey = keyNames.map((n) => byName.get(n))
+  if (primaryKey.some((c) => c === undefined)) return undefined
+  return {
+    catalog: t,
+    directive,
+    settings,
+    model: {
+      oid: t.oid,
+      schema: t.schema,
+      name: t.name,
+      typeName,
+      description: descriptionOf(t.comment, directive),
+      fieldBase: lowerFirst(typeName),
+      columns,
+      columnByField: new Map(columns.map((c) => [c.field, c])),
+      primaryKey: primaryKey as ColumnModel[],
+      relations: [],
+      computed: [],
+      maxRows,
+      totalCount: enabled(directive, 'totalCount') === true,
+      aggregate: enabled(directive, 'aggregate') === true,
+      canInsert: t.canInsert,
+      canUpdate: t.canUpdate,
+      canDelete: t.canDelete,
+      rls: t.rls,
+      isTable,
+    },
+  }
+}
+
+/** A relation between two tables: a foreign key, or a view's `foreign_keys` directive. */
+interface Link {
+  /** A foreign key constraint (not a view's `foreign_keys` directive). */
+  real: boolean
+  local: PendingTable
+  columns: string[]
+  foreign: PendingTable
+  foreignColumns: string[]
+  localName: string | undefined
+  foreignName: string | undefined
+}
+
+/** Real foreign keys, then the `foreign_keys` directives of views, between tables in the model. */
+function linksOf(pending: PendingTable[]): Link[] {
   const byOid = new Map(pending.map((p) => [p.catalog.oid, p]))
   const bySqlName = new Map(pending.map((p) => [`${p.catalog.schema}\0${p.catalog.name}`, p]))
-  const byReltype = new Map(pending.map((p) => [p.catalog.reltype, p]))
-
-  // Relations: real foreign keys, then the `foreign_keys` directives of views.
-  interface Link {
-    /** A foreign key constraint (not a view's `foreign_keys` directive). */
-    real: boolean
-    local: PendingTable
-    columns: string[]
-    foreign: PendingTable
-    foreignColumns: string[]
-    localName: string | undefined
-    foreignName: string | undefined
-  }
   const links: Link[] = []
   for (const p of pending) {
     for (const fk of p.catalog.foreignKeys) {
@@ -241,50 +276,73 @@ export function buildModel(catalog: Catalog): Model {
       })
     }
   }
-  const taken = new Map<TableModel, Set<string>>()
-  const fieldsOf = (t: TableModel) => {
-    let set = taken.get(t)
+  return links
+}
+
+/** The field names each table's type already has: relations and computed fields take the first free one. */
+class FieldNames {
+  readonly #taken = new Map<TableModel, Set<string>>()
+
+  of(t: TableModel): Set<string> {
+    let set = this.#taken.get(t)
     if (!set) {
       set = new Set(['nodeId', '__typename', ...t.columns.map((c) => c.field)])
-      taken.set(t, set)
+      this.#taken.set(t, set)
     }
     return set
   }
-  for (const link of links) {
-    const local = link.local.model
-    const foreign = link.foreign.model
-    const localCols = link.columns.map((n) => local.columns.find((c) => c.name === n))
-    const foreignCols = link.foreignColumns.map((n) => foreign.columns.find((c) => c.name === n))
-    if (localCols.some((c) => !c) || foreignCols.some((c) => !c) || localCols.length !== foreignCols.length) continue
-    // Local side: the referenced row.
-    const toOne = relationFieldName(foreign.typeName, link.columns, true, link.foreign.settings.inflect, link.foreignName)
-    const localFields = fieldsOf(local)
-    if (isValidName(toOne) && !localFields.has(toOne)) {
-      localFields.add(toOne)
-      local.relations.push({
-        field: toOne, kind: 'one', target: foreign, columns: link.columns, targetColumns: link.foreignColumns,
-        nonNull: localCols.every((c) => c!.notNull) && !link.foreign.catalog.rls && foreign.isTable && local.isTable,
-        // A foreign key references a primary key or unique constraint.
-        unique: link.real && foreign.isTable && local.isTable,
-      })
-    }
-    // Referenced side: the referencing rows (one row when the key is unique there).
-    const sorted = [...link.columns].sort().join('\0')
-    const unique =
-      link.local.catalog.uniques.some((u) => [...u].sort().join('\0') === sorted) ||
-      [...local.primaryKey.map((c) => c.name)].sort().join('\0') === sorted
-    const back = relationFieldName(local.typeName, link.foreignColumns, unique, link.local.settings.inflect, link.localName)
-    const foreignFields = fieldsOf(foreign)
-    if (isValidName(back) && !foreignFields.has(back)) {
-      foreignFields.add(back)
-      foreign.relations.push({
-        field: back, kind: unique ? 'one' : 'many', target: local, columns: link.foreignColumns, targetColumns: link.columns, nonNull: false,
-        unique: unique && link.real && local.isTable,
-      })
-    }
-  }
 
-  // Functions.
+  /** Claims `name` on `t`; false when it is invalid or taken. */
+  claim(t: TableModel, name: string): boolean {
+    const set = this.of(t)
+    if (!isValidName(name) || set.has(name)) return false
+    set.add(name)
+    return true
+  }
+}
+
+/** Adds a link's fields: the referenced row on the local side, the referencing rows on the other. */
+function relate(link: Link, fields: FieldNames): void {
+  const local = link.local.model
+  const foreign = link.foreign.model
+  const localCols = link.columns.map((n) => local.columns.find((c) => c.name === n))
+  const foreignCols = link.foreignColumns.map((n) => foreign.columns.find((c) => c.name === n))
+  if (localCols.some((c) => !c) || foreignCols.some((c) => !c) || localCols.length !== foreignCols.length) return
+  const toOne = relationFieldName(foreign.typeName, link.columns, true, link.foreign.settings.inflect, link.foreignName)
+  if (fields.claim(local, toOne)) {
+    local.relations.push({
+      field: toOne, kind: 'one', target: foreign, columns: link.columns, targetColumns: link.foreignColumns,
+      nonNull: localCols.every((c) => c!.notNull) && !link.foreign.catalog.rls && foreign.isTable && local.isTable,
+      // A foreign key references a primary key or unique constraint.
+      unique: link.real && foreign.isTable && local.isTable,
+    })
+  }
+  // One referencing row when the key is unique on the local side.
+  const sorted = [...link.columns].sort().join('\0')
+  const unique =
+    link.local.catalog.uniques.some((u) => [...u].sort().join('\0') === sorted) ||
+    [...local.primaryKey.map((c) => c.name)].sort().join('\0') === sorted
+  const back = relationFieldName(local.typeName, link.foreignColumns, unique, link.local.settings.inflect, link.localName)
+  if (fields.claim(foreign, back)) {
+    foreign.relations.push({
+      field: back, kind: unique ? 'one' : 'many', target: local, columns: link.foreignColumns, targetColumns: link.columns, nonNull: false,
+      unique: unique && link.real && local.isTable,
+    })
+  }
+}
+
+/**
+ * The root fields of functions (query for stable ones, mutation for volatile
+ * ones); a function of one table row becomes a computed field of that table.
+ */
+function functionsOf(
+  catalog: Catalog,
+  settingsBySchema: Map<number, SchemaSettings>,
+  pending: PendingTable[],
+  enumByOid: Map<number, EnumModel>,
+  fields: FieldNames,
+): { queryFunctions: FunctionModel[]; mutationFunctions: FunctionModel[] } {
+  const byReltype = new Map(pending.map((p) => [p.catalog.reltype, p]))
   const nameCounts = new Map<string, number>()
   for (const f of catalog.functions) nameCounts.set(f.name, (nameCounts.get(f.name) ?? 0) + 1)
   const queryFunctions: FunctionModel[] = []
@@ -299,46 +357,33 @@ export function buildModel(catalog: Catalog): Model {
     if (!returns) continue
     const inArgs = f.args.filter((a) => a.mode === 'i')
     if (inArgs.length !== f.args.length) continue
-    // A function of one table row is a computed field of that table.
-    if (inArgs.length === 1 && byReltype.has(inArgs[0]!.oid)) {
-      const owner = byReltype.get(inArgs[0]!.oid)!.model
-      const fields = fieldsOf(owner)
-      if (fields.has(field)) continue
-      fields.add(field)
-      owner.computed.push({ oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', args: [], returns })
+    const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
+    const owner = inArgs.length === 1 ? byReltype.get(inArgs[0]!.oid)?.model : undefined
+    if (owner) {
+      if (fields.claim(owner, field)) owner.computed.push({ ...base, args: [] })
       continue
     }
-    const args: FunctionArgModel[] = []
-    let usable = true
-    inArgs.forEach((a, i) => {
-      const type = a.name ? valueTypeOf(a, a.typeName, null, new Map()) : undefined
-      if (!a.name || !type || type.scalar === 'Opaque' || byReltype.has(a.oid)) {
-        usable = false
-        return
-      }
-      const argField = columnFieldName(a.name, undefined, settings.inflect)
-      if (!isValidName(argField)) usable = false
-      const hasDefault = i >= inArgs.length - f.nDefaults
-      args.push({ name: a.name, field: argField, type, required: !hasDefault, defaultValue: hasDefault ? defaultOf(f, i - (inArgs.length - f.nDefaults)) : undefined })
-    })
-    if (!usable) continue
-    const model: FunctionModel = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', args, returns }
+    const args = functionArgsOf(f, settings, byReltype)
+    if (!args) continue
+    const model: FunctionModel = { ...base, args }
     if (model.returns.kind === 'connection' && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.field))) continue
     ;(model.volatile ? mutationFunctions : queryFunctions).push(model)
   }
+  return { queryFunctions, mutationFunctions }
+}
 
-  const tables = pending.map((p) => p.model)
-  const schemaSettings = [...settingsBySchema.values()]
-  return {
-    tables,
-    tableByTypeName: new Map(tables.map((t) => [t.typeName, t])),
-    tableBySqlName: new Map(tables.map((t) => [`${t.schema}\0${t.name}`, t])),
-    enums,
-    queryFunctions,
-    mutationFunctions,
-    introspection: schemaSettings.some((s) => s.introspection),
-    validation: schemaSettings.length === 0 || schemaSettings.every((s) => s.validation),
+/** A function's arguments; undefined when one has no name, no usable type or no valid field name. */
+function functionArgsOf(f: CatalogFunction, settings: SchemaSettings, byReltype: Map<number, PendingTable>): FunctionArgModel[] | undefined {
+  const args: FunctionArgModel[] = []
+  for (const [i, a] of f.args.entries()) {
+    const type = a.name ? valueTypeOf(a, a.typeName, null, new Map()) : undefined
+    if (!a.name || !type || type.scalar === 'Opaque' || byReltype.has(a.oid)) return undefined
+    const argField = columnFieldName(a.name, undefined, settings.inflect)
+    if (!isValidName(argField)) return undefined
+    const hasDefault = i >= f.args.length - f.nDefaults
+    args.push({ name: a.name, field: argField, type, required: !hasDefault, defaultValue: hasDefault ? defaultOf(f, i - (f.args.length - f.nDefaults)) : undefined })
   }
+  return args
 }
 
 function returnOf(

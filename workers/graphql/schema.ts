@@ -12,7 +12,8 @@ import type { FunctionModel, Model, TableModel } from './model.ts'
 import {
   BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
 } from './scalars.ts'
-import { filterTypeOf, isComparable, isNumeric, isOrderable, LIST_FILTER_SCALARS, type EnumModel, type ScalarName, type ValueType } from './types.ts'
+import { FILTERED_SCALARS, filterTypeOf, LIST_FILTER_SCALARS, operatorsOf, type FilterFamily, type OperandShape } from './filter-operators.ts'
+import { isComparable, isNumeric, isOrderable, type EnumModel, type ScalarName, type ValueType } from './types.ts'
 
 const SCALARS: Record<ScalarName, GraphQLScalarType> = {
   ID: GraphQLID, Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean,
@@ -51,54 +52,22 @@ const NodeInterface = new GraphQLInterfaceType({
   fields: { nodeId: { type: nn(GraphQLID), description: 'Retrieves a record by `ID`' } },
 })
 
-const ORDERED_OPS = ['eq', 'gt', 'gte', 'in', 'is', 'lt', 'lte', 'neq'] as const
-const STRING_OPS = ['ilike', 'iregex', 'like', 'regex', 'startsWith'] as const
-
-const OP_DESCRIPTIONS: Record<string, string> = {
-  eq: 'Equal to', neq: 'Not equal to', gt: 'Greater than', gte: 'Greater than or equal to', lt: 'Less than',
-  lte: 'Less than or equal to', in: 'Contained in list', is: 'Is null or not null', like: 'Matches a pattern (case sensitive)',
-  ilike: 'Matches a pattern (case insensitive)', regex: 'Matches a POSIX regular expression (case sensitive)',
-  iregex: 'Matches a POSIX regular expression (case insensitive)', startsWith: 'Starts with the given string',
-  contains: 'Contains every element of the list', containedBy: 'Every element is in the list', overlaps: 'Shares an element with the list',
-}
-
-function scalarFilter(name: ScalarName): GraphQLInputObjectType {
-  const t = SCALARS[name]
-  const ops: readonly string[] =
-    name === 'String' ? [...ORDERED_OPS, ...STRING_OPS].sort()
-    : name === 'Boolean' || name === 'Opaque' ? ['eq', 'is']
-    : name === 'UUID' ? ['eq', 'in', 'is', 'neq']
-    : name === 'ID' ? ['eq']
-    : ORDERED_OPS
+/**
+ * A `<Type>Filter` input type: one field per operator of `family`, over the
+ * filtered type `t`. pg_graphql leaves the fields of enum filters undescribed.
+ */
+function filterInput(name: string, about: string, family: FilterFamily, t: GraphQLScalarType | GraphQLEnumType): GraphQLInputObjectType {
+  const operand = (shape: OperandShape): GraphQLInputType =>
+    shape === 'is' ? FilterIs : shape === 'values' || family === 'List' ? list(nn(t)) : t
   const fields: GraphQLInputFieldConfigMap = {}
-  for (const op of ops) {
-    fields[op] = { type: op === 'in' ? list(nn(t)) : op === 'is' ? FilterIs : t, description: OP_DESCRIPTIONS[op] }
+  for (const op of operatorsOf(family)) {
+    fields[op.name] = family === 'Enum' ? { type: operand(op.operand) } : { type: operand(op.operand), description: op.description }
   }
-  return new GraphQLInputObjectType({
-    name: `${name}Filter`,
-    description: `Boolean expression comparing fields on type "${name}"`,
-    fields,
-  })
+  return new GraphQLInputObjectType({ name, description: `Boolean expression comparing fields on type "${about}"`, fields })
 }
 
-function listFilter(name: ScalarName): GraphQLInputObjectType {
-  const t = SCALARS[name]
-  return new GraphQLInputObjectType({
-    name: `${name}ListFilter`,
-    description: `Boolean expression comparing fields on type "${name}List"`,
-    fields: {
-      containedBy: { type: list(nn(t)), description: OP_DESCRIPTIONS.containedBy },
-      contains: { type: list(nn(t)), description: OP_DESCRIPTIONS.contains },
-      eq: { type: list(nn(t)), description: OP_DESCRIPTIONS.eq },
-      is: { type: FilterIs, description: OP_DESCRIPTIONS.is },
-      overlaps: { type: list(nn(t)), description: OP_DESCRIPTIONS.overlaps },
-    },
-  })
-}
-
-const FILTERED_SCALARS: ScalarName[] = ['BigFloat', 'BigInt', 'Boolean', 'Date', 'Datetime', 'Float', 'ID', 'Int', 'Opaque', 'String', 'Time', 'UUID']
-const SCALAR_FILTERS = new Map(FILTERED_SCALARS.map((s) => [`${s}Filter`, scalarFilter(s)]))
-for (const s of LIST_FILTER_SCALARS) SCALAR_FILTERS.set(`${s}ListFilter`, listFilter(s))
+const SCALAR_FILTERS = new Map(FILTERED_SCALARS.map((s) => [`${s}Filter`, filterInput(`${s}Filter`, s, s, SCALARS[s])]))
+for (const s of LIST_FILTER_SCALARS) SCALAR_FILTERS.set(`${s}ListFilter`, filterInput(`${s}ListFilter`, `${s}List`, 'List', SCALARS[s]))
 
 const PAGING_ARGS = (): GraphQLFieldConfigArgumentMap => ({
   first: { type: GraphQLInt, description: 'Query the first `n` records in the collection' },
@@ -132,14 +101,7 @@ class Builder {
         values: Object.fromEntries(e.values.map((v) => [v.name, { value: v.db }])),
       })
       this.enums.set(e.name, t)
-      this.enumFilters.set(
-        e.name,
-        new GraphQLInputObjectType({
-          name: `${e.name}Filter`,
-          description: `Boolean expression comparing fields on type "${e.name}"`,
-          fields: { eq: { type: t }, in: { type: list(nn(t)) }, is: { type: FilterIs }, neq: { type: t } },
-        }),
-      )
+      this.enumFilters.set(e.name, filterInput(`${e.name}Filter`, e.name, 'Enum', t))
     }
     return t
   }

@@ -55,11 +55,6 @@ const BY_OID: Record<number, ScalarName> = {
   3802: 'JSON',
 }
 
-/** Element types whose arrays get a `<Scalar>ListFilter`. */
-export const LIST_FILTER_SCALARS: ReadonlySet<ScalarName> = new Set([
-  'Int', 'Float', 'String', 'Boolean', 'UUID', 'BigInt', 'BigFloat', 'Time', 'Date', 'Datetime',
-])
-
 function scalarOf(oid: number, typtype: string, typeName: string): ScalarName | undefined | null {
   const known = BY_OID[oid]
   if (known) return known
@@ -90,17 +85,6 @@ export function valueTypeOf(
 
 export function typeNameOf(type: ValueType): string {
   return type.enum ? type.enum.name : type.scalar!
-}
-
-/** Filter input type of a column type; undefined when the column is not filterable. */
-export function filterTypeOf(type: ValueType): string | undefined {
-  if (type.list) {
-    if (type.scalar && LIST_FILTER_SCALARS.has(type.scalar)) return `${type.scalar}ListFilter`
-    return undefined
-  }
-  if (type.enum) return `${type.enum.name}Filter`
-  if (type.scalar === 'JSON' || type.scalar === undefined) return undefined
-  return `${type.scalar}Filter`
 }
 
 export function isOrderable(type: ValueType): boolean {

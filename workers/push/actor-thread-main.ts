@@ -1,6 +1,7 @@
 // The push actor thread's entry (started by actor-thread.ts): one actor host,
 // its claims reported to the parent, stopped on the parent's word.
 import { parentPort, workerData } from 'node:worker_threads'
+import { describeError } from '../../lib/log.ts'
 import { startPushActorHost } from './actor-host.ts'
 import type { ActorThreadMessage, PushActorThreadOptions } from './actor-thread.ts'
 
@@ -16,6 +17,7 @@ try {
   })
   tell({ kind: 'ready' })
 } catch (err) {
-  tell({ kind: 'failed', message: err instanceof Error ? err.message : String(err) })
+  // A refused connection to a name with two addresses is an AggregateError with an empty message.
+  tell({ kind: 'failed', message: describeError(err) })
   port.close()
 }

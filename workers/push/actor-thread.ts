@@ -18,10 +18,12 @@ export interface PushActorThread extends PushActorHost {
 /** What the thread tells its parent (actor-thread-main.ts). */
 export type ActorThreadMessage = { kind: 'ready' } | { kind: 'failed'; message: string } | { kind: 'claims'; refs: string[] }
 
-const ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
-// The process loads TypeScript through tsx, whose `--import` hook does not reach a
-// worker thread's entry module: the thread registers it before importing the entry.
-const BOOTSTRAP = `import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))}).then((api) => { api.register(); return import(${JSON.stringify(ENTRY)}) })`
+// Compiled (dist/) the thread's entry is actor-thread-main.js; from source
+// (under tsx) it is the .ts file, imported by a plain JS launcher (see there).
+const fromSource = import.meta.url.endsWith('.ts')
+const ENTRY = new URL('./actor-thread-main.js', import.meta.url)
+const LAUNCHER = new URL('./actor-thread-launcher.mjs', import.meta.url)
+const SOURCE_ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
 const RESTART_MS = 1000
 // The host settles open batches for up to 5 s per actor when it stops.
 const STOP_CEILING_MS = 15000
@@ -34,7 +36,10 @@ export async function startPushActorThread(options: PushActorThreadOptions): Pro
 
   const spawn = () =>
     new Promise<void>((resolve, reject) => {
-      const worker = new Worker(BOOTSTRAP, { eval: true, workerData: options, env: { ...process.env, BASEPLANE_LOG_LEVEL: logLevel() } })
+      const env = { ...process.env, BASEPLANE_LOG_LEVEL: logLevel() }
+      const worker = fromSource
+        ? new Worker(LAUNCHER, { argv: [SOURCE_ENTRY], workerData: options, env })
+        : new Worker(ENTRY, { workerData: options, env })
       current = worker
       let started = false
       worker.on('message', (message: ActorThreadMessage) => {

@@ -15,18 +15,9 @@ import { loadCredentials } from './queue/load-credentials.ts'
 import { nextDue } from './queue/next-due.ts'
 import { stopProvider } from './queue/stop-provider.ts'
 import { decideRetry } from './retry-policy.ts'
-import { ApnsProvider, APNS_PRODUCTION, APNS_SANDBOX } from './providers/apns.ts'
 import type { ApnsTokens } from './providers/apns-token.ts'
-import { FcmProvider, FCM_URL } from './providers/fcm.ts'
 import type { Outcome, Platform, PushProvider } from './providers/provider.ts'
-import { WebPushProvider } from './providers/webpush.ts'
-
-export interface PushEndpoints {
-  /** APNs origin for both environments (tests); else Apple's production or sandbox host. */
-  apnsUrl?: string
-  fcmUrl?: string
-  fcmTokenUrl?: string
-}
+import { providerFor, PROVIDERS, type PushEndpoints } from './providers/registry.ts'
 
 export interface ActorOptions {
   ref: string
@@ -80,8 +71,8 @@ interface Batch {
 
 interface Slot {
   provider: PushProvider
-  /** push.credentials.version of the keys it was built from (none for Web Push). */
-  version: string | null
+  /** The version of the keys it was built from (ProviderKeys.version). */
+  version: string
   stopped: boolean
   /** Asked just before a request goes out: the slot was stopped or replaced meanwhile (one function per slot, not per row). */
   withdrawn: () => boolean
@@ -271,40 +262,14 @@ export class PushActor {
     const { endpoints, tokens } = this.#options
     const next: Partial<Record<Platform, Slot>> = {}
     const old = this.#slots
-    const keep = (platform: Platform, version: string | null) => {
-      const slot = old[platform]
-      return slot && slot.version === version ? slot : undefined
-    }
-    if (stored.apns && stored.apns.keys.length > 0) {
-      const { version, topic, teamId, environment, keys, stopped } = stored.apns
-      const kept = keep('apns', version)
-      const key = keys[0]!
-      next.apns =
-        kept ??
-        this.#slot(
-          'apns',
-          version,
-          new ApnsProvider({
-            url: endpoints.apnsUrl ?? (environment === 'sandbox' ? APNS_SANDBOX : APNS_PRODUCTION),
-            topic,
-            teamId,
-            keyId: key.key_id,
-            p8: key.p8,
-            tokens,
-          }),
-        )
-      next.apns.stopped = stopped !== null
-    }
-    if (stored.fcm) {
-      const kept = keep('fcm', stored.fcm.version)
-      next.fcm =
-        kept ??
-        this.#slot('fcm', stored.fcm.version, new FcmProvider({ url: endpoints.fcmUrl ?? FCM_URL, tokenUrl: endpoints.fcmTokenUrl, account: stored.fcm.account }))
-      next.fcm.stopped = stored.fcm.stopped !== null
-    }
-    if (stored.vapid) {
-      const version = `${stored.vapid.publicKey}:${stored.vapid.subject}`
-      next.web = keep('web', version) ?? this.#slot('web', version, new WebPushProvider(stored.vapid))
+    for (const entry of PROVIDERS) {
+      const keys = entry.provider(stored, { endpoints, tokens })
+      if (!keys) continue
+      const kept = old[entry.platform]
+      // Unchanged keys keep their provider (its connections and tokens).
+      const slot = kept && kept.version === keys.version ? kept : this.#slot(entry.platform, keys.version, keys.open())
+      slot.stopped = keys.stopped
+      next[entry.platform] = slot
     }
     this.#slots = next
     for (const [platform, slot] of Object.entries(old) as [Platform, Slot][]) {
@@ -312,7 +277,7 @@ export class PushActor {
     }
   }
 
-  #slot(platform: Platform, version: string | null, provider: PushProvider): Slot {
+  #slot(platform: Platform, version: string, provider: PushProvider): Slot {
     const slot: Slot = { provider, version, stopped: false, withdrawn: () => slot.stopped || this.#slots[platform] !== slot }
     return slot
   }
@@ -449,7 +414,7 @@ export class PushActor {
   #stopPlatform(platform: Platform, slot: Slot, reason: string): void {
     if (slot.stopped) return
     slot.stopped = true
-    if ((platform === 'apns' || platform === 'fcm') && slot.version !== null) {
+    if (providerFor(platform)?.storedKeys) {
       stopProvider(this.#pool, platform, slot.version, reason).catch((err) => this.#options.onError?.('could not record a stopped provider', err))
     }
   }

@@ -6,9 +6,10 @@ import crypto from 'node:crypto'
 import { SignJWT, importPKCS8 } from 'jose'
 import pg from 'pg'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
-import { adminUrlFor } from '../../control-plane/project-database.ts'
+import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { pushErrors } from './errors.ts'
 import { createTokenSource, TokenError, type ServiceAccount } from './providers/fcm-token.ts'
+import type { Platform } from './providers/provider.ts'
 
 type Queryable = Pick<pg.ClientBase, 'query'>
 
@@ -218,7 +219,7 @@ export async function describeCredentials(db: Queryable): Promise<CredentialStat
   }
 }
 
-export async function deleteCredentials(db: Queryable, platform: 'apns' | 'fcm'): Promise<boolean> {
+export async function deleteCredentials(db: Queryable, platform: Platform): Promise<boolean> {
   const result = await db.query('delete from push.credentials where platform = $1', [platform])
   await db.query(`select pg_notify('baseplane_push', 'credentials')`)
   return (result.rowCount ?? 0) > 0

@@ -1,10 +1,10 @@
 // The push service's error catalogue: every error the HTTP API answers with,
 // by stable snake_case code and HTTP status. Body shape: {"code", "message"}
 // plus "hint" when there is something to do about it.
+import { RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
-import { json, type ServiceResponse } from '../../lib/service.ts'
 
-const error = (code: string, status: number, message: string, hint?: string) => new BaseplaneError(code, message, status, hint)
+const error = (code: string, status: number, message: string, hint?: string, retryAfter?: number) => new BaseplaneError(code, message, status, hint, retryAfter)
 
 export const pushErrors = {
   notFound: (method: string, path: string) => error('not_found', 404, `No push endpoint ${method} ${path || '/'}`),
@@ -39,11 +39,8 @@ export const pushErrors = {
     error('token_endpoint_unreachable', 502, `The OAuth token endpoint could not be reached to check the service account: ${reason}`),
   pushNotInstalled: () =>
     error('push_not_installed', 503, 'Push is not installed in this project\'s database', 'Enable it with: baseplane products enable push <ref>'),
-  databaseUnavailable: () => error('database_unavailable', 503, 'The project database is unavailable'),
+  databaseUnavailable: () => error('database_unavailable', 503, 'The project database is unavailable', undefined, RETRY_AFTER_SECONDS),
+  requestTimeout: () =>
+    error('request_timeout', 504, 'The request took longer than the project\'s statement timeout allows and was cancelled'),
   internal: () => error('unexpected_failure', 500, 'Unexpected failure, please check server logs for more information'),
-}
-
-/** The response for a catalogue error. Anything else is logged by the caller and answered as `unexpected_failure`. */
-export function errorResponse(err: BaseplaneError): ServiceResponse {
-  return json(err.status, { code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}) }, { 'x-sb-error-code': err.code })
 }

@@ -5,9 +5,11 @@ import pg from 'pg'
 import webpush from 'web-push'
 import type { Plan, ProjectRecord } from '../../lib/catalogue.ts'
 import { migrate } from '../../lib/db/migrations.ts'
+import { platformErrors } from '../../lib/errors.ts'
 
 /** `client` is connected to the project's database as the admin role, outside any transaction. */
 export async function installPush(client: pg.ClientBase, project: ProjectRecord): Promise<void> {
+  await claimSchema(client, project)
   await migrate(client, 'push', { api_role: project.dbApiRole, owner_role: project.dbOwnerRole })
   const keys = webpush.generateVAPIDKeys()
   await client.query(
@@ -17,8 +19,30 @@ export async function installPush(client: pg.ClientBase, project: ProjectRecord)
   await syncPlan(client, project.plan)
 }
 
+/**
+ * Makes sure schema `push` is the platform's. New projects get it reserved at
+ * creation (sql/project/0006); a project made before that may have a `push`
+ * of its owner's, which must not receive the provider keys (its owner could
+ * read them, or drop the platform's tables), so enabling refuses and says how
+ * to free the name. A superuser owner is the platform's admin role, whichever
+ * one installed it.
+ */
+async function claimSchema(client: pg.ClientBase, project: ProjectRecord): Promise<void> {
+  await client.query('create schema if not exists push')
+  const { rows } = await client.query<{ owner: string; platform: boolean }>(
+    `select r.rolname as owner, r.rolsuper as platform from pg_namespace n join pg_roles r on r.oid = n.nspowner where n.nspname = 'push'`,
+  )
+  const schema = rows[0]
+  if (schema && !schema.platform) {
+    throw platformErrors.invalidArgument(
+      `Schema "push" in the database of project ${project.ref} belongs to role ${schema.owner}, not to the platform, so push cannot be installed there: ` +
+        `as that role, rename it (alter schema push rename to app_push) or drop it, then enable push again`,
+    )
+  }
+}
+
 /** Makes the plan visible to the fan-out trigger (the Free plan's send_at rule). */
-export async function syncPlan(client: pg.ClientBase | pg.Pool, plan: Plan): Promise<boolean> {
+export async function syncPlan(client: Pick<pg.ClientBase, 'query'>, plan: Plan): Promise<boolean> {
   const result = await client.query(
     `update push.settings set plan = $1, updated_at = now() where plan is distinct from $1`,
     [plan],

@@ -1,21 +1,25 @@
-// The push service's Piscina task: {base_url}/push/v1 routed to thin handlers.
-// Paths are relative to /push/v1. Credentials endpoints need the service_role
+// The push service's Piscina task: {base_url}/push/v1 routed (manifest.ts's
+// table) to thin handlers. Paths are relative to /push/v1. Credentials endpoints need the service_role
 // key; sending and device registration run as the caller under RLS.
 import { LRUCache } from 'lru-cache'
-import type pg from 'pg'
+import { classifyDatabaseError } from '../../lib/db/database-errors.ts'
+import type { DatabasePool } from '../../lib/db/project-pools.ts'
 import { BaseplaneError } from '../../lib/errors.ts'
+import { platformErrorResponse } from '../../lib/http/errors.ts'
+import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
 import type { ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
 import { getCredentials, getVapid, putCredentials, removeCredentials } from './api/credentials.ts'
 import { getDevices, postDevice, removeDevice } from './api/devices.ts'
 import { getMessage, postMessages } from './api/messages.ts'
-import { errorResponse, pushErrors } from './errors.ts'
+import { pushErrors } from './errors.ts'
 import { syncPlan } from './install.ts'
+import { pushManifest, type PushRouteName } from './manifest.ts'
 
 export interface PushHandlerOptions {
   /** The project's connection pool (the data plane's login role). */
-  poolFor: (request: ServiceRequest) => pg.Pool
+  poolFor: (request: ServiceRequest) => DatabasePool
   /** OAuth token endpoint for checking FCM service accounts (Google's by default). */
   fcmTokenUrl?: string
   /** Accept http:// Web Push endpoints (tests); https only by default. */
@@ -24,22 +28,23 @@ export interface PushHandlerOptions {
   logError?: (err: unknown, request: ServiceRequest) => void
 }
 
-type Route = (request: ServiceRequest, pool: pg.Pool, param: string) => Promise<ServiceResponse>
+type Handler = (request: ServiceRequest, pool: DatabasePool, params: Record<string, string>) => Promise<ServiceResponse>
+
+const router = new Router(pushManifest.routes, { ignoreTrailingSlash: true, decodeParams: true })
 
 export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
   const deviceOptions = { allowInsecureEndpoints: options.allowInsecureWebPushEndpoints ?? false }
   const credentialOptions = { fcmTokenUrl: options.fcmTokenUrl }
-  const routes: Record<string, Partial<Record<string, Route>>> = {
-    '/devices': { POST: (r, p) => postDevice(r, p, deviceOptions), GET: (r, p) => getDevices(r, p) },
-    '/devices/:id': { DELETE: (r, p, id) => removeDevice(r, p, id) },
-    '/messages': { POST: (r, p) => postMessages(r, p) },
-    '/messages/:id': { GET: (r, p, id) => getMessage(r, p, id) },
-    '/credentials': { GET: (r, p) => getCredentials(r, p) },
-    '/credentials/:platform': {
-      PUT: (r, p, platform) => putCredentials(r, p, platform, credentialOptions),
-      DELETE: (r, p, platform) => removeCredentials(r, p, platform),
-    },
-    '/vapid': { GET: (r, p) => getVapid(r, p) },
+  const handlers: Record<PushRouteName, Handler> = {
+    postDevice: (r, p) => postDevice(r, p, deviceOptions),
+    getDevices: (r, p) => getDevices(r, p),
+    removeDevice: (r, p, { id }) => removeDevice(r, p, id!),
+    postMessages: (r, p) => postMessages(r, p),
+    getMessage: (r, p, { id }) => getMessage(r, p, id!),
+    getCredentials: (r, p) => getCredentials(r, p),
+    putCredentials: (r, p, { platform }) => putCredentials(r, p, platform!, credentialOptions),
+    removeCredentials: (r, p, { platform }) => removeCredentials(r, p, platform!),
+    getVapid: (r, p) => getVapid(r, p),
   }
   // The fan-out trigger reads the plan from push.settings; bring it up to date
   // once per catalogue version this thread sees (the actor host does it too).
@@ -47,29 +52,26 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
 
   return async function handlePush(request) {
     try {
-      const path = request.path.replace(/\/+$/, '')
-      const parts = path.split('/')
-      const [pattern, param] =
-        parts.length === 3 && routes[`/${parts[1]}/:id`]
-          ? [`/${parts[1]}/:id`, decodeURIComponent(parts[2]!)]
-          : parts.length === 3 && routes[`/${parts[1]}/:platform`]
-            ? [`/${parts[1]}/:platform`, decodeURIComponent(parts[2]!)]
-            : [path, '']
-      const methods = routes[pattern]
-      if (!methods) throw pushErrors.notFound(request.method, request.path)
-      const route = methods[request.method.toUpperCase()]
-      if (!route) throw pushErrors.methodNotAllowed(request.method, request.path, Object.keys(methods))
+      const match = router.match(request.method, request.path)
+      if (match.kind === 'not_found') throw pushErrors.notFound(request.method, request.path)
+      if (match.kind === 'method_not_allowed') throw pushErrors.methodNotAllowed(request.method, request.path, match.allow)
       const pool = options.poolFor(request)
       const { ref, version, plan } = request.project
-      if (request.method === 'POST' && pattern === '/messages' && planSynced.get(ref) !== version) {
+      if (match.route.name === 'postMessages' && planSynced.get(ref) !== version) {
         await syncPlan(pool, plan).catch(() => {})
         planSynced.set(ref, version)
       }
-      return await route(request, pool, param)
+      return await handlers[match.route.name](request, pool, match.params)
     } catch (err) {
-      if (BaseplaneError.is(err)) return errorResponse(err)
+      // Before the catalogue check: a pool's database_busy is answered as this service's own 503.
+      const failure = classifyDatabaseError(err)
+      if (failure !== undefined) {
+        options.logError?.(err, request)
+        return platformErrorResponse(failure === 'timeout' ? pushErrors.requestTimeout() : pushErrors.databaseUnavailable())
+      }
+      if (BaseplaneError.is(err)) return platformErrorResponse(err)
       options.logError?.(err, request)
-      return errorResponse(pushErrors.internal())
+      return platformErrorResponse(pushErrors.internal())
     }
   }
 }

@@ -2,6 +2,7 @@
 // find the user of an identity, link an identity to a user with the same
 // address, or create the user with it (GoTrue's createAccountFromExternalIdentity).
 import type pg from 'pg'
+import type { Queryable } from './pool.ts'
 
 /**
  * Serialises sign-ins of one external account and of one address until the
@@ -93,4 +94,8 @@ export async function createIdentityUser(client: pg.ClientBase, email: string, p
     values: [email, provider, providerId, identityData],
   })
   return rows[0]!.id
+}
+
+export async function deleteIdentitiesOfUser(db: Queryable, userId: string): Promise<void> {
+  await db.query('delete from auth.identities where user_id = $1', [userId])
 }

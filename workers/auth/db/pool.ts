@@ -1,17 +1,20 @@
-// The auth worker's connections to a project database. A connection of an
-// auth worker's pool is switched once, on its first checkout, to
-// baseplane_auth_admin, the role that holds the rights on schema `auth`
-// (sql/project/0002), so later single statements need no extra round trip.
-// The pools live per worker thread (lib/worker-context.ts) and only auth code
-// uses them.
+// The auth worker's way to a project database, through lib/db's auth variant
+// (lib/db/auth-transaction.ts), as baseplane_auth_admin: a single statement in
+// one round trip, the steps of an endpoint together in one transaction
+// (transaction()). The pools live per worker thread (lib/worker-context.ts)
+// and only auth code uses them.
+//
+// A database that cannot be reached, or a statement that runs out of time,
+// becomes a catalogue error here (database_unavailable, request_timeout), so
+// every handler, and the redirects of /verify and /callback, answer it in
+// GoTrue's shapes.
 import type pg from 'pg'
-import type { ProjectDatabase } from '../../../lib/db/project-pools.ts'
-import { withTransaction } from '../../../lib/db/request-transaction.ts'
+import { authSessions, withAuthTransaction } from '../../../lib/db/auth-transaction.ts'
+import { classifyDatabaseError } from '../../../lib/db/database-errors.ts'
+import type { DatabasePool, ProjectDatabase } from '../../../lib/db/project-pools.ts'
+import { log } from '../../../lib/log.ts'
 import { projectPools } from '../../../lib/worker-context.ts'
-
-export const AUTH_ROLE = 'baseplane_auth_admin'
-
-const switched = new WeakSet<pg.PoolClient>()
+import { authErrors } from '../errors.ts'
 
 /** Anything a statement can run on: an AuthDb or a checked-out client (pg.ClientBase). */
 export interface Queryable {
@@ -19,46 +22,36 @@ export interface Queryable {
   query<R extends pg.QueryResultRow = any>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>
 }
 
-/** What the auth code needs of a pool: single statements and checked-out clients, both as baseplane_auth_admin. */
+/** A project database as the auth code holds it: single statements and transactions, as baseplane_auth_admin. */
 export interface AuthDb extends Queryable {
-  connect(): Promise<pg.PoolClient>
+  readonly ref: string
+  readonly pool: DatabasePool
 }
 
-async function checkout(pool: pg.Pool): Promise<pg.PoolClient> {
-  const client = await pool.connect()
-  if (!switched.has(client)) {
-    try {
-      await client.query(`set role ${AUTH_ROLE}; set timezone = 'UTC'`)
-    } catch (error) {
-      client.release(error as Error)
-      throw error
-    }
-    switched.add(client)
-  }
-  return client
+/** The catalogue error a database failure answers as (its cause logged), or the error itself. */
+function translated(error: unknown, ref: string): unknown {
+  const failure = classifyDatabaseError(error)
+  if (failure === undefined) return error
+  log.error(failure === 'timeout' ? 'auth statement timed out' : 'project database unavailable', error, { ref })
+  return failure === 'timeout' ? authErrors.requestTimeout() : authErrors.databaseUnavailable()
 }
 
-const dbs = new WeakMap<pg.Pool, AuthDb>()
+const dbs = new WeakMap<DatabasePool, AuthDb>()
 
 export function authPool(database: ProjectDatabase): AuthDb {
   const pool = projectPools().get(database)
   let db = dbs.get(pool)
   if (db === undefined) {
     db = {
-      async query(config: pg.QueryConfig | string, values?: unknown[]) {
-        const client = await checkout(pool)
-        let broken: Error | undefined
+      ref: database.ref,
+      pool,
+      query: async (config: pg.QueryConfig | string, values?: unknown[]) => {
         try {
-          return await client.query(config as pg.QueryConfig, values)
+          return await authSessions(pool).query(config as pg.QueryConfig, values)
         } catch (error) {
-          // A statement error leaves the connection usable; a connection error does not.
-          if (!(error as { severity?: string }).severity) broken = error as Error
-          throw error
-        } finally {
-          client.release(broken)
+          throw translated(error, database.ref)
         }
       },
-      connect: () => checkout(pool),
     } as AuthDb
     dbs.set(pool, db)
   }
@@ -67,5 +60,9 @@ export function authPool(database: ProjectDatabase): AuthDb {
 
 /** Runs `work` in one transaction (as baseplane_auth_admin); rolls back when it throws. */
 export async function transaction<T>(db: AuthDb, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(() => db.connect(), 'begin', work)
+  try {
+    return await withAuthTransaction(db.pool, work)
+  } catch (error) {
+    throw translated(error, db.ref)
+  }
 }

@@ -175,3 +175,8 @@ export async function upgradeSession(db: Queryable, sessionId: string, factorId:
   })
   return rows.length === 1
 }
+
+/** Ends every session of the user, unaudited (an admin's ban or soft delete audits its own action). */
+export async function deleteSessionsOfUser(db: Queryable, userId: string): Promise<void> {
+  await db.query('delete from auth.sessions where user_id = $1', [userId])
+}

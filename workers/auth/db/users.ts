@@ -140,3 +140,78 @@ export async function setEmail(client: pg.ClientBase, userId: string, email: str
     [userId, email],
   )
 }
+
+/** A page of the users not deleted whose address or full name matches `like` (an ILIKE pattern; null: all), newest first. */
+export async function listUsers(db: Queryable, like: string | null, limit: number, offset: number): Promise<UserRow[]> {
+  const { rows } = await db.query<UserRow>(`select ${USER_COLUMNS} from auth.users u ${LISTED} order by u.created_at desc, u.id limit $2 offset $3`, [like, limit, offset])
+  return rows
+}
+
+/** How many users listUsers() pages through. */
+export async function countUsers(db: Queryable, like: string | null): Promise<number> {
+  const { rows } = await db.query<{ total: string }>(`select count(*) as total from auth.users u ${LISTED}`, [like])
+  return Number(rows[0]!.total)
+}
+
+const LISTED = `where u.deleted_at is null and ($1::text is null or u.email ilike $1 or u.raw_user_meta_data ->> 'full_name' ilike $1)`
+
+/** Whether another user already has this address. */
+export async function emailTakenByOther(db: Queryable, email: string, userId: string): Promise<boolean> {
+  const taken = await db.query('select 1 from auth.users where email = $1 and id <> $2', [email, userId])
+  return (taken.rowCount ?? 0) > 0
+}
+
+/** An admin's change of address: at once, any pending change dropped, the email identity following. */
+export async function replaceEmail(db: Queryable, userId: string, email: string): Promise<void> {
+  await db.query(
+    `with u as (update auth.users set email = $2, email_change = null, updated_at = now() where id = $1 returning id)
+     update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text) where user_id = $1 and provider = 'email'`,
+    [userId, email],
+  )
+}
+
+/** Records an address change waiting for confirmation; `sent` also stamps when its link was issued. */
+export async function setEmailChange(db: Queryable, userId: string, email: string, sent: boolean): Promise<void> {
+  if (sent) await db.query('update auth.users set email_change = $2, email_change_sent_at = now() where id = $1', [userId, email])
+  else await db.query('update auth.users set email_change = $2, updated_at = now() where id = $1', [userId, email])
+}
+
+/** A repeated signup of an unconfirmed user: its new password and metadata replace the old. */
+export async function resetSignup(db: Queryable, userId: string, encryptedPassword: string, userMetadata: Record<string, unknown>): Promise<void> {
+  await db.query('update auth.users set encrypted_password = $2, raw_user_meta_data = $3, updated_at = now() where id = $1', [userId, encryptedPassword, userMetadata])
+}
+
+export async function setBannedUntil(db: Queryable, userId: string, until: Date | null): Promise<void> {
+  await db.query('update auth.users set banned_until = $2, updated_at = now() where id = $1', [userId, until])
+}
+
+export async function setRole(db: Queryable, userId: string, role: string): Promise<void> {
+  await db.query('update auth.users set role = $2, updated_at = now() where id = $1', [userId, role])
+}
+
+/** The columns that record when a link of each kind was last mailed. */
+const SENT_AT = {
+  signup: 'confirmation_sent_at = now()',
+  invite: 'confirmation_sent_at = now(), invited_at = coalesce(invited_at, now())',
+  recovery: 'recovery_sent_at = now()',
+  magiclink: 'recovery_sent_at = now()',
+  email_change: 'email_change_sent_at = now()',
+} as const
+
+export async function markMailSent(db: Queryable, userId: string, link: keyof typeof SENT_AT): Promise<void> {
+  await db.query(`update auth.users set ${SENT_AT[link]}, updated_at = now() where id = $1`, [userId])
+}
+
+/** GoTrue's soft delete: the row stays (for foreign keys), unusable and without personal data. */
+export async function softDeleteUser(db: Queryable, userId: string): Promise<void> {
+  await db.query(
+    `update auth.users set deleted_at = now(), email = null, phone = null, encrypted_password = null,
+       raw_user_meta_data = '{}'::jsonb, email_change = null, updated_at = now() where id = $1`,
+    [userId],
+  )
+}
+
+/** Deletes the user; its identities, sessions, factors and codes go with it (foreign keys). */
+export async function deleteUser(db: Queryable, userId: string): Promise<void> {
+  await db.query('delete from auth.users where id = $1', [userId])
+}

@@ -6,6 +6,7 @@
 import nodemailer, { type Transporter } from 'nodemailer'
 import type pg from 'pg'
 import { log } from '../../../lib/log.ts'
+import { mailSentLastHourLocked, recordMail } from '../db/mail-messages.ts'
 import { workerOptions } from '../../../lib/worker-context.ts'
 import { authErrors } from '../errors.ts'
 import type { AuthSettings } from '../settings.ts'
@@ -29,12 +30,7 @@ export interface OutgoingMail {
  * delivery fails or the ceiling is reached the caller's writes roll back.
  */
 export async function sendMail(client: pg.ClientBase, settings: AuthSettings, mail: OutgoingMail): Promise<void> {
-  await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.auth.mail'))`)
-  const { rows } = await client.query<{ sent: string }>({
-    name: 'auth_mail_count',
-    text: `select count(*) as sent from auth.mail_messages where created_at > now() - interval '1 hour'`,
-  })
-  if (Number(rows[0]!.sent) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
+  if ((await mailSentLastHourLocked(client)) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
   const template = settings.templates[mail.kind]
   const subject = render(template.subject, mail.values, false)
   const html = render(template.body, mail.values, true)
@@ -47,9 +43,5 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, ma
       throw authErrors.unexpected(`Error sending ${mail.kind === 'recovery' ? 'recovery' : mail.kind === 'magic_link' ? 'magic link' : mail.kind === 'invite' ? 'invite' : mail.kind === 'email_change' ? 'email change' : 'confirmation'} email`)
     }
   }
-  await client.query({
-    name: 'auth_mail_record',
-    text: `insert into auth.mail_messages (kind, recipient, subject, html, delivery) values ($1, $2, $3, $4, $5)`,
-    values: [mail.kind, mail.to, subject, smtpUrl ? null : html, smtpUrl ? 'smtp' : 'outbox'],
-  })
+  await recordMail(client, { kind: mail.kind, recipient: mail.to, subject, html: smtpUrl ? null : html, delivery: smtpUrl ? 'smtp' : 'outbox' })
 }

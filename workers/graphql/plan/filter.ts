@@ -1,35 +1,29 @@
 // `filter` arguments to SQL conditions over a row alias (SPEC 2.3: every
 // operator, combined with and/or/not). Values arrive coerced by graphql-js;
-// each becomes a value (sql.ts SqlValues) cast to the column's type.
+// each becomes a value (sql.ts SqlValues) cast to the column's type, by the
+// operator's entry in filter-operators.ts.
 import { graphqlErrors } from '../errors.ts'
+import { operatorFor } from '../filter-operators.ts'
 import type { ColumnModel, TableModel } from '../model.ts'
-import { arrayLiteral, ident, literal, type SqlValues } from '../sql.ts'
+import { ident, type SqlValues } from '../sql.ts'
 import { decodeNodeId, itemSql } from './cursor.ts'
-
-const COMPARISONS: Record<string, string> = { eq: '=', neq: '<>', lt: '<', lte: '<=', gt: '>', gte: '>=', like: 'like', ilike: 'ilike', regex: '~', iregex: '~*', startsWith: '^@' }
-const LIST_OPS: Record<string, string> = { contains: '@>', containedBy: '<@', overlaps: '&&', eq: '=' }
 
 function columnCondition(values: SqlValues, column: ColumnModel, expr: string, ops: Record<string, unknown>): string[] {
   const out: string[] = []
-  for (const [op, value] of Object.entries(ops)) {
-    if (value === null || value === undefined) continue
-    if (op === 'is') {
-      out.push(`${expr} is ${value === 'NULL' ? 'null' : 'not null'}`)
-    } else if (column.type.list) {
-      const sqlOp = LIST_OPS[op]
-      if (!sqlOp) throw graphqlErrors.invalidInput(`${column.type.scalar}ListFilter`)
-      out.push(`${expr} ${sqlOp} ${literal(values, Array.isArray(value) ? value : [value], column.type)}`)
-    } else if (op === 'in') {
-      out.push(`${expr} = any(${arrayLiteral(values, Array.isArray(value) ? value : [value], column.type)})`)
-    } else {
-      const sqlOp = COMPARISONS[op]
-      if (!sqlOp) throw graphqlErrors.invalidInput(`${column.type.enum?.name ?? column.type.scalar}Filter`)
-      // Text operators apply to the text of the value, as in pg_graphql.
-      const rhs = sqlOp === '^@' || sqlOp === 'like' || sqlOp === 'ilike' || sqlOp === '~' || sqlOp === '~*'
-        ? `${literal(values, value, column.type)}::text`
-        : literal(values, value, column.type)
-      out.push(sqlOp === '^@' ? `${expr}::text ^@ ${rhs}` : `${expr} ${sqlOp} ${rhs}`)
+  for (const [name, operand] of Object.entries(ops)) {
+    if (operand === undefined) continue
+    const op = operatorFor(name, column.type.list)
+    if (!op) {
+      throw graphqlErrors.invalidInput(column.type.list ? `${column.type.scalar}ListFilter` : `${column.type.enum?.name ?? column.type.scalar}Filter`)
     }
+    // An explicit null compares as SQL does: `x < null` is null, never true, so it
+    // matches no row (as pg_graphql answers), rather than being left out and
+    // matching every row; under `not` it stays null. `is` is the way to ask for nulls.
+    if (operand === null) {
+      if (op.operand !== 'is') out.push('null::boolean')
+      continue
+    }
+    out.push(op.sql(values, expr, column.type, operand))
   }
   return out
 }

@@ -1,18 +1,10 @@
 // /credentials endpoints: only with the service_role key. They run as the
 // data plane's own login role, the only API-side role that may touch keys.
-import type pg from 'pg'
+import type { DatabasePool } from '../../../lib/db/project-pools.ts'
 import { json, type ServiceRequest, type ServiceResponse } from '../../../lib/service.ts'
-import {
-  checkServiceAccount,
-  deleteCredentials,
-  describeCredentials,
-  setVapidSubject,
-  storeApns,
-  storeFcm,
-  validateApns,
-  validateServiceAccount,
-} from '../credentials.ts'
+import { deleteCredentials, describeCredentials } from '../credentials.ts'
 import { pushErrors } from '../errors.ts'
+import { providerFor } from '../providers/registry.ts'
 import { mapDatabaseError, parseBody, requireServiceRole } from './request.ts'
 
 export interface CredentialApiOptions {
@@ -27,45 +19,36 @@ async function run<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-export async function getCredentials(request: ServiceRequest, pool: pg.Pool): Promise<ServiceResponse> {
+export async function getCredentials(request: ServiceRequest, pool: DatabasePool): Promise<ServiceResponse> {
   requireServiceRole(request)
   return json(200, await run(() => describeCredentials(pool)))
 }
 
 export async function putCredentials(
   request: ServiceRequest,
-  pool: pg.Pool,
+  pool: DatabasePool,
   platform: string,
   options: CredentialApiOptions,
 ): Promise<ServiceResponse> {
   requireServiceRole(request)
   const body = parseBody(request)
-  if (platform === 'apns') {
-    const input = await validateApns(body)
-    return json(200, await run(() => storeApns(pool, input)))
-  }
-  if (platform === 'fcm') {
-    const account = validateServiceAccount(body)
-    await checkServiceAccount(account, { fcmTokenUrl: options.fcmTokenUrl })
-    return json(200, await run(() => storeFcm(pool, account)))
-  }
-  if (platform === 'web') {
-    const subject = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).subject : undefined
-    return json(200, await run(() => setVapidSubject(pool, subject)))
-  }
-  throw pushErrors.notFound(request.method, request.path)
+  const entry = providerFor(platform)
+  if (!entry) throw pushErrors.notFound(request.method, request.path)
+  const write = await entry.acceptCredentials(body, { fcmTokenUrl: options.fcmTokenUrl })
+  return json(200, await run(() => write(pool)))
 }
 
-export async function removeCredentials(request: ServiceRequest, pool: pg.Pool, platform: string): Promise<ServiceResponse> {
+export async function removeCredentials(request: ServiceRequest, pool: DatabasePool, platform: string): Promise<ServiceResponse> {
   requireServiceRole(request)
-  if (platform !== 'apns' && platform !== 'fcm') throw pushErrors.notFound(request.method, request.path)
-  const deleted = await run(() => deleteCredentials(pool, platform))
+  const entry = providerFor(platform)
+  if (!entry?.storedKeys) throw pushErrors.notFound(request.method, request.path)
+  const deleted = await run(() => deleteCredentials(pool, entry.platform))
   if (!deleted) throw pushErrors.credentialsNotFound(platform)
   return { status: 204, headers: {}, body: '' }
 }
 
 /** GET /vapid: the public half of the project's VAPID key pair, for the browser's subscribe(). */
-export async function getVapid(_request: ServiceRequest, pool: pg.Pool): Promise<ServiceResponse> {
+export async function getVapid(_request: ServiceRequest, pool: DatabasePool): Promise<ServiceResponse> {
   const { rows } = await run(() => pool.query<{ key: string }>('select push.vapid_public_key() as key'))
   return json(200, { public_key: rows[0]?.key ?? null })
 }

@@ -1,6 +1,6 @@
 // POST /messages (send one or many) and GET /messages/<id>.
 import crypto from 'node:crypto'
-import type pg from 'pg'
+import type { DatabasePool } from '../../../lib/db/project-pools.ts'
 import { withRequestTransaction } from '../../../lib/db/request-transaction.ts'
 import { json, type ServiceRequest, type ServiceResponse } from '../../../lib/service.ts'
 import { pushErrors } from '../errors.ts'
@@ -53,7 +53,7 @@ export function parseMessage(value: unknown, at = ''): MessageInput {
   }
 }
 
-export async function postMessages(request: ServiceRequest, pool: pg.Pool): Promise<ServiceResponse> {
+export async function postMessages(request: ServiceRequest, pool: DatabasePool): Promise<ServiceResponse> {
   const identity = requireIdentity(request)
   const body = parseBody(request)
   const many = Array.isArray(body)
@@ -61,19 +61,19 @@ export async function postMessages(request: ServiceRequest, pool: pg.Pool): Prom
   if (list.length === 0 || list.length > MAX_BATCH) throw pushErrors.validation(`Send 1 to ${MAX_BATCH} messages per request`)
   const messages = list.map((m, i) => parseMessage(m, many ? `[${i}].` : ''))
   try {
-    await withRequestTransaction(pool, identity, (client) => insertMessages(client, messages))
+    await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => insertMessages(client, messages))
   } catch (err) {
     mapDatabaseError(err, pushErrors.sendNotAllowed)
   }
   return json(201, many ? messages.map((m) => ({ id: m.id })) : { id: messages[0]!.id })
 }
 
-export async function getMessage(request: ServiceRequest, pool: pg.Pool, id: string): Promise<ServiceResponse> {
+export async function getMessage(request: ServiceRequest, pool: DatabasePool, id: string): Promise<ServiceResponse> {
   const identity = requireIdentity(request)
   if (!UUID.test(id)) throw pushErrors.messageNotFound(id)
   let message
   try {
-    message = await withRequestTransaction(pool, identity, (client) => readMessage(client, id))
+    message = await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => readMessage(client, id))
   } catch (err) {
     mapDatabaseError(err, () => pushErrors.messageNotFound(id))
   }

@@ -1,17 +1,14 @@
 // Shared request plumbing of the push HTTP API: body parsing, key checks and
 // the mapping of PostgreSQL errors to catalogue errors.
+import { classifyDatabaseError } from '../../../lib/db/database-errors.ts'
 import { BaseplaneError } from '../../../lib/errors.ts'
+import { readJson } from '../../../lib/http/body.ts'
 import type { RequestIdentity } from '../../../lib/db/request-transaction.ts'
 import type { ServiceRequest } from '../../../lib/service.ts'
 import { pushErrors } from '../errors.ts'
 
 export function parseBody(request: ServiceRequest): unknown {
-  if (request.body.trim() === '') throw pushErrors.validation('A JSON body is required')
-  try {
-    return JSON.parse(request.body)
-  } catch {
-    throw pushErrors.invalidJson()
-  }
+  return readJson(request.body, { empty: () => pushErrors.validation('A JSON body is required'), invalid: () => pushErrors.invalidJson() })
 }
 
 export function requireIdentity(request: ServiceRequest): RequestIdentity {
@@ -39,6 +36,8 @@ interface PgError {
 /** Turns a database error into a catalogue error; anything unexpected is rethrown for the 500 path. */
 export function mapDatabaseError(err: unknown, onRls: () => BaseplaneError): never {
   if (BaseplaneError.is(err)) throw err
+  // An unreachable database or a timeout: the worker answers it (and logs the cause).
+  if (classifyDatabaseError(err) !== undefined) throw err
   const e = err as PgError
   switch (e.code) {
     case '42501':
@@ -56,12 +55,6 @@ export function mapDatabaseError(err: unknown, onRls: () => BaseplaneError): nev
     case '42P01':
     case '42883':
       throw pushErrors.pushNotInstalled()
-    case '57P01':
-    case '57P03':
-    case '08006':
-    case '08001':
-    case 'ECONNREFUSED':
-      throw pushErrors.databaseUnavailable()
   }
   throw err
 }

@@ -1,0 +1,12 @@
+// Every CLI command, in the order `baseplane --help` lists them.
+import type { Command } from '../command.ts'
+import { authCommands } from './auth.ts'
+import { mailCommands } from './mail.ts'
+import { keyCommands } from './keys.ts'
+import { projectCommands } from './projects.ts'
+import { pushCommands } from './push.ts'
+import { serverCommands } from './servers.ts'
+import { startCommand } from './start.ts'
+import { timeoutCommands } from './timeouts.ts'
+
+export const commands: Command[] = [startCommand, ...projectCommands, ...timeoutCommands, ...keyCommands, ...authCommands, ...mailCommands, ...pushCommands, ...serverCommands]

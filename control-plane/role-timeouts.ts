@@ -1,0 +1,156 @@
+// The API roles' timeouts of a project (catalogue column role_timeouts):
+// statement_timeout for anon, authenticated and service_role, and
+// idle_in_transaction_session_timeout, shared by the CLI
+// (commands/timeouts.ts) and the admin API (roleTimeoutRoutes). Only the
+// operator's overrides are stored; defaults come from lib/plans.ts. Saving
+// bumps the project's catalogue version (trigger), and the operation waits
+// until every data-plane process has seen it, so the next request runs with
+// the new values (lib/db/request-transaction.ts sets them per transaction).
+import { resolveRoleTimeouts, type StoredRoleTimeouts } from '../lib/catalogue.ts'
+import { platformErrors } from '../lib/errors.ts'
+import { REF_PARAM, type AdminRoute } from './admin-api.ts'
+import type { ControlPlane } from './control-plane.ts'
+
+/** The names the admin API and the stored overrides use, in display order. */
+export const TIMEOUT_FIELDS = ['anon', 'authenticated', 'service_role', 'idle_in_transaction'] as const
+export type TimeoutField = (typeof TIMEOUT_FIELDS)[number]
+
+/**
+ * An hour: far beyond any request an API role should make (Supabase's
+ * defaults are seconds), and short enough that a forgotten setting still
+ * frees its worker slot and connection the same day. 0 means no limit.
+ */
+export const MAX_TIMEOUT_MS = 3_600_000
+
+const UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['h', 3_600_000],
+  ['min', 60_000],
+  ['s', 1000],
+  ['ms', 1],
+]
+
+/** 3000 -> "3s", 90000 -> "90s", 120000 -> "2min", 0 -> "no limit". */
+export function formatTimeout(ms: number): string {
+  if (ms === 0) return 'no limit'
+  const [unit, size] = UNITS.find(([, size]) => ms % size === 0)!
+  return `${ms / size}${unit}`
+}
+
+const EXAMPLE = 'whole milliseconds or a duration such as 500ms, 3s, 2min or 1h (0: no limit)'
+
+/**
+ * A timeout as given (milliseconds as a number or digits, or a duration
+ * string), or the problem with it, naming `label` (the API field or CLI flag).
+ */
+export function readTimeout(value: unknown, label: string): { ms: number } | { problem: string } {
+  let ms: number
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value)) return { problem: `${label} must be ${EXAMPLE}, got ${value}` }
+    ms = value
+  } else if (typeof value === 'string') {
+    const match = /^(\d+)\s*(ms|s|min|h)?$/.exec(value.trim())
+    if (!match) return { problem: `${label} must be ${EXAMPLE}, got "${value}"` }
+    const size = UNITS.find(([unit]) => unit === (match[2] ?? 'ms'))![1]
+    ms = Number(match[1]) * size
+  } else {
+    return { problem: `${label} must be ${EXAMPLE}` }
+  }
+  if (ms < 0) return { problem: `${label} must not be negative, got ${ms}` }
+  if (ms > MAX_TIMEOUT_MS) return { problem: `${label} must be at most 1h (${MAX_TIMEOUT_MS} ms), got ${typeof value === 'string' ? `"${value}"` : value}` }
+  return { ms }
+}
+
+export interface RoleTimeoutsView {
+  ref: string
+  /** Milliseconds, 0 for no limit. */
+  anon: number
+  authenticated: number
+  service_role: number
+  idle_in_transaction: number
+  /** The fields the operator set (the others are the platform's defaults). */
+  custom: TimeoutField[]
+}
+
+export function roleTimeoutsView(ref: string, stored: StoredRoleTimeouts): RoleTimeoutsView {
+  const resolved = resolveRoleTimeouts(stored)
+  return {
+    ref,
+    anon: resolved.statementTimeoutMs.anon,
+    authenticated: resolved.statementTimeoutMs.authenticated,
+    service_role: resolved.statementTimeoutMs.service_role,
+    idle_in_transaction: resolved.idleInTransactionTimeoutMs,
+    custom: TIMEOUT_FIELDS.filter((field) => stored[field] !== undefined),
+  }
+}
+
+export async function getRoleTimeouts(controlPlane: ControlPlane, ref: string): Promise<RoleTimeoutsView> {
+  await controlPlane.get(ref)
+  const { rows } = await controlPlane.catalogue.query<{ role_timeouts: StoredRoleTimeouts }>('select role_timeouts from baseplane.projects where ref = $1', [ref])
+  if (!rows[0]) throw platformErrors.unknownProject(ref)
+  return roleTimeoutsView(ref, rows[0].role_timeouts)
+}
+
+export interface RoleTimeoutsChange {
+  /** New values in milliseconds; null puts a field back to its default. */
+  set: Partial<Record<TimeoutField, number | null>>
+  /** Drop every override first (then apply `set`). */
+  reset?: boolean
+}
+
+/** Applies a checked change in one statement (no read-modify-write race) and waits until it is live. */
+export async function setRoleTimeouts(controlPlane: ControlPlane, ref: string, change: RoleTimeoutsChange): Promise<RoleTimeoutsView> {
+  await controlPlane.get(ref)
+  const cleared = TIMEOUT_FIELDS.filter((field) => change.set[field] === null)
+  const values = Object.fromEntries(Object.entries(change.set).filter(([, ms]) => ms !== null && ms !== undefined))
+  const { rows } = await controlPlane.catalogue.query<{ role_timeouts: StoredRoleTimeouts }>(
+    `update baseplane.projects
+        set role_timeouts = ((case when $2 then '{}'::jsonb else role_timeouts end) - $3::text[]) || $4::jsonb
+      where ref = $1
+      returning role_timeouts`,
+    [ref, change.reset === true, cleared, JSON.stringify(values)],
+  )
+  if (!rows[0]) throw platformErrors.unknownProject(ref)
+  await controlPlane.changed()
+  return roleTimeoutsView(ref, rows[0].role_timeouts)
+}
+
+/**
+ * The admin API's body: `{anon, authenticated, service_role,
+ * idle_in_transaction}`, each milliseconds or a duration string, or null for
+ * the default. Every problem is found before anything is saved.
+ */
+export function changeFromBody(body: Record<string, unknown>): RoleTimeoutsChange {
+  const unknown = Object.keys(body).filter((key) => !(TIMEOUT_FIELDS as readonly string[]).includes(key))
+  if (unknown.length > 0) throw platformErrors.invalidArgument(`Unknown timeout "${unknown[0]}": use ${TIMEOUT_FIELDS.join(', ')}`)
+  const set: RoleTimeoutsChange['set'] = {}
+  for (const field of TIMEOUT_FIELDS) {
+    if (!(field in body)) continue
+    const value = body[field]
+    if (value === null) {
+      set[field] = null
+      continue
+    }
+    const read = readTimeout(value, `"${field}"`)
+    if ('problem' in read) throw platformErrors.invalidArgument(read.problem)
+    set[field] = read.ms
+  }
+  if (Object.keys(set).length === 0) throw platformErrors.invalidArgument(`Give at least one of ${TIMEOUT_FIELDS.join(', ')} (null puts one back to its default)`)
+  return { set }
+}
+
+/** Admin API routes (`/platform/v1/projects/{ref}/timeouts`), the same operations as the CLI. */
+export function roleTimeoutRoutes(controlPlane: ControlPlane): AdminRoute[] {
+  const path = '/projects/:ref/timeouts'
+  return [
+    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRoleTimeouts(controlPlane, params.ref!)] },
+    {
+      method: 'PATCH',
+      path,
+      where: REF_PARAM,
+      handler: async ({ params, body }) => {
+        const change = changeFromBody(await body())
+        return [200, await setRoleTimeouts(controlPlane, params.ref!, change)]
+      },
+    },
+  ]
+}

@@ -1,0 +1,193 @@
+// The PostgreSQL servers project databases may live on: the default one (the
+// catalogue's own server, DATABASE_URL or the embedded one, which has no row)
+// and those added with `baseplane servers add` (rows of baseplane.db_servers),
+// each with a connection budget for one data-plane process. New projects go
+// to the server with the most room.
+import pg from 'pg'
+import { platformErrors } from '../lib/errors.ts'
+import { ensureClusterRoles } from './project-database.ts'
+
+export const DEFAULT_SERVER = 'default'
+
+/** Connections a data-plane process keeps free on an added server for the platform's own use (control plane, catalogue, upgrades). */
+const PLATFORM_RESERVE = 10
+const MAX_BUDGET = 100000
+const CONNECT_TIMEOUT_MS = 5000
+
+export interface DatabaseServer {
+  id: string
+  /** The admin URL, password included: never shown as is (views.ts masks it). */
+  url: string
+  /** Connections one data-plane process may open to project databases there. */
+  connectionBudget: number
+  projects: number
+  /** Budget minus projects placed there: where new projects go. */
+  room: number
+}
+
+export interface AddServerInput {
+  url: string
+  id?: string
+  /** Validated here: a whole number from 1 to 100000; without it, computed from the server's settings. */
+  connections?: unknown
+}
+
+/** A server's address for messages: never its password. */
+export function serverAddress(url: string): string {
+  const parsed = new URL(url)
+  return `${parsed.hostname}:${parsed.port || 5432}`
+}
+
+function validId(id: string): string {
+  if (!/^[a-z0-9_-]{1,40}$/.test(id) || id === DEFAULT_SERVER) {
+    throw platformErrors.invalidArgument(`Invalid server id "${id}": 1 to 40 lowercase letters, digits, "-" or "_", and not "default"`)
+  }
+  return id
+}
+
+function validUrl(url: string): string {
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(url)
+  } catch {
+    parsed = undefined
+  }
+  if (!parsed || !/^postgres(ql)?:$/.test(parsed.protocol) || parsed.hostname === '') {
+    throw platformErrors.invalidArgument('The database server URL must look like postgres://user:password@host:5432/postgres')
+  }
+  return url
+}
+
+function validBudget(connections: unknown): number | undefined {
+  if (connections === undefined || connections === null) return undefined
+  if (typeof connections !== 'number' || !Number.isInteger(connections) || connections < 1 || connections > MAX_BUDGET) {
+    throw platformErrors.invalidArgument(`The connection budget must be a whole number from 1 to ${MAX_BUDGET}, got ${JSON.stringify(connections)}`)
+  }
+  return connections
+}
+
+interface Probe {
+  systemIdentifier: string
+  /** What the server leaves a data-plane process when no budget is given. */
+  budget: number
+  budgetReason: string
+}
+
+/**
+ * Connects to the new server and checks what the platform will do there:
+ * create roles (some with BYPASSRLS), databases and event triggers, all of
+ * which need a superuser.
+ */
+async function probe(url: string): Promise<Probe> {
+  const address = serverAddress(url)
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, application_name: 'baseplane-control-plane' })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+  } catch (error) {
+    throw platformErrors.invalidArgument(`Could not connect to database server ${address}: ${(error as Error).message}`)
+  }
+  try {
+    const { rows } = await client.query<{ role: string; superuser: boolean; max: string; superuser_reserved: string; reserved: string | null }>(
+      `select current_user as role, (select rolsuper from pg_roles where rolname = current_user) as superuser,
+              current_setting('max_connections') as max,
+              current_setting('superuser_reserved_connections') as superuser_reserved,
+              current_setting('reserved_connections', true) as reserved`,
+    )
+    const settings = rows[0]!
+    if (!settings.superuser) {
+      throw platformErrors.invalidArgument(
+        `Role "${settings.role}" on database server ${address} is not a superuser: Baseplane creates databases, roles and event triggers there, which needs one`,
+      )
+    }
+    const { rows: control } = await client.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')
+    const reserved = Number(settings.reserved ?? 0)
+    // reserved_connections are the slots kept for the platform's API roles
+    // (pg_use_reserved_connections): exactly what the data plane spends.
+    if (reserved > 0) return { systemIdentifier: control[0]!.id, budget: reserved, budgetReason: `reserved_connections is ${reserved}` }
+    const budget = Number(settings.max) - Number(settings.superuser_reserved) - PLATFORM_RESERVE
+    return {
+      systemIdentifier: control[0]!.id,
+      budget,
+      budgetReason: `max_connections ${settings.max} - superuser_reserved_connections ${settings.superuser_reserved} - ${PLATFORM_RESERVE} for the platform`,
+    }
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+async function systemIdentifierOf(catalogue: pg.Pool): Promise<string> {
+  const { rows } = await catalogue.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')
+  return rows[0]!.id
+}
+
+/** The first free id of the form db2, db3, ... (the default server being the first). */
+async function freeId(catalogue: pg.Pool): Promise<string> {
+  const { rows } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers')
+  const taken = new Set(rows.map((row) => row.id))
+  let n = 2
+  while (taken.has(`db${n}`)) n += 1
+  return `db${n}`
+}
+
+/** Registers a server: checks it, installs the cluster roles, records its budget. */
+export async function addServer(catalogue: pg.Pool, input: AddServerInput): Promise<string> {
+  const url = validUrl(input.url)
+  const requestedId = input.id === undefined ? undefined : validId(input.id)
+  const requestedBudget = validBudget(input.connections)
+  if (requestedId !== undefined) {
+    const { rowCount } = await catalogue.query('select 1 from baseplane.db_servers where id = $1', [requestedId])
+    if (rowCount) throw platformErrors.invalidArgument(`A database server with id "${requestedId}" already exists`)
+  }
+  const server = await probe(url)
+  const address = serverAddress(url)
+  if (server.systemIdentifier === (await systemIdentifierOf(catalogue))) {
+    throw platformErrors.invalidArgument(`Database server ${address} is the default server (the catalogue's own): it needs no row`)
+  }
+  const { rows: same } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers where system_identifier = $1', [server.systemIdentifier])
+  if (same[0]) throw platformErrors.invalidArgument(`Database server ${address} is already added as "${same[0].id}"`)
+  const budget = requestedBudget ?? server.budget
+  if (budget < 1 || budget > MAX_BUDGET) {
+    throw platformErrors.invalidArgument(`Database server ${address} leaves no usable connection budget (${server.budgetReason}): give one with --connections`)
+  }
+  await ensureClusterRoles(url)
+  const id = requestedId ?? (await freeId(catalogue))
+  try {
+    await catalogue.query('insert into baseplane.db_servers (id, admin_url, connection_budget, system_identifier) values ($1, $2, $3, $4)', [
+      id,
+      url,
+      budget,
+      server.systemIdentifier,
+    ])
+  } catch (error) {
+    // Another `servers add` of the same id or server got there first.
+    if ((error as { code?: string }).code === '23505') {
+      throw platformErrors.invalidArgument(`Database server ${address} or id "${id}" was added at the same time by another command`)
+    }
+    throw error
+  }
+  return id
+}
+
+/** Every server, the default first, with its projects and room. */
+export async function listServers(catalogue: pg.Pool, defaultServerUrl: string, defaultBudget: number): Promise<DatabaseServer[]> {
+  const { rows } = await catalogue.query<{ id: string; url: string | null; budget: number | null; projects: number }>(
+    `select s.id, s.admin_url as url, s.connection_budget as budget, count(p.ref)::int as projects
+       from (select $1::text as id, null::text as admin_url, null::integer as connection_budget, null::timestamptz as created_at
+             union all select id, admin_url, connection_budget, created_at from baseplane.db_servers) s
+       left join baseplane.projects p on p.db_server = s.id
+      group by s.id, s.admin_url, s.connection_budget, s.created_at
+      order by s.created_at nulls first, s.id`,
+    [DEFAULT_SERVER],
+  )
+  return rows.map((row) => {
+    const connectionBudget = row.budget ?? defaultBudget
+    return { id: row.id, url: row.url ?? defaultServerUrl, connectionBudget, projects: row.projects, room: connectionBudget - row.projects }
+  })
+}
+
+/** Where a new project goes: the most room; ties go to the default server, then to the older server. */
+export async function placeProject(catalogue: pg.Pool, defaultServerUrl: string, defaultBudget: number): Promise<DatabaseServer> {
+  const servers = await listServers(catalogue, defaultServerUrl, defaultBudget)
+  return servers.reduce((best, server) => (server.room > best.room ? server : best))
+}

@@ -1,0 +1,81 @@
+// What a failure of a project database means for the request that met it,
+// decided in one place so every service answers alike: "unavailable" (the
+// server cannot be reached or refuses connections: 503 with Retry-After in the
+// service's shape) or "timeout" (PostgreSQL cancelled the work: Auth and Push
+// 504 request_timeout, GraphQL PostgreSQL's own text). Anything else is the
+// request's own error (a constraint, a policy) or a bug.
+import { BaseplaneError } from '../errors.ts'
+
+export type DatabaseFailure = 'unavailable' | 'timeout'
+
+/** What unavailable answers send as Retry-After: long enough for a restart or a freed connection, short enough not to lose a user. */
+export const RETRY_AFTER_SECONDS = 2
+
+export const databaseErrors = {
+  /**
+   * No connection became free in time (the project's pool or the server's
+   * budget is spent by busy connections). The pools throw it; services answer
+   * it as their own "unavailable". No server address in the text: it is internal.
+   */
+  busy: (waitedMillis: number) =>
+    new BaseplaneError('database_busy', `No database connection became free within ${waitedMillis} ms`, 503, undefined, RETRY_AFTER_SECONDS),
+}
+
+const CONNECT_FAILURE = Symbol.for('baseplane.db.connectFailure')
+
+/** Marks an error raised while opening a connection: whatever its code, the database could not be reached as configured. */
+export function connectFailure(error: unknown): unknown {
+  if (typeof error === 'object' && error !== null) (error as Record<symbol, unknown>)[CONNECT_FAILURE] = true
+  return error
+}
+
+interface PgLikeError {
+  code?: unknown
+  message?: unknown
+  severity?: unknown
+}
+
+// Node's socket errors: the server went away or cannot be reached.
+const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENOTFOUND', 'EAI_AGAIN'])
+
+// node-postgres's own texts for a connection that is gone (they carry no code).
+const LOST_MESSAGES = [
+  'Connection terminated unexpectedly',
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
+]
+
+// SQLSTATEs of a session the server ended (PostgreSQL appendix A): admin_shutdown,
+// crash_shutdown, idle_session_timeout; and class 08, connection exception.
+const ENDED_SESSION = new Set(['57P01', '57P02', '57P05'])
+
+/**
+ * True when a round trip failed because the connection itself is gone (not
+ * because of what was sent): the server closed it, or the socket broke. On a
+ * connection that sat idle in a pool this means it was already dead when it
+ * was taken, and the round trip may be sent again on another connection.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false
+  const { code, message } = error as PgLikeError
+  if (typeof code === 'string' && (SOCKET_CODES.has(code) || ENDED_SESSION.has(code) || code.startsWith('08'))) return true
+  return typeof message === 'string' && LOST_MESSAGES.includes(message)
+}
+
+/** What `error` means for the request, or undefined when it is not a database failure. */
+export function classifyDatabaseError(error: unknown): DatabaseFailure | undefined {
+  if (typeof error !== 'object' || error === null) return undefined
+  if (BaseplaneError.is(error)) return error.code === 'database_busy' ? 'unavailable' : undefined
+  const { code, message } = error as PgLikeError
+  // query_canceled is also a user's pg_cancel_backend; only the timeout is the request's time running out.
+  if (code === '57014') return typeof message === 'string' && message.includes('statement timeout') ? 'timeout' : undefined
+  // idle_in_transaction_session_timeout, transaction_timeout (PostgreSQL 17).
+  if (code === '25P03' || code === '25P04') return 'timeout'
+  if ((error as Record<symbol, unknown>)[CONNECT_FAILURE] === true) return 'unavailable'
+  // cannot_connect_now (starting up or shutting down), too_many_connections.
+  if (code === '57P03' || code === '53300') return 'unavailable'
+  if (isConnectionLost(error)) return 'unavailable'
+  if (typeof message === 'string' && message.startsWith('Connection terminated due to connection timeout')) return 'unavailable'
+  return undefined
+}

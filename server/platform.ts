@@ -1,0 +1,173 @@
+// Starts one data-plane process: catalogue (migrated), every project database
+// upgraded, worker pools, the uWebSockets server with the admin API.
+import crypto from 'node:crypto'
+import pg from 'pg'
+import fs from 'node:fs'
+import path from 'node:path'
+import type { PlatformConfig } from '../lib/config.ts'
+import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
+import { log, setLogLevel } from '../lib/log.ts'
+import { createConnectionBudget } from '../lib/db/connection-budget.ts'
+import type { PlatformRoutes } from '../lib/http.ts'
+import { DataPlane } from '../data-plane/data-plane.ts'
+import { Dispatcher } from '../data-plane/dispatcher.ts'
+import { Gate } from '../data-plane/gate.ts'
+import { PlatformHealth } from '../data-plane/platform-health.ts'
+import { ProjectDirectory } from '../data-plane/project-directory.ts'
+import { Throttle } from '../data-plane/throttle.ts'
+import { startUwsServer } from '../data-plane/uws-server.ts'
+import { startPushActorThread } from '../workers/push/actor-thread.ts'
+import { adminApi } from '../control-plane/admin-api.ts'
+import { authAdminRoutes } from '../control-plane/auth-settings.ts'
+import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
+import { dashboard } from '../control-plane/dashboard/routes.ts'
+import type { Addressing } from '../control-plane/views.ts'
+import { ControlPlane } from '../control-plane/control-plane.ts'
+import { VERSION } from '../control-plane/version.ts'
+
+/** Connections of a database server kept for the platform itself (catalogue, listeners, push actors, control plane). */
+const PLATFORM_RESERVED_CONNECTIONS = 20
+
+export interface RunningPlatform {
+  port: number
+  databaseUrl: string
+  adminToken: string
+  controlPlane: ControlPlane
+  dataPlane: DataPlane
+  throttle: Throttle
+  directory: ProjectDirectory
+  /**
+   * Stops accepting connections, gives the requests in flight up to `graceMillis`
+   * (default 0: cut them) to be answered, then stops the push actor thread, the
+   * worker pools, the directory and the control plane, in that order.
+   */
+  stop(graceMillis?: number): Promise<void>
+}
+
+/** The admin token: configured, or made once and kept in <home>/admin-token. */
+export function adminTokenOf(config: Pick<PlatformConfig, 'adminToken' | 'home'>): string {
+  if (config.adminToken) return config.adminToken
+  const file = path.join(config.home, 'admin-token')
+  try {
+    return fs.readFileSync(file, 'utf8').trim()
+  } catch {
+    fs.mkdirSync(config.home, { recursive: true })
+    const token = crypto.randomBytes(32).toString('base64url')
+    fs.writeFileSync(file, token + '\n', { mode: 0o600 })
+    return token
+  }
+}
+
+/** DATABASE_URL, or the embedded server under <home> (started if needed). */
+export async function platformDatabase(config: PlatformConfig, own: boolean): Promise<{ url: string; embedded?: EmbeddedServer }> {
+  if (config.databaseUrl) return { url: config.databaseUrl }
+  const embedded = await startEmbedded(config.home, config.embeddedPort, own)
+  return { url: embedded.url, embedded }
+}
+
+/** The platform's own routes: the admin API, then the dashboard. */
+function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string): PlatformRoutes {
+  const api = adminApi(controlPlane, addressing, adminToken, [...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane)])
+  const pages = dashboard(controlPlane, addressing, adminToken)
+  return async (request) => (await api(request)) ?? (await pages(request))
+}
+
+/**
+ * Connections this process may hold to the default server's project databases:
+ * BASEPLANE_MAX_PROJECT_CONNECTIONS, unless the server has fewer slots to give
+ * (a DATABASE_URL server left at PostgreSQL's default of 100), in which case
+ * what it has, less the superusers' slots and a reserve for the platform's own
+ * connections, so requests queue for a connection instead of failing with
+ * "too many connections".
+ */
+async function defaultServerBudgetOf(config: PlatformConfig, databaseUrl: string): Promise<number> {
+  const client = new pg.Client({ connectionString: databaseUrl, application_name: 'baseplane-control-plane' })
+  client.on('error', () => {})
+  await client.connect()
+  try {
+    const { rows } = await client.query<{ slots: number }>(
+      `select greatest(1, coalesce(nullif(current_setting('reserved_connections', true), '')::int, 0),
+                          current_setting('max_connections')::int - current_setting('superuser_reserved_connections')::int - ${PLATFORM_RESERVED_CONNECTIONS}) as slots`,
+    )
+    const slots = rows[0]!.slots
+    if (slots >= config.maxProjectConnections) return config.maxProjectConnections
+    log.info('the database server has fewer connection slots than BASEPLANE_MAX_PROJECT_CONNECTIONS; using what it has', {
+      configured: config.maxProjectConnections,
+      budget: slots,
+    })
+    return slots
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+export async function startPlatform(config: PlatformConfig, databaseUrl: string): Promise<RunningPlatform> {
+  const defaultServerBudget = await defaultServerBudgetOf(config, databaseUrl)
+  const controlPlane = await ControlPlane.open(databaseUrl, { defaultServerBudget })
+  const upgraded = await controlPlane.upgradeAll()
+  for (const [ref, versions] of upgraded) log.info('project database upgraded', { ref, versions })
+  const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)
+  await directory.start()
+  const throttle = new Throttle(config.throttle)
+  await throttle.start(controlPlane.catalogue)
+  setLogLevel(config.logLevel)
+  const dispatcher = new Dispatcher({
+    logLevel: config.logLevel,
+    threads: config.threads,
+    tasksPerThread: config.tasksPerThread,
+    stickyMillis: config.idleConnectionMillis,
+    worker: {
+      maxProjectConnections: defaultServerBudget,
+      connectionBudget: createConnectionBudget(),
+      projectPoolSize: config.projectPoolSize,
+      idleConnectionMillis: config.idleConnectionMillis,
+      mail: { smtpUrl: config.smtpUrl, from: config.mailFrom },
+      push: { fcmTokenUrl: config.push.fcmTokenUrl, allowInsecureWebPushEndpoints: config.push.allowInsecureWebPushEndpoints },
+      google: config.google,
+    },
+  })
+  const adminToken = adminTokenOf(config)
+  const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
+  const health = new PlatformHealth(databaseUrl, VERSION)
+  const dataPlane = new DataPlane({
+    config,
+    directory,
+    gate: new Gate(),
+    throttle,
+    dispatcher,
+    platformRoutes: platformRoutes(controlPlane, addressing, adminToken),
+    version: VERSION,
+    health,
+  })
+  const server = await startUwsServer(dataPlane, config.host, config.port)
+  // One sending actor per push-enabled project across all nodes (advisory lock), on a
+  // thread of its own: sending must not take the main thread's time from routing.
+  const pushActors = config.push.actors
+    ? await startPushActorThread({
+        catalogueUrl: databaseUrl,
+        defaultServerUrl: databaseUrl,
+        endpoints: { apnsUrl: config.push.apnsUrl, fcmUrl: config.push.fcmUrl, fcmTokenUrl: config.push.fcmTokenUrl },
+      })
+    : undefined
+  let stopped: Promise<void> | undefined
+  return {
+    port: server.port,
+    databaseUrl,
+    adminToken,
+    controlPlane,
+    dataPlane,
+    throttle,
+    directory,
+    stop: (graceMillis = 0) =>
+      (stopped ??= (async () => {
+        await server.close(graceMillis)
+        await health.close()
+        await pushActors?.stop()
+        await dispatcher.close()
+        // After the workers (their last answers may record failures), before the catalogue pool ends.
+        await throttle.close()
+        await directory.close()
+        await controlPlane.close()
+      })()),
+  }
+}

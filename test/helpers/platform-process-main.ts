@@ -1,0 +1,19 @@
+// A second data-plane process on a test's catalogue (see platform-process.ts):
+// started with the test's environment, it prints its public URL once it serves and
+// stops (its pending writes included) on SIGTERM.
+import fs from 'node:fs'
+import { freePort } from '../../lib/db/embedded.ts'
+import { startPlatform } from '../../server/platform.ts'
+import { testConfig } from './platform.ts'
+
+const catalogueUrl = process.env.CATALOGUE_URL!
+const env = JSON.parse(process.env.PLATFORM_ENV ?? '{}') as Record<string, string>
+const config = testConfig(catalogueUrl, await freePort(), env)
+const platform = await startPlatform(config, catalogueUrl)
+process.on('SIGTERM', () => {
+  void platform.stop().then(() => {
+    fs.rmSync(config.home, { recursive: true, force: true })
+    process.exit(0)
+  })
+})
+process.stdout.write(JSON.stringify({ publicUrl: config.publicUrl, baseDomain: config.baseDomain }) + '\n')

@@ -1,0 +1,51 @@
+// Another data-plane process, for what must hold across processes (the
+// throttle's shared counts): a child Node process running the platform on the
+// same catalogue, unlike startAnotherNode, which shares this process's memory.
+import { spawn } from 'node:child_process'
+import { baseUrlOf } from '../../lib/catalogue.ts'
+
+interface TestContext {
+  teardown(fn: () => unknown): void
+}
+
+export interface PlatformProcess {
+  origin: string
+  baseUrlOf(ref: string): string
+  /** SIGTERM: the process stops as `npm start` would. */
+  stop(): Promise<void>
+}
+
+/** How long a child gets to compile, connect and listen on a loaded machine. */
+const START_TIMEOUT_MS = 60_000
+
+export async function startPlatformProcess(t: TestContext, catalogueUrl: string, env: Record<string, string> = {}): Promise<PlatformProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'test/helpers/platform-process-main.ts'], {
+    env: { ...process.env, CATALOGUE_URL: catalogueUrl, PLATFORM_ENV: JSON.stringify(env) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+  let stopping: Promise<void> | undefined
+  const stop = () =>
+    (stopping ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    })())
+  // Registered after the platform's own teardown, so it runs first (tap runs them last in, first out).
+  t.teardown(stop)
+  const started = await new Promise<{ publicUrl: string; baseDomain?: string }>((resolve, reject) => {
+    let out = ''
+    const timer = setTimeout(() => reject(new Error(`the platform process did not start within ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS)
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString('utf8')
+      const line = out.split('\n').find((l) => l.startsWith('{'))
+      if (line === undefined) return
+      clearTimeout(timer)
+      resolve(JSON.parse(line) as { publicUrl: string; baseDomain?: string })
+    })
+    void exited.then((code) => {
+      clearTimeout(timer)
+      reject(new Error(`the platform process exited with code ${code} before it served`))
+    })
+  })
+  return { origin: started.publicUrl, baseUrlOf: (ref) => baseUrlOf(ref, started.publicUrl, started.baseDomain), stop }
+}

@@ -1,0 +1,35 @@
+// Each concern's worker gets only the project settings it reads: the JWT
+// secret and the auth settings (mail templates, the Google client secret)
+// cross to Auth's threads only.
+import t from 'tap'
+import { baseUrlOf } from '../../lib/catalogue.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
+
+const platform = await startTestPlatform(t)
+const project = await platform.createProject({ auth: true, push: true })
+const { dataPlane } = platform.platform
+
+t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
+  for (const concern of ['graphql', 'push'] as const) {
+    const context = dataPlane.contextOf(project.record, concern)
+    t.same(Object.keys(context).sort(), ['database', 'plan', 'ref', 'roleTimeouts', 'version'], `${concern}: only what it reads`)
+    t.notOk(JSON.stringify(context).includes(project.record.jwtSecret), `${concern}: the JWT secret is nowhere in it`)
+    t.equal(context.ref, project.ref)
+  }
+})
+
+t.test('Auth gets its settings, the JWT secret and the base URL', async (t) => {
+  const context = dataPlane.contextOf(project.record, 'auth')
+  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'ref', 'roleTimeouts', 'version'])
+  t.match(context, {
+    ref: project.ref,
+    jwtSecret: project.record.jwtSecret,
+    authSettings: project.record.authSettings,
+    baseUrl: baseUrlOf(project.ref, platform.config.publicUrl, platform.config.baseDomain),
+  })
+})
+
+t.test('a context is made once per project record and concern', async (t) => {
+  t.equal(dataPlane.contextOf(project.record, 'graphql'), dataPlane.contextOf(project.record, 'graphql'))
+  t.not(dataPlane.contextOf(project.record, 'graphql'), dataPlane.contextOf(project.record, 'push'))
+})

@@ -1,0 +1,34 @@
+// SQL on auth.mail_messages: every mail a project sent (the outbox when no
+// SMTP server is set), and the count the per-hour ceiling is checked against.
+import type { Queryable } from './pool.ts'
+
+/**
+ * Mail sent in the last hour, read under a transaction-scoped lock so that
+ * concurrent senders are counted one after the other (the caller's
+ * transaction holds the lock until it records its mail or rolls back).
+ */
+export async function mailSentLastHourLocked(db: Queryable): Promise<number> {
+  await db.query(`select pg_advisory_xact_lock(hashtext('baseplane.auth.mail'))`)
+  const { rows } = await db.query<{ sent: string }>({
+    name: 'auth_mail_count',
+    text: `select count(*) as sent from auth.mail_messages where created_at > now() - interval '1 hour'`,
+  })
+  return Number(rows[0]!.sent)
+}
+
+export interface MailRecord {
+  kind: string
+  recipient: string
+  subject: string
+  /** The body when it went to the outbox; null when SMTP delivered it. */
+  html: string | null
+  delivery: 'smtp' | 'outbox'
+}
+
+export async function recordMail(db: Queryable, mail: MailRecord): Promise<void> {
+  await db.query({
+    name: 'auth_mail_record',
+    text: `insert into auth.mail_messages (kind, recipient, subject, html, delivery) values ($1, $2, $3, $4, $5)`,
+    values: [mail.kind, mail.recipient, mail.subject, mail.html, mail.delivery],
+  })
+}

@@ -1,0 +1,99 @@
+// pg_graphql's (v1.6) filter operators, one entry each: which filter input
+// types carry it, the GraphQL type of its operand and its SQL. schema.ts
+// builds every `<Type>Filter` input type from this table and plan/filter.ts
+// every condition, so adding an operator is one entry here.
+import { arrayLiteral, literal, type SqlValues } from './sql.ts'
+import type { ScalarName, ValueType } from './types.ts'
+
+/**
+ * A family of filter input types: `<Scalar>Filter` of one scalar, every
+ * enum's `<Enum>Filter`, or every `<Scalar>ListFilter` (LIST_FILTER_SCALARS).
+ */
+export type FilterFamily = ScalarName | 'Enum' | 'List'
+
+/**
+ * The operand's GraphQL type: `value` is the filtered type itself (`T`, or
+ * `[T!]` in a list filter), `values` is `[T!]`, `is` is the FilterIs enum.
+ */
+export type OperandShape = 'value' | 'values' | 'is'
+
+export interface FilterOperator {
+  name: string
+  description: string
+  families: ReadonlySet<FilterFamily>
+  operand: OperandShape
+  /** The condition on `expr`, a column of `type`, for a non-null operand. */
+  sql(values: SqlValues, expr: string, type: ValueType, operand: unknown): string
+}
+
+/** Element types whose arrays get a `<Scalar>ListFilter`, in the order their types are declared. */
+export const LIST_FILTER_SCALARS: readonly ScalarName[] = [
+  'Int', 'Float', 'String', 'Boolean', 'UUID', 'BigInt', 'BigFloat', 'Time', 'Date', 'Datetime',
+]
+
+const asList = (operand: unknown): unknown[] => (Array.isArray(operand) ? operand : [operand])
+
+/** `expr op value`, the value cast to the column's type (an array for list columns). */
+const compare = (op: string) => (values: SqlValues, expr: string, type: ValueType, operand: unknown) =>
+  `${expr} ${op} ${literal(values, type.list ? asList(operand) : operand, type)}`
+
+// Text operators apply to the text of the value, as in pg_graphql.
+const textCompare = (op: string) => (values: SqlValues, expr: string, type: ValueType, operand: unknown) =>
+  `${expr} ${op} ${literal(values, operand, type)}::text`
+
+const ORDERED: FilterFamily[] = ['BigFloat', 'BigInt', 'Date', 'Datetime', 'Float', 'Int', 'String', 'Time']
+const EQUATABLE: FilterFamily[] = [...ORDERED, 'UUID', 'Enum']
+
+const operator = (
+  name: string, description: string, families: FilterFamily[], operand: OperandShape, sql: FilterOperator['sql'],
+): FilterOperator => ({ name, description, families: new Set(families), operand, sql })
+
+export const FILTER_OPERATORS: readonly FilterOperator[] = [
+  operator('eq', 'Equal to', [...EQUATABLE, 'Boolean', 'ID', 'Opaque', 'List'], 'value', compare('=')),
+  operator('neq', 'Not equal to', EQUATABLE, 'value', compare('<>')),
+  operator('gt', 'Greater than', ORDERED, 'value', compare('>')),
+  operator('gte', 'Greater than or equal to', ORDERED, 'value', compare('>=')),
+  operator('lt', 'Less than', ORDERED, 'value', compare('<')),
+  operator('lte', 'Less than or equal to', ORDERED, 'value', compare('<=')),
+  operator('in', 'Contained in list', EQUATABLE, 'values',
+    (values, expr, type, operand) => `${expr} = any(${arrayLiteral(values, asList(operand), type)})`),
+  operator('is', 'Is null or not null', [...EQUATABLE, 'Boolean', 'Opaque', 'List'], 'is',
+    (_values, expr, _type, operand) => `${expr} is ${operand === 'NULL' ? 'null' : 'not null'}`),
+  operator('like', 'Matches a pattern (case sensitive)', ['String'], 'value', textCompare('like')),
+  operator('ilike', 'Matches a pattern (case insensitive)', ['String'], 'value', textCompare('ilike')),
+  operator('regex', 'Matches a POSIX regular expression (case sensitive)', ['String'], 'value', textCompare('~')),
+  operator('iregex', 'Matches a POSIX regular expression (case insensitive)', ['String'], 'value', textCompare('~*')),
+  operator('startsWith', 'Starts with the given string', ['String'], 'value',
+    (values, expr, type, operand) => `${expr}::text ^@ ${literal(values, operand, type)}::text`),
+  operator('contains', 'Contains every element of the list', ['List'], 'value', compare('@>')),
+  operator('containedBy', 'Every element is in the list', ['List'], 'value', compare('<@')),
+  operator('overlaps', 'Shares an element with the list', ['List'], 'value', compare('&&')),
+]
+
+const byName = (a: FilterOperator, b: FilterOperator) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+
+/** The operators of one family, in pg_graphql's (alphabetical) field order. */
+export function operatorsOf(family: FilterFamily): FilterOperator[] {
+  return FILTER_OPERATORS.filter((o) => o.families.has(family)).sort(byName)
+}
+
+/** Scalars with a `<Scalar>Filter`, alphabetical. */
+export const FILTERED_SCALARS: readonly ScalarName[] = [
+  ...new Set(FILTER_OPERATORS.flatMap((o) => [...o.families])),
+].filter((f): f is ScalarName => f !== 'Enum' && f !== 'List').sort()
+
+/**
+ * The operator `name` on a list or an element column. The planner looks up by
+ * list-ness alone, not by the column's scalar: a document that skipped
+ * validation (`validation` disabled) is planned as before this table existed.
+ */
+export function operatorFor(name: string, list: boolean): FilterOperator | undefined {
+  return FILTER_OPERATORS.find((o) => o.name === name && (list ? o.families.has('List') : [...o.families].some((f) => f !== 'List')))
+}
+
+/** Filter input type of a column type; undefined when the column is not filterable. */
+export function filterTypeOf(type: ValueType): string | undefined {
+  if (type.list) return type.scalar && LIST_FILTER_SCALARS.includes(type.scalar) ? `${type.scalar}ListFilter` : undefined
+  if (type.enum) return `${type.enum.name}Filter`
+  return type.scalar && FILTERED_SCALARS.includes(type.scalar) ? `${type.scalar}Filter` : undefined
+}
