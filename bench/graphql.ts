@@ -38,6 +38,7 @@ const SETUP = `
   insert into author (name) select 'author ' || g from generate_series(1, 200) g;
   insert into post (author_id, title, score, owner)
     select 1 + g % 200, 'post ' || g, g % 100, case when g % 3 = 0 then '${USER}'::uuid end from generate_series(1, 20000) g;
+  comment on table post is e'@graphql({"totalCount": {"enabled": true}, "aggregate": {"enabled": true}})';
   alter table post enable row level security;
   create policy visible on post for select using (owner is null or owner = auth.uid());
   analyze;
@@ -51,6 +52,11 @@ const QUERIES = {
   nested: {
     baseplane: `{ postCollection(first: 20, orderBy: [{id: AscNullsLast}]) { edges { node { id title author { id name postCollection(first: 3) { edges { node { id title } } } } } } } }`,
     postgraphile: `{ allPosts(first: 20, orderBy: PRIMARY_KEY_ASC) { edges { node { id title authorByAuthorId { id name postsByAuthorId(first: 3, orderBy: PRIMARY_KEY_ASC) { edges { node { id title } } } } } } } }`,
+  },
+  // PostGraphile has no aggregates without a plugin: it answers totalCount and the page only.
+  'counts (+aggregate on bp only)': {
+    baseplane: `{ postCollection(first: 30, filter: {score: {gt: 50}}, orderBy: [{id: AscNullsLast}]) { totalCount aggregate { count sum { score } avg { score } max { score } } edges { node { id title score } } } }`,
+    postgraphile: `{ allPosts(first: 30, filter: {score: {greaterThan: 50}}, orderBy: PRIMARY_KEY_ASC) { totalCount edges { node { id title score } } } }`,
   },
 }
 
@@ -171,14 +177,14 @@ try {
     grafast({ schema, source: query, resolvedPreset, requestContext: { who } as never })
 
   console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per engine and case in ${ROUNDS} alternating rounds, concurrency ${CONCURRENCY}, in-process, same database`)
-  console.log('case                      engine        req/s     p50 ms   p99 ms   rss MB')
+  console.log(`${'case'.padEnd(40)} engine        req/s     p50 ms   p99 ms   rss MB`)
   const ratios: number[] = []
   for (const [name, q] of Object.entries(QUERIES)) {
     for (const [whoName, who] of Object.entries(identities)) {
       check(`baseplane ${name}`, await baseplane(q.baseplane, who)())
       check(`postgraphile ${name}`, await pgraphile(q.postgraphile, who)())
       const [b, g] = await measurePair(baseplane(q.baseplane, who), pgraphile(q.postgraphile, who))
-      const label = `${name} as ${whoName}`.padEnd(25)
+      const label = `${name} as ${whoName}`.padEnd(40)
       const row = (engine: string, r: Result) =>
         console.log(`${label} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.rssMb.toFixed(0).padStart(8)}`)
       row('baseplane', b)

@@ -12,7 +12,12 @@ export type ApiRole = 'anon' | 'authenticated' | 'service_role'
 export const API_ROLES: readonly ApiRole[] = ['anon', 'authenticated', 'service_role']
 
 export interface RequestIdentity {
-  role: ApiRole
+  /**
+   * The role the work runs as: one of the API roles (all the HTTP gate lets
+   * through), or, for library callers, any role the login role may SET ROLE
+   * to (a role the project made, as pg_graphql serves any role).
+   */
+  role: string
   /** The verified JWT claims of the caller (or of the apikey when no user token is sent). */
   claims: Record<string, unknown>
 }
@@ -29,8 +34,8 @@ function timeoutMs(value: number): string {
 
 /**
  * The statement that makes the open transaction the caller's: role, claims
- * and the role's timeouts, all local to the transaction. The role comes from a
- * fixed list and the claims are escaped. GraphQL sends it in the same message
+ * and the role's timeouts, all local to the transaction. The role and the
+ * claims are escaped. GraphQL sends it in the same message
  * as its first query (after `begin`, or as the first statement of a message
  * that is one implicit transaction).
  *
@@ -42,8 +47,11 @@ function timeoutMs(value: number): string {
  * for the later statements of the same simple-protocol message.
  */
 export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts): string {
-  if (!isApiRole(identity.role)) throw new TypeError(`not an API role: ${String(identity.role)}`)
-  const statementTimeout = timeoutMs(timeouts.statementTimeoutMs[identity.role])
+  const role = identity.role
+  // 'none' is no role: set_config('role', 'none') would fall back to the login role itself.
+  if (typeof role !== 'string' || role === '' || role === 'none') throw new TypeError(`not a role: ${String(role)}`)
+  // A role of the project's own is a signed-in caller's: it gets authenticated's limit.
+  const statementTimeout = timeoutMs(timeouts.statementTimeoutMs[isApiRole(role) ? role : 'authenticated'])
   const idleTimeout = timeoutMs(timeouts.idleInTransactionTimeoutMs)
   const claims = escapeLiteral(JSON.stringify(identity.claims))
   // auth.uid(), auth.role() and auth.email() read the single-claim settings
@@ -54,7 +62,7 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
     return typeof value === 'string' ? `, set_config('request.jwt.claim.${name}', ${escapeLiteral(value)}, true)` : ''
   }
   return (
-    `select set_config('role', '${identity.role}', true), set_config('request.jwt.claims', ${claims}, true)` +
+    `select set_config('role', ${escapeLiteral(role)}, true), set_config('request.jwt.claims', ${claims}, true)` +
     single('sub') +
     single('role') +
     single('email') +

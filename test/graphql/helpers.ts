@@ -5,7 +5,7 @@
 import pg from 'pg'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { apiDatabaseOf, ownerUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
-import { withRequestTransaction, type ApiRole } from '../../lib/db/request-transaction.ts'
+import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { resolve, SchemaCache, type GraphqlResponse } from '../../workers/graphql/index.ts'
 import { freshDatabase } from '../helpers/db.ts'
 
@@ -14,7 +14,7 @@ interface Teardown {
 }
 
 export interface GqlOptions {
-  role?: ApiRole
+  role?: string
   sub?: string
   variables?: Record<string, unknown>
   operationName?: string

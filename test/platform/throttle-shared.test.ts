@@ -163,7 +163,9 @@ t.test('while the catalogue fails, each process counts on its own, and writes wh
 })
 
 t.test('stopping writes what is pending, and a process that starts learns the blocks in force', async (t) => {
-  const a = await startTestPlatform(t, env)
+  // A block that outlasts starting another process on a loaded machine: this
+  // test asks whether the newcomer learns it, not when it lifts.
+  const a = await startTestPlatform(t, { ...env, BASEPLANE_THROTTLE_BLOCK_SECONDS: '120' })
   const project = await a.createProject({ name: 'Attacked', auth: true })
   const leaving = await a.startAnotherNode()
   leaving.throttle.recordFailure(project.ref, NEIGHBOUR)

@@ -3,7 +3,7 @@
 // one statement for all its root fields; mutation fields run one statement
 // each, in order. Introspection root fields are answered by graphql-js.
 import {
-  execute as executeGraphql, getVariableValues, Kind,
+  execute as executeGraphql, getVariableValues, Kind, typeFromAST,
   type DocumentNode, type FragmentDefinitionNode, type GraphQLObjectType, type OperationDefinitionNode,
 } from 'graphql'
 import type pg from 'pg'
@@ -11,6 +11,7 @@ import type { SchemaEntry } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
+import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema.ts'
 import { jsonObject, SqlValues, text } from './sql.ts'
 import { preparedCall } from './statements.ts'
 
@@ -40,11 +41,14 @@ export function selectOperation(document: DocumentNode, operationName: string | 
 
 function introspect(entry: SchemaEntry, document: DocumentNode, operation: OperationDefinitionNode, field: CollectedField, rawVariables: Record<string, unknown>): unknown {
   const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
+  const schema = introspectedSchemaOf(entry.schema)
+  // The variables were checked against the whole schema; a part of it may lack the types of some.
+  const variableDefinitions = operation.variableDefinitions?.filter((d) => typeFromAST(schema, d.type) !== undefined)
   const single: DocumentNode = {
     kind: Kind.DOCUMENT,
-    definitions: [{ ...operation, selectionSet: { kind: Kind.SELECTION_SET, selections: field.nodes } }, ...fragments],
+    definitions: [{ ...operation, variableDefinitions, selectionSet: { kind: Kind.SELECTION_SET, selections: field.nodes } }, ...fragments],
   }
-  const result = executeGraphql({ schema: entry.schema, document: single, variableValues: rawVariables })
+  const result = withPgGraphqlScalarDescriptions(() => executeGraphql({ schema, document: single, variableValues: rawVariables }))
   if ('then' in result) throw graphqlErrors.internal()
   if (result.errors && result.errors.length > 0) throw new RequestErrors(result.errors.map((e) => e.message))
   // graphql-js builds null-prototype objects; the response is plain JSON data.

@@ -2,6 +2,7 @@
 // types carry it, the GraphQL type of its operand and its SQL. schema.ts
 // builds every `<Type>Filter` input type from this table and plan/filter.ts
 // every condition, so adding an operator is one entry here.
+import { graphqlErrors } from './errors.ts'
 import { arrayLiteral, literal, type SqlValues } from './sql.ts'
 import type { ScalarName, ValueType } from './types.ts'
 
@@ -41,6 +42,16 @@ const compare = (op: string) => (values: SqlValues, expr: string, type: ValueTyp
 const textCompare = (op: string) => (values: SqlValues, expr: string, type: ValueType, operand: unknown) =>
   `${expr} ${op} ${literal(values, operand, type)}::text`
 
+const IS_SQL = new Map([['NULL', 'is null'], ['NOT_NULL', 'is not null']])
+
+// Only FilterIs's two values; anything else reaches here only past validation
+// (a variable of another type with validation off) and is refused as pg_graphql does.
+const isTest = (_values: SqlValues, expr: string, _type: ValueType, operand: unknown) => {
+  const test = typeof operand === 'string' ? IS_SQL.get(operand) : undefined
+  if (test === undefined) throw graphqlErrors.invalidInput('FilterIs')
+  return `${expr} ${test}`
+}
+
 const ORDERED: FilterFamily[] = ['BigFloat', 'BigInt', 'Date', 'Datetime', 'Float', 'Int', 'String', 'Time']
 const EQUATABLE: FilterFamily[] = [...ORDERED, 'UUID', 'Enum']
 
@@ -57,8 +68,7 @@ export const FILTER_OPERATORS: readonly FilterOperator[] = [
   operator('lte', 'Less than or equal to', ORDERED, 'value', compare('<=')),
   operator('in', 'Contained in list', EQUATABLE, 'values',
     (values, expr, type, operand) => `${expr} = any(${arrayLiteral(values, asList(operand), type)})`),
-  operator('is', 'Is null or not null', [...EQUATABLE, 'Boolean', 'Opaque', 'List'], 'is',
-    (_values, expr, _type, operand) => `${expr} is ${operand === 'NULL' ? 'null' : 'not null'}`),
+  operator('is', 'Is null or not null', [...EQUATABLE, 'Boolean', 'Opaque', 'List'], 'is', isTest),
   operator('like', 'Matches a pattern (case sensitive)', ['String'], 'value', textCompare('like')),
   operator('ilike', 'Matches a pattern (case insensitive)', ['String'], 'value', textCompare('ilike')),
   operator('regex', 'Matches a POSIX regular expression (case sensitive)', ['String'], 'value', textCompare('~')),

@@ -2,7 +2,7 @@
 // of the catalogue the caller's role gets in its GraphQL schema, under which
 // names (pg_graphql v1.6's rules, SPEC 2.3 and 2.4). Both the graphql-js
 // schema (validation, introspection) and the SQL planner read this model.
-import type { Catalog, CatalogFunction, CatalogTable } from './catalog.ts'
+import type { Catalog, CatalogFunction, CatalogFunctionArg, CatalogTable, CatalogType } from './catalog.ts'
 import {
   descriptionOf, enabled, foreignKeysOf, isTrue, mappingsOf, optionalString, optionalStringList, optionalU64, parseDirective,
   type Directive,
@@ -68,7 +68,10 @@ export interface TableModel {
   description: string | undefined
   /** `<typeName>` lower-first: prefix of its root fields. */
   fieldBase: string
+  /** The columns that are fields (valid GraphQL names), in table order. */
   columns: ColumnModel[]
+  /** The columns a row read selects: the fields' and any primary key column that is not a field. */
+  readColumns: ColumnModel[]
   columnByField: Map<string, ColumnModel>
   primaryKey: ColumnModel[]
   relations: RelationModel[]
@@ -91,7 +94,10 @@ export interface Model {
   enums: EnumModel[]
   queryFunctions: FunctionModel[]
   mutationFunctions: FunctionModel[]
+  /** Whether any served schema switches introspection on. */
   introspection: boolean
+  /** The served schemas (by name) whose comment switches introspection on: only their part is introspected. */
+  introspectedSchemas: ReadonlySet<string>
   validation: boolean
 }
 
@@ -118,7 +124,10 @@ export function buildModel(catalog: Catalog): Model {
     if (table) pending.push(table)
   }
   const fields = new FieldNames()
-  for (const link of linksOf(pending)) relate(link, fields)
+  const links = linksOf(pending)
+  // pg_graphql lists a type's fields over its own keys before those over keys that reference it.
+  for (const link of links) relateReferenced(link, fields)
+  for (const link of links) relateReferencing(link, fields)
   const { queryFunctions, mutationFunctions } = functionsOf(catalog, settingsBySchema, pending, enumByOid, fields)
 
   const tables = pending.map((p) => p.model)
@@ -131,6 +140,7 @@ export function buildModel(catalog: Catalog): Model {
     queryFunctions,
     mutationFunctions,
     introspection: schemaSettings.some((s) => s.introspection),
+    introspectedSchemas: new Set(catalog.schemas.filter((s) => settingsBySchema.get(s.oid)!.introspection).map((s) => s.name)),
     validation: schemaSettings.length === 0 || schemaSettings.every((s) => s.validation),
   }
 }
@@ -174,8 +184,11 @@ function enumsOf(catalog: Catalog, settingsBySchema: Map<number, SchemaSettings>
   return enumByOid
 }
 
-/** The selectable columns of a table that have a GraphQL type and a valid name. */
-function columnsOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): ColumnModel[] {
+/**
+ * The selectable columns of a table that have a GraphQL type, whether or not
+ * their field name is a valid GraphQL name (only those that are become fields).
+ */
+function selectableColumnsOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): ColumnModel[] {
   const columns: ColumnModel[] = []
   for (const c of t.columns) {
     if (!c.canSelect) continue
@@ -183,7 +196,6 @@ function columnsOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<num
     if (!type) continue
     const cd = parseDirective(c.comment)
     const field = columnFieldName(c.name, optionalString(cd, 'name'), settings.inflect)
-    if (!isValidName(field)) continue
     columns.push({
       name: c.name,
       field,
@@ -201,17 +213,20 @@ function columnsOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<num
 function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): PendingTable | undefined {
   const directive = parseDirective(t.comment)
   const typeName = baseTypeName(t.name, optionalString(directive, 'name'), settings.inflect)
-  const columns = columnsOf(t, settings, enumByOid)
+  const selectable = selectableColumnsOf(t, settings, enumByOid)
+  const columns = selectable.filter((c) => isValidName(c.field))
   const isTable = t.kind === 'r' || t.kind === 'p'
   const directiveKey = optionalStringList(directive, 'primary_key_columns')
   const keyNames = (isTable ? t.primaryKey : null) ?? directiveKey ?? null
   const maxRows = optionalU64(directive, 'max_rows') ?? settings.maxRows
   // Validated even when the table ends up hidden: a bad directive fails every request.
   foreignKeysOf(directive)
-  if (!keyNames || !isValidName(typeName) || columns.length === 0) return undefined
-  const byName = new Map(columns.map((c) => [c.name, c]))
+  // As in pg_graphql, a key column whose name is no GraphQL name keeps the table: it is then only behind `nodeId`.
+  if (!keyNames || !isValidName(typeName) || selectable.length === 0) return undefined
+  const byName = new Map(selectable.map((c) => [c.name, c]))
   const primaryKey = keyNames.map((n) => byName.get(n))
   if (primaryKey.some((c) => c === undefined)) return undefined
+  const unnamedKey = primaryKey.filter((c) => !isValidName(c!.field)) as ColumnModel[]
   return {
     catalog: t,
     directive,
@@ -224,6 +239,7 @@ function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<numbe
       description: descriptionOf(t.comment, directive),
       fieldBase: lowerFirst(typeName),
       columns,
+      readColumns: unnamedKey.length > 0 ? [...columns, ...unnamedKey] : columns,
       columnByField: new Map(columns.map((c) => [c.field, c])),
       primaryKey: primaryKey as ColumnModel[],
       relations: [],
@@ -301,34 +317,46 @@ class FieldNames {
   }
 }
 
-/** Adds a link's fields: the referenced row on the local side, the referencing rows on the other. */
-function relate(link: Link, fields: FieldNames): void {
+/** Whether a link's columns are columns (fields) of its two tables, pairwise. */
+function linkIsUsable(link: Link): boolean {
   const local = link.local.model
   const foreign = link.foreign.model
-  const localCols = link.columns.map((n) => local.columns.find((c) => c.name === n))
-  const foreignCols = link.foreignColumns.map((n) => foreign.columns.find((c) => c.name === n))
-  if (localCols.some((c) => !c) || foreignCols.some((c) => !c) || localCols.length !== foreignCols.length) return
+  return link.columns.length === link.foreignColumns.length &&
+    link.columns.every((n) => local.columns.some((c) => c.name === n)) &&
+    link.foreignColumns.every((n) => foreign.columns.some((c) => c.name === n))
+}
+
+/** The local side's field: the referenced row. */
+function relateReferenced(link: Link, fields: FieldNames): void {
+  if (!linkIsUsable(link)) return
+  const local = link.local.model
+  const foreign = link.foreign.model
   const toOne = relationFieldName(foreign.typeName, link.columns, true, link.foreign.settings.inflect, link.foreignName)
-  if (fields.claim(local, toOne)) {
-    local.relations.push({
-      field: toOne, kind: 'one', target: foreign, columns: link.columns, targetColumns: link.foreignColumns,
-      nonNull: localCols.every((c) => c!.notNull) && !link.foreign.catalog.rls && foreign.isTable && local.isTable,
-      // A foreign key references a primary key or unique constraint.
-      unique: link.real && foreign.isTable && local.isTable,
-    })
-  }
-  // One referencing row when the key is unique on the local side.
+  if (!fields.claim(local, toOne)) return
+  const localCols = link.columns.map((n) => local.columns.find((c) => c.name === n)!)
+  local.relations.push({
+    field: toOne, kind: 'one', target: foreign, columns: link.columns, targetColumns: link.foreignColumns,
+    nonNull: localCols.every((c) => c.notNull) && !link.foreign.catalog.rls && foreign.isTable && local.isTable,
+    // A foreign key references a primary key or unique constraint.
+    unique: link.real && foreign.isTable && local.isTable,
+  })
+}
+
+/** The referenced side's field: the referencing rows, one row when the key is unique on the local side. */
+function relateReferencing(link: Link, fields: FieldNames): void {
+  if (!linkIsUsable(link)) return
+  const local = link.local.model
+  const foreign = link.foreign.model
   const sorted = [...link.columns].sort().join('\0')
   const unique =
     link.local.catalog.uniques.some((u) => [...u].sort().join('\0') === sorted) ||
     [...local.primaryKey.map((c) => c.name)].sort().join('\0') === sorted
   const back = relationFieldName(local.typeName, link.foreignColumns, unique, link.local.settings.inflect, link.localName)
-  if (fields.claim(foreign, back)) {
-    foreign.relations.push({
-      field: back, kind: unique ? 'one' : 'many', target: local, columns: link.foreignColumns, targetColumns: link.columns, nonNull: false,
-      unique: unique && link.real && local.isTable,
-    })
-  }
+  if (!fields.claim(foreign, back)) return
+  foreign.relations.push({
+    field: back, kind: unique ? 'one' : 'many', target: local, columns: link.foreignColumns, targetColumns: link.columns, nonNull: false,
+    unique: unique && link.real && local.isTable,
+  })
 }
 
 /**
@@ -355,15 +383,14 @@ function functionsOf(
     if (!isValidName(field)) continue
     const returns = returnOf(f, byReltype, enumByOid)
     if (!returns) continue
-    const inArgs = f.args.filter((a) => a.mode === 'i')
-    if (inArgs.length !== f.args.length) continue
+    const inArgs = f.args.filter((a) => INPUT_MODES.has(a.mode))
     const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
     const owner = inArgs.length === 1 ? byReltype.get(inArgs[0]!.oid)?.model : undefined
     if (owner) {
       if (fields.claim(owner, field)) owner.computed.push({ ...base, args: [] })
       continue
     }
-    const args = functionArgsOf(f, settings, byReltype)
+    const args = functionArgsOf(f, inArgs, settings, byReltype)
     if (!args) continue
     const model: FunctionModel = { ...base, args }
     if (model.returns.kind === 'connection' && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.field))) continue
@@ -372,19 +399,56 @@ function functionsOf(
   return { queryFunctions, mutationFunctions }
 }
 
-/** A function's arguments; undefined when one has no name, no usable type or no valid field name. */
-function functionArgsOf(f: CatalogFunction, settings: SchemaSettings, byReltype: Map<number, PendingTable>): FunctionArgModel[] | undefined {
+/** Argument modes the caller gives a value for (in, inout); out arguments only shape the result. */
+const INPUT_MODES: ReadonlySet<string> = new Set(['i', 'b'])
+
+/**
+ * A function's arguments; undefined when one has no name, no usable type or
+ * no valid field name (the function is then left out).
+ */
+function functionArgsOf(
+  f: CatalogFunction,
+  inArgs: CatalogFunctionArg[],
+  settings: SchemaSettings,
+  byReltype: Map<number, PendingTable>,
+): FunctionArgModel[] | undefined {
+  const defaults = argDefaultsOf(f, inArgs)
   const args: FunctionArgModel[] = []
-  for (const [i, a] of f.args.entries()) {
-    const type = a.name ? valueTypeOf(a, a.typeName, null, new Map()) : undefined
-    if (!a.name || !type || type.scalar === 'Opaque' || byReltype.has(a.oid)) return undefined
-    const argField = columnFieldName(a.name, undefined, settings.inflect)
-    if (!isValidName(argField)) return undefined
-    const hasDefault = i >= f.args.length - f.nDefaults
-    args.push({ name: a.name, field: argField, type, required: !hasDefault, defaultValue: hasDefault ? defaultOf(f, i - (f.args.length - f.nDefaults)) : undefined })
+  for (const [i, a] of inArgs.entries()) {
+    const type = argTypeOf(a)
+    if (!a.name || !type || byReltype.has(a.oid)) return undefined
+    const field = columnFieldName(a.name, undefined, settings.inflect)
+    if (!isValidName(field)) return undefined
+    const d = defaults[i]!
+    args.push({ name: a.name, field, type, required: d.required, defaultValue: d.required ? undefined : d.value })
   }
   return args
 }
+
+// Enums, plain or in arrays, are left out of function signatures, as in pg_graphql.
+const isEnumish = (t: CatalogType) => t.typtype === 'e' || t.category === 'E' || t.elemTyptype === 'e'
+
+/** The GraphQL type of an argument (any type without a scalar of its own is Opaque); undefined when it has none. */
+function argTypeOf(a: CatalogFunctionArg): ValueType | undefined {
+  if (isEnumish(a)) return undefined
+  return valueTypeOf(a, castTypeOf(a), null, NO_ENUMS)
+}
+
+const NO_ENUMS = new Map<number, EnumModel>()
+
+/**
+ * The type an argument's value is cast to. format_type of a typmod-less
+ * bpchar is `character`, which is char(1) and would cut the value to one
+ * character; `bpchar` keeps it whole.
+ */
+function castTypeOf(a: CatalogFunctionArg): string {
+  if (a.oid === BPCHAR_OID) return 'bpchar'
+  if (a.oid === BPCHAR_ARRAY_OID) return 'bpchar[]'
+  return a.typeName
+}
+
+const BPCHAR_OID = 1042
+const BPCHAR_ARRAY_OID = 1014
 
 function returnOf(
   f: CatalogFunction,
@@ -397,40 +461,59 @@ function returnOf(
     if (f.returnsSet && f.rows !== 1) return { kind: 'connection', table: table.model }
     return { kind: 'row', table: table.model }
   }
-  if (f.returnsSet || r.typtype === 'p' || r.relid !== 0) return undefined
-  const type = valueTypeOf(r, r.typeName, null, enums)
   // Enum results are left out, as in pg_graphql.
-  if (!type || type.enum) return undefined
+  if (f.returnsSet || r.typtype === 'p' || r.relid !== 0 || isEnumish(r)) return undefined
+  const type = valueTypeOf(r, r.typeName, null, enums)
+  if (!type) return undefined
   return { kind: 'scalar', type }
 }
 
-/** The i-th default expression (pg_get_expr lists them comma-separated). */
-function defaultOf(f: CatalogFunction, index: number): string | undefined {
-  if (!f.defaults) return undefined
-  const parts = splitTopLevel(f.defaults)
-  const raw = parts[index]?.trim()
-  if (raw === undefined) return undefined
-  const literal = /^'((?:[^']|'')*)'::[\w ."]+$/.exec(raw)
-  if (literal) return JSON.stringify(literal[1]!.replaceAll("''", "'"))
-  if (/^-?\d+(\.\d+)?$/.test(raw) || raw === 'true' || raw === 'false') return raw
-  return undefined
+/** Whether an argument must be given, and the default introspection shows for it. */
+interface ArgDefault {
+  required: boolean
+  /** JSON text of the GraphQL default value; undefined when none is shown. */
+  value: string | undefined
 }
 
-function splitTopLevel(text: string): string[] {
-  const out: string[] = []
-  let depth = 0
-  let quoted = false
-  let start = 0
-  for (let i = 0; i < text.length; i++) {
-    const ch = text[i]
-    if (ch === "'") quoted = !quoted
-    else if (!quoted && ch === '(') depth++
-    else if (!quoted && ch === ')') depth--
-    else if (!quoted && depth === 0 && ch === ',') {
-      out.push(text.slice(start, i))
-      start = i + 1
-    }
-  }
-  out.push(text.slice(start))
+/**
+ * The defaults of the input arguments, read as pg_graphql reads them: it
+ * splits pg_get_expr's list at every comma, so a default with a comma inside
+ * (an array, a quoted string) misaligns the list, and then no argument has a
+ * default (all are required). A default is shown only when it is a plain
+ * literal of int2/int4, bool, float4/float8 or text; any other default (null,
+ * an expression) makes the argument optional without a shown default.
+ */
+function argDefaultsOf(f: CatalogFunction, inArgs: CatalogFunctionArg[]): ArgDefault[] {
+  const out: ArgDefault[] = inArgs.map(() => ({ required: true, value: undefined }))
+  if (f.nDefaults === 0 || f.defaults === null) return out
+  const texts = f.defaults.split(',')
+  if (texts.length !== f.nDefaults) return out
+  const first = inArgs.length - f.nDefaults
+  texts.forEach((text, i) => {
+    out[first + i] = { required: false, value: shownDefault(text.trim(), inArgs[first + i]!.oid) }
+  })
   return out
+}
+
+const INT32 = /^[+-]?\d+$/
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/
+
+const intDefault = (text: string) => {
+  const n = Number(text)
+  return INT32.test(text) && n >= -(2 ** 31) && n < 2 ** 31 ? String(n) : undefined
+}
+const boolDefault = (text: string) => (text === 'true' || text === 'false' ? text : undefined)
+const floatDefault = (text: string) => (FLOAT.test(text) ? String(Number(text)) : undefined)
+// pg_graphql strips commas, then quotes, from both ends of the literal: `'it''s'::text` shows as `it''s`.
+const textDefault = (text: string) =>
+  text.endsWith('::text') ? JSON.stringify(text.slice(0, -'::text'.length).replace(/^,+|,+$/g, '').replace(/^'+|'+$/g, '')) : undefined
+
+/** By argument type OID (int2, int4, bool, float4, float8, text): the shown default of a default's text. */
+const SHOWN_DEFAULTS: Record<number, (text: string) => string | undefined> = {
+  21: intDefault, 23: intDefault, 16: boolDefault, 700: floatDefault, 701: floatDefault, 25: textDefault,
+}
+
+function shownDefault(text: string, oid: number): string | undefined {
+  if (text.startsWith('NULL::')) return undefined
+  return SHOWN_DEFAULTS[oid]?.(text)
 }

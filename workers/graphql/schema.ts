@@ -3,10 +3,10 @@
 // against them. Execution does not go through graphql-js resolvers: the
 // planner turns the validated document into SQL (plan/).
 import {
-  GraphQLBoolean, GraphQLEnumType, GraphQLFloat, GraphQLID, GraphQLInputObjectType, GraphQLInt, GraphQLInterfaceType, GraphQLList,
-  GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLString,
+  GraphQLBoolean, GraphQLEnumType, GraphQLFloat, GraphQLID, GraphQLIncludeDirective, GraphQLInputObjectType, GraphQLInt,
+  GraphQLInterfaceType, GraphQLList, GraphQLNonNull, GraphQLObjectType, GraphQLSchema, GraphQLSkipDirective, GraphQLString,
   type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, type GraphQLInputFieldConfigMap, type GraphQLInputType,
-  type GraphQLOutputType, type GraphQLScalarType,
+  type GraphQLNamedType, type GraphQLOutputType, type GraphQLScalarType, type GraphQLSchemaConfig,
 } from 'graphql'
 import type { FunctionModel, Model, TableModel } from './model.ts'
 import {
@@ -54,15 +54,13 @@ const NodeInterface = new GraphQLInterfaceType({
 
 /**
  * A `<Type>Filter` input type: one field per operator of `family`, over the
- * filtered type `t`. pg_graphql leaves the fields of enum filters undescribed.
+ * filtered type `t`. pg_graphql describes the type, not its operators.
  */
 function filterInput(name: string, about: string, family: FilterFamily, t: GraphQLScalarType | GraphQLEnumType): GraphQLInputObjectType {
   const operand = (shape: OperandShape): GraphQLInputType =>
     shape === 'is' ? FilterIs : shape === 'values' || family === 'List' ? list(nn(t)) : t
   const fields: GraphQLInputFieldConfigMap = {}
-  for (const op of operatorsOf(family)) {
-    fields[op.name] = family === 'Enum' ? { type: operand(op.operand) } : { type: operand(op.operand), description: op.description }
-  }
+  for (const op of operatorsOf(family)) fields[op.name] = { type: operand(op.operand) }
   return new GraphQLInputObjectType({ name, description: `Boolean expression comparing fields on type "${about}"`, fields })
 }
 
@@ -86,10 +84,22 @@ class Builder {
   readonly connections = new Map<TableModel, GraphQLObjectType>()
   readonly filters = new Map<TableModel, GraphQLInputObjectType>()
   readonly orderBys = new Map<TableModel, GraphQLInputObjectType>()
+  /** Whether the objects of a schema (by name) are part of this build. */
+  readonly shows: (schema: string) => boolean
 
-  constructor(model: Model) {
+  constructor(model: Model, shows: (schema: string) => boolean) {
     this.model = model
-    for (const e of model.enums) this.enumType(e)
+    this.shows = shows
+    for (const e of model.enums) if (shows(e.schema)) this.enumType(e)
+  }
+
+  showsTable(table: TableModel): boolean {
+    return this.shows(table.schema)
+  }
+
+  /** Whether a function's result type is part of this build. */
+  showsResult(f: FunctionModel): boolean {
+    return f.returns.kind === 'scalar' || this.showsTable(f.returns.table)
   }
 
   enumType(e: EnumModel): GraphQLEnumType {
@@ -112,11 +122,15 @@ class Builder {
   }
 
   connectionArgs(table: TableModel): GraphQLFieldConfigArgumentMap {
-    return {
+    const args: GraphQLFieldConfigArgumentMap = {
       ...PAGING_ARGS(),
       filter: { type: this.filter(table), description: 'Filters to apply to the results set when querying from the collection' },
-      orderBy: { type: list(nn(this.orderBy(table))), description: 'Sort order to apply to the collection' },
     }
+    // graphql-js refuses an input type without fields, which pg_graphql would give a table with no orderable field.
+    if (table.columns.some((c) => isOrderable(c.type))) {
+      args.orderBy = { type: list(nn(this.orderBy(table))), description: 'Sort order to apply to the collection' }
+    }
+    return args
   }
 
   node(table: TableModel): GraphQLObjectType {
@@ -135,12 +149,13 @@ class Builder {
           fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
         }
         for (const r of table.relations) {
+          if (!this.showsTable(r.target)) continue
           fields[r.field] =
             r.kind === 'one'
               ? { type: r.nonNull ? nn(this.node(r.target)) : this.node(r.target) }
               : { type: this.connection(r.target), args: this.connectionArgs(r.target) }
         }
-        for (const f of table.computed) fields[f.field] = this.functionField(f, false)
+        for (const f of table.computed) if (this.showsResult(f)) fields[f.field] = this.functionField(f, false)
         return fields
       },
     })
@@ -268,8 +283,31 @@ class Builder {
   }
 }
 
+/**
+ * The schemas introspection answers from when only some served schemas
+ * switch it on: their part alone, as pg_graphql shows it (other schemas'
+ * types are neither listed nor found by `__type`).
+ */
+const introspectedParts = new WeakMap<GraphQLSchema, GraphQLSchema>()
+
 export function buildSchema(model: Model): GraphQLSchema {
-  const b = new Builder(model)
+  const schema = schemaOf(model, () => true)
+  const shown = model.introspectedSchemas
+  const outside = (o: { schema: string }) => !shown.has(o.schema)
+  if (model.introspection && [model.tables, model.enums, model.queryFunctions, model.mutationFunctions].some((all) => all.some(outside))) {
+    introspectedParts.set(schema, schemaOf(model, (name) => shown.has(name)))
+  }
+  return schema
+}
+
+/** The schema `__schema` and `__type` answer from. */
+export function introspectedSchemaOf(schema: GraphQLSchema): GraphQLSchema {
+  return introspectedParts.get(schema) ?? schema
+}
+
+/** The graphql-js schema of the model's objects in the schemas `shows` accepts. */
+function schemaOf(model: Model, shows: (schema: string) => boolean): GraphQLSchema {
+  const b = new Builder(model, shows)
   const query: GraphQLFieldConfigMap<unknown, unknown> = {
     node: {
       type: NodeInterface,
@@ -279,12 +317,13 @@ export function buildSchema(model: Model): GraphQLSchema {
   }
   const mutation: GraphQLFieldConfigMap<unknown, unknown> = {}
   for (const table of model.tables) {
+    if (!b.showsTable(table)) continue
     query[`${table.fieldBase}Collection`] = {
       type: nn(b.connection(table)),
       args: b.connectionArgs(table),
       description: `A pagable collection of type \`${table.typeName}\``,
     }
-    if (table.primaryKey.every((c) => !c.type.list && ['Int', 'BigInt', 'String', 'UUID'].includes(c.type.scalar ?? ''))) {
+    if (table.primaryKey.every((c) => isByPkArgument(table, c))) {
       query[`${table.fieldBase}ByPk`] = {
         type: b.node(table),
         args: Object.fromEntries(table.primaryKey.map((c) => [c.field, { type: nn(b.valueType(c.type)) }])),
@@ -305,7 +344,7 @@ export function buildSchema(model: Model): GraphQLSchema {
         args: {
           set: { type: nn(m.updateInput()), description: 'Fields that are set will be updated for all records matching the `filter`' },
           filter: { type: b.filter(table), description: "Restricts the mutation's impact to records matching the criteria" },
-          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be updated' },
+          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: AT_MOST },
         },
         description: `Updates zero or more records in the \`${table.typeName}\` collection`,
       }
@@ -315,27 +354,78 @@ export function buildSchema(model: Model): GraphQLSchema {
         type: nn(m.response('Delete')),
         args: {
           filter: { type: b.filter(table), description: "Restricts the mutation's impact to records matching the criteria" },
-          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: 'The maximum number of records in the collection permitted to be deleted' },
+          atMost: { type: nn(GraphQLInt), defaultValue: 1, description: AT_MOST },
         },
         description: `Deletes zero or more records from the \`${table.typeName}\` collection`,
       }
     }
   }
-  for (const f of model.queryFunctions) if (!(f.field in query)) query[f.field] = b.functionField(f, true)
-  for (const f of model.mutationFunctions) if (!(f.field in mutation)) mutation[f.field] = b.functionField(f, true)
+  const shown = (f: FunctionModel) => b.shows(f.schema) && b.showsResult(f)
+  for (const f of model.queryFunctions) if (!(f.field in query) && shown(f)) query[f.field] = b.functionField(f, true)
+  for (const f of model.mutationFunctions) if (!(f.field in mutation) && shown(f)) mutation[f.field] = b.functionField(f, true)
 
   const sorted = (fields: GraphQLFieldConfigMap<unknown, unknown>) =>
-    Object.fromEntries(Object.entries(fields).sort(([a], [b2]) => (a < b2 ? -1 : a > b2 ? 1 : 0)))
+    Object.fromEntries(Object.entries(fields).sort(([a], [b2]) => byCodePoint(a, b2)))
   const types = [
     ...SCALAR_FILTERS.values(), ...b.enums.values(), ...b.enumFilters.values(), FilterIs, OrderByDirection, PageInfo,
     BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
-    ...model.tables.map((t) => b.node(t)),
+    ...model.tables.filter((t) => b.showsTable(t)).map((t) => b.node(t)),
   ]
-  return new GraphQLSchema({
+  return schemaListedByName({
     query: new GraphQLObjectType({ name: 'Query', description: 'The root type for querying data', fields: sorted(query) }),
     mutation: Object.keys(mutation).length > 0
       ? new GraphQLObjectType({ name: 'Mutation', description: 'The root type for creating and mutating data', fields: sorted(mutation) })
       : undefined,
     types,
+    // The two pg_graphql knows (and lists).
+    directives: [GraphQLIncludeDirective, GraphQLSkipDirective],
   })
+}
+
+const AT_MOST = 'The maximum number of records in the collection permitted to be affected'
+
+const byCodePoint = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** A `<table>ByPk` argument: a primary key column of a type pg_graphql takes there, that is a field. */
+function isByPkArgument(table: TableModel, c: TableModel['columns'][number]): boolean {
+  return !c.type.list && ['Int', 'BigInt', 'String', 'UUID'].includes(c.type.scalar ?? '') && table.columnByField.get(c.field) === c
+}
+
+/**
+ * The schema with its types in name order, as pg_graphql lists `__schema {
+ * types }` (and `possibleTypes`). graphql-js keeps the order it meets types
+ * in, so the draft's complete list is given back to it sorted. Once per
+ * schema build, never per request.
+ */
+function schemaListedByName(config: GraphQLSchemaConfig): GraphQLSchema {
+  const draft = new GraphQLSchema(config)
+  const types: GraphQLNamedType[] = Object.values(draft.getTypeMap()).sort((a, b) => byCodePoint(a.name, b.name))
+  return new GraphQLSchema({ ...config, types })
+}
+
+/** pg_graphql's descriptions of the scalars graphql-js defines itself. */
+const BUILT_IN_SCALAR_DESCRIPTIONS: ReadonlyMap<GraphQLScalarType<unknown, unknown>, string> = new Map<GraphQLScalarType<unknown, unknown>, string>([
+  [GraphQLID, 'A globally unique identifier for a given record'],
+  [GraphQLInt, 'A scalar integer up to 32 bits'],
+  [GraphQLFloat, 'A scalar floating point value up to 32 bits'],
+  [GraphQLString, 'A string'],
+  [GraphQLBoolean, 'A value that is true or false'],
+])
+
+/**
+ * Runs `introspect` (a synchronous graphql-js execution) with pg_graphql's
+ * descriptions on ID, Int, Float, String and Boolean. graphql-js's own
+ * introspection types refer to its single instances of String and Boolean, so
+ * a schema cannot hold other scalars of those names; the instances are lent
+ * pg_graphql's descriptions for the run and given theirs back, so no other
+ * schema in the process ever sees them.
+ */
+export function withPgGraphqlScalarDescriptions<T>(introspect: () => T): T {
+  const own = new Map([...BUILT_IN_SCALAR_DESCRIPTIONS.keys()].map((t) => [t, t.description]))
+  for (const [t, description] of BUILT_IN_SCALAR_DESCRIPTIONS) t.description = description
+  try {
+    return introspect()
+  } finally {
+    for (const [t, description] of own) t.description = description
+  }
 }

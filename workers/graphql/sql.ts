@@ -88,16 +88,26 @@ export function arrayLiteral(values: SqlValues, items: readonly unknown[], type:
   return values.add(arrayText(items), `${type.sqlType}[]`)
 }
 
+/** json_build_object takes at most 100 arguments: 50 pairs. */
+const PAIRS_PER_CALL = 50
+
+function buildObject(pairs: ReadonlyArray<readonly [string, string]>): string {
+  return `json_build_object(${pairs.map(([k, v]) => `${escapeLiteral(k)}, ${v}`).join(', ')})`
+}
+
 /**
- * A JSON object of (key, SQL expression) pairs, keys kept in order.
- * json_build_object takes at most 100 arguments; wider objects are spliced as text.
+ * A JSON object of (key, SQL expression) pairs, keys kept in order. A wider
+ * object is built 50 pairs at a time and the texts spliced without their
+ * braces: every value still goes through json_build_object, which types a
+ * bare literal (`'Query'`) where to_json could not.
  */
 export function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): string {
-  if (pairs.length <= 50) {
-    return `json_build_object(${pairs.map(([k, v]) => `${escapeLiteral(k)}, ${v}`).join(', ')})`
+  if (pairs.length <= PAIRS_PER_CALL) return buildObject(pairs)
+  const inner: string[] = []
+  for (let i = 0; i < pairs.length; i += PAIRS_PER_CALL) {
+    inner.push(`left(substr(${buildObject(pairs.slice(i, i + PAIRS_PER_CALL))}::text, 2), -1)`)
   }
-  const parts = pairs.map(([k, v], i) => `${escapeLiteral(`${i === 0 ? '' : ','}${JSON.stringify(k)}:`)} || coalesce(to_json(${v})::text, 'null')`)
-  return `('{' || ${parts.join(' || ')} || '}')::json`
+  return `('{' || ${inner.join(` || ',' || `)} || '}')::json`
 }
 
 /** How a value of `type` is written into the response (pg_graphql's encodings). */
@@ -109,7 +119,8 @@ export function output(type: ValueType, expr: string): string {
     return `(case (${expr})::text ${cases.join(' ')} else (${expr})::text end)`
   }
   if (scalar === 'BigInt' || scalar === 'BigFloat') return type.list ? `(${expr})::text[]` : `(${expr})::text`
-  if (scalar === 'JSON') return type.list ? `(${expr})::text[]` : `((${expr})::jsonb #>> '{}')`
+  // A json value keeps its own text (spacing, key order); jsonb is written as jsonb prints.
+  if (scalar === 'JSON') return type.list ? `(${expr})::text[]` : `((${expr}) #>> '{}')`
   return expr
 }
 

@@ -18,9 +18,11 @@ function columnCondition(values: SqlValues, column: ColumnModel, expr: string, o
     }
     // An explicit null compares as SQL does: `x < null` is null, never true, so it
     // matches no row (as pg_graphql answers), rather than being left out and
-    // matching every row; under `not` it stays null. `is` is the way to ask for nulls.
+    // matching every row; under `not` it stays null. `is` has no SQL for a null
+    // operand, and pg_graphql refuses it.
     if (operand === null) {
-      if (op.operand !== 'is') out.push('null::boolean')
+      if (op.operand === 'is') throw graphqlErrors.isNullOperand()
+      out.push('null::boolean')
       continue
     }
     out.push(op.sql(values, expr, column.type, operand))
@@ -38,9 +40,19 @@ export function nodeIdCondition(values: SqlValues, table: TableModel, alias: str
     .join(' and ')
 }
 
-/** SQL for a `<Table>Filter` value over rows aliased `alias`; 'true' for an empty filter. */
+/** SQL for a `<Table>Filter` value over rows aliased `alias`; 'true' for a filter with no condition. */
 export function filterSql(values: SqlValues, table: TableModel, alias: string, filter: unknown): string {
-  if (filter === null || filter === undefined) return 'true'
+  return conditionsOf(values, table, alias, filter) ?? 'true'
+}
+
+/**
+ * The conditions of a filter value, undefined when it has none. As in
+ * pg_graphql, an entry with no condition (`{}`, an operator left unset, a
+ * null) counts for nothing: it is left out of `and`/`or` (so `or: [{}, x]` is
+ * `x`), and an `and`/`or`/`not` left with nothing is no condition either.
+ */
+function conditionsOf(values: SqlValues, table: TableModel, alias: string, filter: unknown): string | undefined {
+  if (filter === null || filter === undefined) return undefined
   if (typeof filter !== 'object' || Array.isArray(filter)) throw graphqlErrors.invalidInput(`${table.typeName}Filter`)
   const parts: string[] = []
   for (const [key, value] of Object.entries(filter as Record<string, unknown>)) {
@@ -49,17 +61,20 @@ export function filterSql(values: SqlValues, table: TableModel, alias: string, f
     if (column) {
       parts.push(...columnCondition(values, column, `${alias}.${ident(column.name)}`, value as Record<string, unknown>))
     } else if (key === 'and' || key === 'or') {
-      const list = (Array.isArray(value) ? value : [value]).map((f) => `(${filterSql(values, table, alias, f)})`)
-      if (list.length > 0) parts.push(`(${list.join(key === 'and' ? ' and ' : ' or ')})`)
+      const entries = (Array.isArray(value) ? value : [value])
+        .map((f) => conditionsOf(values, table, alias, f))
+        .filter((c): c is string => c !== undefined)
+      if (entries.length > 0) parts.push(entries.map((c) => `(${c})`).join(key === 'and' ? ' and ' : ' or '))
     } else if (key === 'not') {
-      const inner = filterSql(values, table, alias, value)
-      if (inner !== 'true') parts.push(`not (${inner})`)
+      const inner = conditionsOf(values, table, alias, value)
+      if (inner !== undefined) parts.push(`not (${inner})`)
     } else if (key === 'nodeId') {
+      // A null nodeId is no nodeId: refused as pg_graphql does, not ignored.
       const eq = (value as Record<string, unknown>).eq
-      if (eq !== undefined && eq !== null) parts.push(nodeIdCondition(values, table, alias, eq))
+      if (eq !== undefined) parts.push(nodeIdCondition(values, table, alias, eq))
     } else {
       throw graphqlErrors.invalidInput(`${table.typeName}Filter`)
     }
   }
-  return parts.length === 0 ? 'true' : parts.map((p) => `(${p})`).join(' and ')
+  return parts.length === 0 ? undefined : parts.map((p) => `(${p})`).join(' and ')
 }

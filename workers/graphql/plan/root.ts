@@ -1,7 +1,7 @@
 // The root fields of Query and Mutation: which generated field a name is
 // (collection, by-key lookup, node, function, insert/update/delete) and the
 // SQL that answers it.
-import type { GraphQLObjectType } from 'graphql'
+import { Kind, type GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, Model, TableModel } from '../model.ts'
 import { ident, literal, qualified } from '../sql.ts'
@@ -36,9 +36,24 @@ function rootIndex(model: Model) {
   return index
 }
 
-function callSql(ctx: PlanContext, fn: FunctionModel, args: Record<string, unknown>): string {
+/**
+ * The arguments the document gives a value: written, or a variable that has
+ * one. graphql-js fills in the others' shown defaults, but those are
+ * pg_graphql's reading of the function's defaults, so the call leaves them
+ * out and PostgreSQL applies the defaults themselves.
+ */
+function givenArguments(ctx: PlanContext, field: CollectedField): Set<string> {
+  const given = new Set<string>()
+  for (const arg of field.nodes[0]!.arguments ?? []) {
+    if (arg.value.kind !== Kind.VARIABLE || Object.hasOwn(ctx.variables, arg.value.name.value)) given.add(arg.name.value)
+  }
+  return given
+}
+
+function callSql(ctx: PlanContext, fn: FunctionModel, args: Record<string, unknown>, field: CollectedField): string {
+  const given = givenArguments(ctx, field)
   const named = fn.args
-    .filter((a) => args[a.field] !== undefined)
+    .filter((a) => given.has(a.field) && args[a.field] !== undefined)
     .map((a) => `${ident(a.name)} => ${literal(ctx.values, args[a.field], a.type)}`)
   return `${qualified(fn.schema, fn.name)}(${named.join(', ')})`
 }
@@ -59,7 +74,7 @@ export function queryFieldSql(ctx: PlanContext, type: GraphQLObjectType, field: 
   if (field.name === 'node') return nodeSql(ctx, args, field)
   const root = rootIndex(ctx.model).query.get(field.name)
   if (!root) throw graphqlErrors.unknownField(field.name, 'Query')
-  if (root.kind === 'function') return functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args), field)
+  if (root.kind === 'function') return functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args, field), field)
   const table = root.table
   const source = qualified(table.schema, table.name)
   if (root.kind === 'collection') return connectionSql(ctx, table, source, () => undefined, args, field)
@@ -76,7 +91,9 @@ export function mutationFieldSql(ctx: PlanContext, type: GraphQLObjectType, fiel
   const root = rootIndex(ctx.model).mutation.get(field.name)
   if (!root) throw graphqlErrors.unknownField(field.name, 'Mutation')
   if (root.kind === 'function') {
-    return { sql: `select 0 as n, ${functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args), field)} as data` }
+    // As JSON, so a scalar result is written as PostgreSQL writes it in a query's
+    // JSON (a date stays "2023-07-29"), never parsed by the driver into a JS value.
+    return { sql: `select 0 as n, to_json(${functionResultSql(ctx, type, root.fn, callSql(ctx, root.fn, args, field), field)}) as data` }
   }
   if (root.kind === 'insert') return insertSql(ctx, root.table, args, field)
   if (root.kind === 'update') return updateSql(ctx, root.table, args, field)

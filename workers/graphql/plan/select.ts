@@ -4,15 +4,32 @@
 // computed only when selected; nested collections are correlated subqueries,
 // and a to-one relation is a LATERAL join of the query that reads its parent
 // row (a subquery run per row costs PostgreSQL noticeably more than a join).
+//
+// Every subquery that adds a column of the engine's own (a row number, a
+// found flag) beside a table's columns names all of them itself (`c1`, `c2`,
+// `n`, `e`): a table may have a column of any name, so a name the engine
+// picks could otherwise be one of the table's.
 import type { GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, RelationModel, TableModel } from '../model.ts'
-import { base64JsonArray, ident, jsonObject, output, qualified, text, type SqlValues } from '../sql.ts'
+import { base64JsonArray, ident, jsonObject, qualified, output, text, type SqlValues } from '../sql.ts'
 import { argumentsOf, collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { decodeCursor, itemSql, type DecodedArray } from './cursor.ts'
 import { filterSql } from './filter.ts'
 
 type Sets = ReturnType<typeof subSelections>
+
+/** How SQL reads one row: its columns by name, and the whole row (the argument of a computed field). */
+export interface RowRef {
+  column(name: string): string
+  /** Present when the row is read whole, as every row of a table with computed fields is (rowColumns). */
+  whole?: string
+}
+
+/** A row that is a table alias or a composite value: `row."column"`. */
+function rowRef(row: string): RowRef {
+  return { column: (name) => `${row}.${ident(name)}`, whole: row }
+}
 
 function objectType(ctx: PlanContext, name: string): GraphQLObjectType {
   return ctx.schema.getType(name) as GraphQLObjectType
@@ -23,15 +40,17 @@ function unknown(field: CollectedField, typeName: string): never {
 }
 
 /**
- * JSON of one row of `table`, the row being the SQL expression `row`. To-one
- * relations add their LATERAL joins to `joins`, which the caller appends to
- * the FROM clause that defines `row`, in order.
+ * JSON of one row of `table`: `row` is a RowRef or the SQL of the row (an
+ * alias or a composite). To-one relations add their LATERAL joins to
+ * `joins`, which the caller appends to the FROM clause that defines the row,
+ * in order.
  */
-export function recordSql(ctx: PlanContext, table: TableModel, row: string, sets: Sets, joins: string[]): string {
+export function recordSql(ctx: PlanContext, table: TableModel, row: RowRef | string, sets: Sets, joins: string[]): string {
+  const ref = typeof row === 'string' ? rowRef(row) : row
   const type = objectType(ctx, table.typeName)
   const pairs: [string, string][] = []
   for (const field of collectFields(ctx, table.typeName, sets, ['Node'])) {
-    pairs.push([field.key, recordFieldSql(ctx, table, type, row, field, joins)])
+    pairs.push([field.key, recordFieldSql(ctx, table, type, ref, field, joins)])
   }
   return jsonObject(pairs)
 }
@@ -41,23 +60,23 @@ export function withJoins(from: string, joins: readonly string[]): string {
   return joins.length === 0 ? from : `${from} ${joins.join(' ')}`
 }
 
-function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObjectType, row: string, field: CollectedField, joins: string[]): string {
+function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObjectType, row: RowRef, field: CollectedField, joins: string[]): string {
   if (field.name === '__typename') return text(table.typeName)
   if (field.name === 'nodeId') {
-    return base64JsonArray([`${text(table.schema)}::text`, `${text(table.name)}::text`, ...table.primaryKey.map((c) => `${row}.${ident(c.name)}`)])
+    return base64JsonArray([`${text(table.schema)}::text`, `${text(table.name)}::text`, ...table.primaryKey.map((c) => row.column(c.name))])
   }
   const column = table.columnByField.get(field.name)
-  if (column) return output(column.type, `${row}.${ident(column.name)}`)
+  if (column) return output(column.type, row.column(column.name))
   const relation = table.relations.find((r) => r.field === field.name)
   if (relation) return relationSql(ctx, type, row, relation, field, joins)
   const computed = table.computed.find((f) => f.field === field.name)
-  if (computed) return functionResultSql(ctx, type, computed, `${qualified(computed.schema, computed.name)}(${row})`, field)
+  if (computed) return functionResultSql(ctx, type, computed, `${qualified(computed.schema, computed.name)}(${row.whole!})`, field)
   return unknown(field, table.typeName)
 }
 
-function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: string, relation: RelationModel, field: CollectedField, joins: string[]): string {
+function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: RowRef, relation: RelationModel, field: CollectedField, joins: string[]): string {
   const join = (alias: string) =>
-    relation.targetColumns.map((c, i) => `${alias}.${ident(c)} = ${row}.${ident(relation.columns[i]!)}`).join(' and ')
+    relation.targetColumns.map((c, i) => `${alias}.${ident(c)} = ${row.column(relation.columns[i]!)}`).join(' and ')
   const source = qualified(relation.target.schema, relation.target.name)
   if (relation.kind === 'one') {
     const x = nextAlias(ctx, 'x')
@@ -67,24 +86,34 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: strin
       joins.push(`left join ${source} ${x} on ${join(x)}`)
       return `case when ${x}.${ident(relation.targetColumns[0]!)} is not null then ${recordSql(ctx, relation.target, x, sets, joins)} end`
     }
-    // A view's declared key promises nothing: take the first match. "0e" tells a found row from none.
+    // A view's declared key promises nothing: take the first match. `e` tells a found row from none.
     const a = nextAlias(ctx, 'a')
     const columns = rowColumns(relation.target, a)
-    joins.push(`left join lateral (select true as "0e", ${columns.select} from ${source} ${a} where ${join(a)} limit 1) ${x} on true`)
-    return `case when ${x}."0e" then ${recordSql(ctx, relation.target, columns.rowOf(x), sets, joins)} end`
+    joins.push(`left join lateral (select true as e, ${columns.select} from ${source} ${a} where ${join(a)} limit 1) ${x} on true`)
+    return `case when ${x}.e then ${recordSql(ctx, relation.target, columns.rowOf(x), sets, joins)} end`
   }
   return connectionSql(ctx, relation.target, source, join, argumentsOf(ctx, parentType, field), field)
 }
 
 /**
  * What a subquery over `table` (aliased `alias`) selects, and how the outer
- * query reads its columns. Plain columns when the table has no computed
- * fields: a whole-row composite costs PostgreSQL a tuple built and taken
- * apart again for every field read. A computed field takes the row itself.
+ * query reads its rows. Plain columns when the table has no computed fields
+ * (a whole-row composite costs PostgreSQL a tuple built and taken apart
+ * again for every field read), named by position so that the subquery's own
+ * columns beside them (`n`, `e`) cannot meet a table column of that name. A
+ * computed field takes the row itself, as `r`.
  */
-export function rowColumns(table: TableModel, alias: string): { select: string; rowOf: (outer: string) => string } {
-  if (table.computed.length > 0 || table.columns.length === 0) return { select: `${alias} as r`, rowOf: (outer) => `(${outer}.r)` }
-  return { select: table.columns.map((c) => `${alias}.${ident(c.name)}`).join(', '), rowOf: (outer) => outer }
+export function rowColumns(table: TableModel, alias: string): { select: string; rowOf: (outer: string) => RowRef } {
+  if (table.computed.length > 0 || table.readColumns.length === 0) {
+    return { select: `${alias} as r`, rowOf: (outer) => rowRef(`(${outer}.r)`) }
+  }
+  // A relation's own columns are read too: a foreign key column need not be a field.
+  const names = new Set([...table.readColumns.map((c) => c.name), ...table.relations.flatMap((r) => r.columns)])
+  const position = new Map([...names].map((name, i) => [name, `c${i + 1}`]))
+  return {
+    select: [...position].map(([name, as]) => `${alias}.${ident(name)} as ${as}`).join(', '),
+    rowOf: (outer) => ({ column: (name) => `${outer}.${position.get(name)!}` }),
+  }
 }
 
 /** JSON of the single row of `table` that `rest` (from/where, alias `alias`) finds, or null when there is none. */
@@ -121,19 +150,23 @@ const FLIP: Record<Direction, Direction> = {
   DescNullsLast: 'AscNullsFirst',
 }
 
-function orderSql(alias: string, items: OrderItem[], reverse: boolean): string {
+function orderSql(column: (name: string) => string, items: OrderItem[], reverse: boolean): string {
   return items
-    .map(({ column, direction }) => {
+    .map(({ column: c, direction }) => {
       const d = reverse ? FLIP[direction] : direction
-      return `${alias}.${ident(column.name)} ${d.startsWith('Asc') ? 'asc' : 'desc'} nulls ${d.endsWith('First') ? 'first' : 'last'}`
+      return `${column(c.name)} ${d.startsWith('Asc') ? 'asc' : 'desc'} nulls ${d.endsWith('First') ? 'first' : 'last'}`
     })
     .join(', ')
 }
 
-/** Rows strictly after the cursor in `items` order (strictly before with `reverse`). Never null. */
+/**
+ * Rows strictly after the cursor in `items` order (strictly before with
+ * `reverse`). Never null. A cursor shorter than the order compares its
+ * leading columns only, as pg_graphql's does.
+ */
 function keysetSql(values: SqlValues, alias: string, items: OrderItem[], cursor: DecodedArray, reverse: boolean): string {
   const disjuncts: string[] = []
-  items.forEach((item, i) => {
+  items.slice(0, cursor.items.length).forEach((item, i) => {
     const col = `${alias}.${ident(item.column.name)}`
     const value = (k: number) => itemSql(values, cursor, k, items[k]!.column.type.sqlType)
     const equal = items.slice(0, i).map((prev, k) => (cursor.items[k] === null ? `${alias}.${ident(prev.column.name)} is null` : `${alias}.${ident(prev.column.name)} = ${value(k)}`))
@@ -162,9 +195,84 @@ function pagingError(args: Record<string, unknown>): void {
   for (const k of ['first', 'last', 'offset']) if (has(k) && (args[k] as number) < 0) throw graphqlErrors.notUnsigned(k)
 }
 
+function orderItems(table: TableModel, args: Record<string, unknown>): OrderItem[] {
+  const order: OrderItem[] = []
+  for (const entry of (args.orderBy as Record<string, Direction>[] | null | undefined) ?? []) {
+    for (const [key, direction] of Object.entries(entry)) {
+      const column = table.columnByField.get(key)
+      if (!column) throw graphqlErrors.invalidInput(`${table.typeName}OrderBy`)
+      if (direction) order.push({ column, direction })
+    }
+  }
+  for (const column of table.primaryKey) order.push({ column, direction: 'AscNullsLast' })
+  return order
+}
+
+/** One connection's page, as the SQL of its fields sees it. */
+interface Page {
+  backward: boolean
+  limit: number
+  offset: number
+  /** The rows strictly after the cursor, in the page's direction, when there is a cursor. */
+  keyset: string | undefined
+  /** Whether a row of the filtered set meets `condition` (SQL over the base alias). */
+  exists: (condition: string) => string
+  /** The page subquery's row number and how rows are told to be in the page. */
+  n: string
+  inPage: string
+  cursorOf: () => string
+}
+
+/**
+ * pageInfo as pg_graphql answers it. Ahead (in the page's direction) there
+ * is more when the rows after the cursor outnumber offset + limit: the page
+ * subquery reads one row more than that. Behind, there is more when the
+ * set's first row (its last, paging backwards) is not on the page: with no
+ * offset and room for a row, that is when a row is at or before the cursor;
+ * an offset or `first: 0` also leaves rows after the cursor off the page.
+ */
+function pageInfoSql(ctx: PlanContext, page: Page, field: CollectedField): string {
+  const more = `count(*) > ${page.offset + page.limit}`
+  const atOrBeforeCursor = page.keyset ? page.exists(`not ${page.keyset}`) : undefined
+  const skipsRows = page.offset > 0 || page.limit === 0
+  const behind = !skipsRows
+    ? (atOrBeforeCursor ?? 'false')
+    : atOrBeforeCursor
+      ? `(count(*) > 0 or ${atOrBeforeCursor})`
+      : 'count(*) > 0'
+  const next = page.backward ? behind : more
+  const previous = page.backward ? more : behind
+  const cursorAt = (fromEnd: boolean) =>
+    `(array_agg(${page.cursorOf()} order by ${page.n}${fromEnd !== page.backward ? ' desc' : ''}) filter (where ${page.inPage}))[1]`
+  const pairs: [string, string][] = collectFields(ctx, 'PageInfo', subSelections(field)).map((e) => {
+    if (e.name === '__typename') return [e.key, `'PageInfo'`]
+    if (e.name === 'hasNextPage') return [e.key, next]
+    if (e.name === 'hasPreviousPage') return [e.key, previous]
+    if (e.name === 'startCursor') return [e.key, cursorAt(false)]
+    if (e.name === 'endCursor') return [e.key, cursorAt(true)]
+    throw graphqlErrors.unknownPageInfoField()
+  })
+  return jsonObject(pairs)
+}
+
+/** Where a connection field's value comes from: the page, one scan of the whole filtered set, or neither. */
+type Part = 'page' | 'set' | 'none'
+
+interface ConnectionPart {
+  key: string
+  sql: string
+  part: Part
+}
+
 /**
  * JSON of a connection over `source` (a table or a set-returning call),
  * rows limited by `join` (a correlation to the parent row) and the arguments.
+ *
+ * The page's fields are aggregates over the page subquery (`group by ()`
+ * makes that one row even when no field aggregates, as `pageInfo {
+ * hasPreviousPage }` alone does not). totalCount and aggregate are read from
+ * one scan of the filtered set together, whatever number of them is
+ * selected; with both kinds the two one-row results are joined.
  */
 export function connectionSql(
   ctx: PlanContext,
@@ -180,16 +288,7 @@ export function connectionSql(
   const backward = (last !== undefined && last !== null) || (args.before !== undefined && args.before !== null)
   const limit = Math.min(first ?? last ?? table.maxRows, table.maxRows)
   const offset = (args.offset as number | null | undefined) ?? 0
-
-  const order: OrderItem[] = []
-  for (const entry of (args.orderBy as Record<string, Direction>[] | null | undefined) ?? []) {
-    for (const [key, direction] of Object.entries(entry)) {
-      const column = table.columnByField.get(key)
-      if (!column) throw graphqlErrors.invalidInput(`${table.typeName}OrderBy`)
-      if (direction) order.push({ column, direction })
-    }
-  }
-  for (const column of table.primaryKey) order.push({ column, direction: 'AscNullsLast' })
+  const order = orderItems(table, args)
 
   const a = nextAlias(ctx, 'a')
   const base = [join(a), filterSql(ctx.values, table, a, args.filter)].filter((c): c is string => c !== undefined && c !== 'true')
@@ -197,98 +296,119 @@ export function connectionSql(
   let keyset: string | undefined
   if (cursorText !== undefined && cursorText !== null) {
     const cursor = decodeCursor(cursorText)
-    if (cursor.items.length !== order.length) throw graphqlErrors.cursorMismatch()
+    if (cursor.items.length > order.length) throw graphqlErrors.cursorMismatch()
     keyset = keysetSql(ctx.values, a, order, cursor, backward)
   }
   const where = (conditions: string[]) => (conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '')
+  const baseColumn = (name: string) => `${a}.${ident(name)}`
 
   const connType = `${table.typeName}Connection`
   const fields = collectFields(ctx, connType, subSelections(field))
-  const needsPage = fields.some((f) => f.name === 'edges' || f.name === 'pageInfo')
   const p = nextAlias(ctx, 'p')
   const columns = rowColumns(table, a)
   const row = columns.rowOf(p)
-  // The row number's name cannot clash with a column's: generated names never start with a digit.
-  const n = `${p}."0n"`
+  const n = `${p}.n`
   const inPage = offset > 0 ? `${n} > ${offset} and ${n} <= ${offset + limit}` : `${n} <= ${limit}`
-  const outputOrder = `${n}${backward ? ' desc' : ''}`
-  const cursorOf = () => base64JsonArray(order.map((o) => `${row}.${ident(o.column.name)}`))
-  const exists = (extra: string) => `exists(select 1 from ${source} ${a}${where([...base, extra])})`
-
+  const page: Page = {
+    backward,
+    limit,
+    offset,
+    keyset,
+    exists: (condition) => `exists(select 1 from ${source} ${a}${where([...base, condition])})`,
+    n,
+    inPage,
+    cursorOf: () => base64JsonArray(order.map((o) => row.column(o.column.name))),
+  }
   // One row past the page tells pageInfo whether there is more; without
   // pageInfo that row is never read, and fetching it can cost a long scan.
   const lookahead = fields.some((f) => f.name === 'pageInfo') ? 1 : 0
   // Row numbers are needed for offsets and pageInfo; a plain page is ordered by its keys.
   const numbered = lookahead === 1 || offset > 0
 
-  const pairs: [string, string][] = []
+  const parts: ConnectionPart[] = []
   const joins: string[] = []
   for (const f of fields) {
     if (f.name === '__typename') {
-      pairs.push([f.key, text(connType)])
+      parts.push({ key: f.key, sql: text(connType), part: 'none' })
     } else if (f.name === 'edges') {
       const edgeType = `${table.typeName}Edge`
       const edgePairs: [string, string][] = collectFields(ctx, edgeType, subSelections(f)).map((e) => {
         if (e.name === '__typename') return [e.key, text(edgeType)]
-        if (e.name === 'cursor') return [e.key, cursorOf()]
+        if (e.name === 'cursor') return [e.key, page.cursorOf()]
         if (e.name === 'node') return [e.key, recordSql(ctx, table, row, subSelections(e), joins)]
-        return unknown(e, edgeType)
+        throw graphqlErrors.unknownEdgeField()
       })
-      pairs.push([
-        f.key,
-        numbered
-          ? `coalesce(json_agg(${jsonObject(edgePairs)} order by ${outputOrder}) filter (where ${inPage}), '[]'::json)`
-          : `coalesce(json_agg(${jsonObject(edgePairs)} order by ${orderSql(row, order, false)}), '[]'::json)`,
-      ])
+      const edges = numbered
+        ? `json_agg(${jsonObject(edgePairs)} order by ${n}${backward ? ' desc' : ''}) filter (where ${inPage})`
+        : `json_agg(${jsonObject(edgePairs)} order by ${orderSql(row.column, order, false)})`
+      parts.push({ key: f.key, sql: `coalesce(${edges}, '[]'::json)`, part: 'page' })
     } else if (f.name === 'pageInfo') {
-      const more = `count(*) > ${offset + limit}`
-      const cursorAt = (fromEnd: boolean) =>
-        `(array_agg(${cursorOf()} order by ${n}${fromEnd !== backward ? ' desc' : ''}) filter (where ${inPage}))[1]`
-      const previous = backward ? more : keyset ? exists(`not ${keyset}`) : offset > 0 ? exists('true') : 'false'
-      const next = backward ? (keyset ? exists(`not ${keyset}`) : 'false') : more
-      const infoPairs: [string, string][] = collectFields(ctx, 'PageInfo', subSelections(f)).map((e) => {
-        if (e.name === '__typename') return [e.key, `'PageInfo'`]
-        if (e.name === 'hasNextPage') return [e.key, next]
-        if (e.name === 'hasPreviousPage') return [e.key, previous]
-        if (e.name === 'startCursor') return [e.key, cursorAt(false)]
-        if (e.name === 'endCursor') return [e.key, cursorAt(true)]
-        return unknown(e, 'PageInfo')
-      })
-      pairs.push([f.key, jsonObject(infoPairs)])
+      parts.push({ key: f.key, sql: pageInfoSql(ctx, page, f), part: 'page' })
     } else if (f.name === 'totalCount' && table.totalCount) {
-      pairs.push([f.key, `(select count(*) from ${source} ${a}${where(base)})::int`])
+      parts.push({ key: f.key, sql: 'count(*)::int', part: 'set' })
     } else if (f.name === 'aggregate' && table.aggregate) {
-      pairs.push([f.key, aggregateSql(ctx, table, source, a, where(base), f)])
+      parts.push({ key: f.key, sql: aggregateSql(ctx, table, a, f), part: 'set' })
     } else {
-      unknown(f, connType)
+      throw f.name === 'aggregate' ? graphqlErrors.aggregateDisabled() : graphqlErrors.unknownConnectionField()
     }
   }
-  const page = !needsPage
-    ? undefined
-    : numbered
-      ? `select ${columns.select}, row_number() over (order by ${orderSql(a, order, backward)}) as "0n" from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${offset + limit + lookahead}`
-      : `select ${columns.select} from ${source} ${a}${where(keyset ? [...base, keyset] : base)} order by ${orderSql(a, order, backward)} limit ${limit}`
-  return `(select ${jsonObject(pairs)} ${withJoins(`from (${page ?? 'select null as r, 0 as "0n" limit 0'}) ${p}`, joins)})`
+
+  const pageRows = () => {
+    const keyed = where(keyset ? [...base, keyset] : base)
+    const sorted = orderSql(baseColumn, order, backward)
+    return numbered
+      ? `select ${columns.select}, row_number() over (order by ${sorted}) as n from ${source} ${a}${keyed} order by ${sorted} limit ${offset + limit + lookahead}`
+      : `select ${columns.select} from ${source} ${a}${keyed} order by ${sorted} limit ${limit}`
+  }
+  const fromPage = () => `${withJoins(`from (${pageRows()}) ${p}`, joins)} group by ()`
+  return connectionObjectSql(ctx, parts, fromPage, `from ${source} ${a}${where(base)}`)
 }
 
-function aggregateSql(ctx: PlanContext, table: TableModel, source: string, a: string, where: string, field: CollectedField): string {
+/**
+ * The connection's object from its parts, in selection order: page parts
+ * aggregate the page (`fromPage`), set parts the filtered set (`fromSet`),
+ * each source read once, in a one-row subquery whose columns (`v<i>`, the
+ * part's position) the object reads when both kinds are selected.
+ */
+function connectionObjectSql(ctx: PlanContext, parts: ConnectionPart[], fromPage: () => string, fromSet: string): string {
+  const columnsOf = (part: Part) => parts.flatMap((x, i) => (x.part === part ? [`${x.sql} as v${i}`] : [])).join(', ')
+  const object = (read: (x: ConnectionPart, i: number) => string) => jsonObject(parts.map((x, i) => [x.key, read(x, i)]))
+  const hasPage = parts.some((x) => x.part === 'page')
+  const hasSet = parts.some((x) => x.part === 'set')
+  if (!hasSet) return hasPage ? `(select ${object((x) => x.sql)} ${fromPage()})` : `(select ${object((x) => x.sql)})`
+  const s = nextAlias(ctx, 's')
+  const setRow = `(select ${columnsOf('set')} ${fromSet}) ${s}`
+  if (!hasPage) return `(select ${object((x, i) => (x.part === 'set' ? `${s}.v${i}` : x.sql))} from ${setRow})`
+  const q = nextAlias(ctx, 'q')
+  const read = (x: ConnectionPart, i: number) => (x.part === 'set' ? `${s}.v${i}` : x.part === 'page' ? `${q}.v${i}` : x.sql)
+  return `(select ${object(read)} from (select ${columnsOf('page')} ${fromPage()}) ${q}, ${setRow})`
+}
+
+const AGGREGATE_FUNCTIONS: Record<string, string> = { sum: 'sum', avg: 'avg', min: 'min', max: 'max' }
+
+/**
+ * JSON of `aggregate` over the rows of alias `a`, as pg_graphql builds it:
+ * each value is the JSON of PostgreSQL's own aggregate (a sum of integers
+ * is a number, min of a timestamp its JSON text), not the column's
+ * encoding in a record (where bigint and numeric are strings).
+ */
+function aggregateSql(ctx: PlanContext, table: TableModel, a: string, field: CollectedField): string {
   const aggType = `${table.typeName}Aggregate`
   const pairs: [string, string][] = collectFields(ctx, aggType, subSelections(field)).map((f) => {
     if (f.name === '__typename') return [f.key, text(aggType)]
     if (f.name === 'count') return [f.key, 'count(*)::int']
-    const fn = ({ sum: 'sum', avg: 'avg', min: 'min', max: 'max' } as Record<string, string>)[f.name]
-    if (!fn) return unknown(f, aggType)
+    const fn = AGGREGATE_FUNCTIONS[f.name]
     const resultType = `${table.typeName}${f.name[0]!.toUpperCase()}${f.name.slice(1)}AggregateResult`
+    // A table without numeric columns has no sum or avg (schema.ts).
+    const resultFields = fn ? objectType(ctx, resultType)?.getFields() : undefined
+    if (!resultFields) throw graphqlErrors.unknownAggregateSelection(f.name, aggType)
     const inner: [string, string][] = collectFields(ctx, resultType, subSelections(f)).map((c) => {
       if (c.name === '__typename') return [c.key, text(resultType)]
       const column = table.columnByField.get(c.name)
-      if (!column || !(objectType(ctx, resultType)?.getFields()[c.name])) {
-        throw graphqlErrors.unknownField(c.name, resultType)
-      }
-      const expr = `${fn}(${a}.${ident(column.name)})`
-      return [c.key, fn === 'sum' || fn === 'avg' ? `(${expr})::text` : output(column.type, expr)]
+      if (!column || !resultFields[c.name]) throw graphqlErrors.unknownAggregateField(c.name, resultType)
+      return [c.key, `${fn}(${a}.${ident(column.name)})`]
     })
     return [f.key, jsonObject(inner)]
   })
-  return `(select ${jsonObject(pairs)} from ${source} ${a}${where})`
+  return jsonObject(pairs)
 }
