@@ -130,3 +130,38 @@ export function mappingsOf(directive: Directive): Map<string, string> {
   }
   return out
 }
+
+/** `{"limits": {"fields": <int>, "rows": <int>}}` on a schema (SPEC 2.4). */
+export interface DocumentLimits {
+  fields: number | undefined
+  rows: number | undefined
+}
+
+export function limitsOf(directive: Directive): DocumentLimits | undefined {
+  const value = directive.limits
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'object' || Array.isArray(value)) throw graphqlErrors.directiveShape(`invalid type: ${unexpected(value)}, expected struct Limits`)
+  return { fields: optionalU64(value, 'fields'), rows: optionalU64(value, 'rows') }
+}
+
+/** `{"allowlist": {"table": "<schema.table>", "roles": [...]}}` on a schema (SPEC 2.4). */
+export interface Allowlist {
+  schema: string
+  table: string
+  /** The roles held to the list; anon and authenticated unless listed. */
+  roles: string[]
+}
+
+export function allowlistOf(directive: Directive, defaultSchema: string): Allowlist | undefined {
+  const value = directive.allowlist
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'object' || Array.isArray(value)) throw graphqlErrors.directiveShape(`invalid type: ${unexpected(value)}, expected struct Allowlist`)
+  const table = optionalString(value, 'table')
+  if (table === undefined) throw graphqlErrors.directiveShape('missing field `table`')
+  const dot = table.indexOf('.')
+  return {
+    schema: dot === -1 ? defaultSchema : table.slice(0, dot),
+    table: dot === -1 ? table : table.slice(dot + 1),
+    roles: optionalStringList(value, 'roles') ?? ['anon', 'authenticated'],
+  }
+}

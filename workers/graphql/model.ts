@@ -4,13 +4,24 @@
 // schema (validation, introspection) and the SQL planner read this model.
 import type { Catalog, CatalogFunction, CatalogFunctionArg, CatalogTable, CatalogType } from './catalog.ts'
 import {
-  descriptionOf, enabled, foreignKeysOf, isTrue, mappingsOf, optionalString, optionalStringList, optionalU64, parseDirective,
-  type Directive,
+  allowlistOf, descriptionOf, enabled, foreignKeysOf, isTrue, limitsOf, mappingsOf, optionalString, optionalStringList, optionalU64,
+  parseDirective, type Allowlist, type Directive, type DocumentLimits,
 } from './directives.ts'
 import { baseTypeName, columnFieldName, functionFieldName, isValidName, lowerFirst, relationFieldName } from './names.ts'
 import { valueTypeOf, type EnumModel, type ValueType } from './types.ts'
 
 export const DEFAULT_MAX_ROWS = 30
+
+/**
+ * SPEC 2.4's optional additions that a table turns on or off for itself with
+ * `{"<name>": {"enabled": true|false}}`, else inherits from its schema's comment.
+ */
+export const TABLE_FEATURES = ['relationFilters', 'orderByRelated', 'upsert', 'distinctOn', 'enumArrays'] as const
+export type TableFeature = (typeof TABLE_FEATURES)[number]
+
+/** The optional additions only a schema's comment turns on: they apply to everything served from it. */
+export const SCHEMA_FEATURES = ['domains', 'composites', 'functionShapes', 'postgis', 'explain', 'schemaReport'] as const
+export type SchemaFeature = (typeof SCHEMA_FEATURES)[number]
 
 export interface ColumnModel {
   name: string
@@ -79,6 +90,10 @@ export interface TableModel {
   maxRows: number
   totalCount: boolean
   aggregate: boolean
+  /** The optional additions on for this table (its comment, else its schema's). */
+  features: ReadonlySet<TableFeature>
+  /** False when the table's comment says `{"root": {"enabled": false}}`: no Query fields of its own. */
+  root: boolean
   canInsert: boolean
   canUpdate: boolean
   canDelete: boolean
@@ -99,6 +114,12 @@ export interface Model {
   /** The served schemas (by name) whose comment switches introspection on: only their part is introspected. */
   introspectedSchemas: ReadonlySet<string>
   validation: boolean
+  /** The schema-only additions on, per served schema (by name). */
+  schemaFeatures: ReadonlyMap<string, ReadonlySet<SchemaFeature>>
+  /** The document limits: the smallest each served schema sets. */
+  limits: DocumentLimits | undefined
+  /** The first served schema's allowlist (in search path order). */
+  allowlist: Allowlist | undefined
 }
 
 interface SchemaSettings {
@@ -106,6 +127,10 @@ interface SchemaSettings {
   maxRows: number
   introspection: boolean
   validation: boolean
+  tableFeatures: ReadonlySet<TableFeature>
+  features: ReadonlySet<SchemaFeature>
+  limits: DocumentLimits | undefined
+  allowlist: Allowlist | undefined
 }
 
 interface PendingTable {
@@ -142,7 +167,31 @@ export function buildModel(catalog: Catalog): Model {
     introspection: schemaSettings.some((s) => s.introspection),
     introspectedSchemas: new Set(catalog.schemas.filter((s) => settingsBySchema.get(s.oid)!.introspection).map((s) => s.name)),
     validation: schemaSettings.length === 0 || schemaSettings.every((s) => s.validation),
+    schemaFeatures: new Map(catalog.schemas.map((s) => [s.name, settingsBySchema.get(s.oid)!.features])),
+    limits: smallestLimits(schemaSettings),
+    allowlist: schemaSettings.find((s) => s.allowlist !== undefined)?.allowlist,
   }
+}
+
+function smallestLimits(settings: SchemaSettings[]): DocumentLimits | undefined {
+  const set = settings.map((s) => s.limits).filter((l): l is DocumentLimits => l !== undefined)
+  if (set.length === 0) return undefined
+  const least = (key: keyof DocumentLimits) => {
+    const values = set.map((l) => l[key]).filter((v): v is number => v !== undefined)
+    return values.length === 0 ? undefined : Math.min(...values)
+  }
+  return { fields: least('fields'), rows: least('rows') }
+}
+
+/** The additions `directive` turns on, starting from `inherited`: each key it names decides for itself. */
+function featuresOf<F extends string>(directive: Directive, names: readonly F[], inherited: ReadonlySet<F>): Set<F> {
+  const on = new Set(inherited)
+  for (const name of names) {
+    const flag = enabled(directive, name)
+    if (flag === true) on.add(name)
+    else if (flag === false) on.delete(name)
+  }
+  return on
 }
 
 /** Each schema's settings, from its comment directive. */
@@ -156,6 +205,10 @@ function schemaSettingsOf(catalog: Catalog): Map<number, SchemaSettings> {
       maxRows: optionalU64(d, 'max_rows') ?? DEFAULT_MAX_ROWS,
       introspection: isTrue(d, 'introspection'),
       validation: !(typeof validation === 'object' && validation !== null && !Array.isArray(validation) && validation.enabled === false),
+      tableFeatures: featuresOf(d, TABLE_FEATURES, new Set()),
+      features: featuresOf(d, SCHEMA_FEATURES, new Set()),
+      limits: limitsOf(d),
+      allowlist: allowlistOf(d, schema.name),
     })
   }
   return settingsBySchema
@@ -247,6 +300,8 @@ function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<numbe
       maxRows,
       totalCount: enabled(directive, 'totalCount') === true,
       aggregate: enabled(directive, 'aggregate') === true,
+      features: featuresOf(directive, TABLE_FEATURES, settings.tableFeatures),
+      root: enabled(directive, 'root') !== false,
       canInsert: t.canInsert,
       canUpdate: t.canUpdate,
       canDelete: t.canDelete,
