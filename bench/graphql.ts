@@ -39,6 +39,12 @@ const SETUP = `
   insert into post (author_id, title, score, owner)
     select 1 + g % 200, 'post ' || g, g % 100, case when g % 3 = 0 then '${USER}'::uuid end from generate_series(1, 20000) g;
   comment on table post is e'@graphql({"totalCount": {"enabled": true}, "aggregate": {"enabled": true}})';
+  comment on table author is e'@graphql({"relationFilters": {"enabled": true}})';
+  -- orderByRelated for Baseplane; PostGraphile orders by a related count through a computed column marked orderable
+  -- (an inlinable SQL function: its count subquery lands in PostGraphile's ORDER BY as it does in Baseplane's).
+  comment on schema public is e'@graphql({"orderByRelated": {"enabled": true}})';
+  create function author_post_count(a author) returns bigint stable language sql as $$ select (select count(*) from post p where p.author_id = a.id) $$;
+  comment on function author_post_count(author) is e'@behavior +orderBy';
   alter table post enable row level security;
   create policy visible on post for select using (owner is null or owner = auth.uid());
   analyze;
@@ -54,9 +60,19 @@ const QUERIES = {
     postgraphile: `{ allPosts(first: 20, orderBy: PRIMARY_KEY_ASC) { edges { node { id title authorByAuthorId { id name postsByAuthorId(first: 3, orderBy: PRIMARY_KEY_ASC) { edges { node { id title } } } } } } } }`,
   },
   // PostGraphile has no aggregates without a plugin: it answers totalCount and the page only.
+  // Authors with a post scoring 85 or more (30 of 200): an EXISTS over each author's posts, under the posts' RLS.
+  relationFilteredPage: {
+    baseplane: `{ authorCollection(first: 30, filter: {postCollection: {some: {score: {gte: 85}}}}, orderBy: [{id: AscNullsLast}]) { edges { node { id name } } } }`,
+    postgraphile: `{ allAuthors(first: 30, filter: {postsByAuthorId: {some: {score: {greaterThanOrEqualTo: 85}}}}, orderBy: PRIMARY_KEY_ASC) { edges { node { id name } } } }`,
+  },
   'counts (+aggregate on bp only)': {
     baseplane: `{ postCollection(first: 30, filter: {score: {gt: 50}}, orderBy: [{id: AscNullsLast}]) { totalCount aggregate { count sum { score } avg { score } max { score } } edges { node { id title score } } } }`,
     postgraphile: `{ allPosts(first: 30, filter: {score: {greaterThan: 50}}, orderBy: PRIMARY_KEY_ASC) { totalCount edges { node { id title score } } } }`,
+  },
+  // Authors by their number of visible posts (a count per author, all 200 counted before the page is cut), key for ties.
+  orderedByRelatedCount: {
+    baseplane: `{ authorCollection(first: 30, orderBy: [{postCollection: {count: DescNullsLast}}]) { edges { node { id name } } } }`,
+    postgraphile: `{ allAuthors(first: 30, orderBy: [POST_COUNT_DESC, PRIMARY_KEY_ASC]) { edges { node { id name } } } }`,
   },
 }
 
@@ -169,7 +185,7 @@ try {
         return { pgSettings: { role: who.role, 'request.jwt.claims': JSON.stringify(who.claims) } }
       },
     },
-    schema: { pgForbidSetofFunctionsToReturnNull: false },
+    schema: { pgForbidSetofFunctionsToReturnNull: false, connectionFilterRelations: true },
   }
   const pgl = postgraphile(preset as never)
   const { schema, resolvedPreset } = await pgl.getSchemaResult()

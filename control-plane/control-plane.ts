@@ -18,6 +18,7 @@ import {
   type ProjectDatabaseNames,
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
+import { releaseProjectRoles } from './project-roles.ts'
 import { addServer, DEFAULT_SERVER, listServers, placeProject, type AddServerInput, type DatabaseServer } from './servers.ts'
 import { isRef } from '../lib/refs.ts'
 
@@ -181,7 +182,9 @@ export class ControlPlane {
     const project = await this.get(ref)
     await this.catalogue.query('delete from baseplane.projects where ref = $1', [ref])
     await this.changed()
-    await dropProjectDatabase(await this.serverUrl(project.dbServer), namesOf(project))
+    const serverUrl = await this.serverUrl(project.dbServer)
+    await dropProjectDatabase(serverUrl, namesOf(project))
+    await releaseProjectRoles(this, project, serverUrl)
   }
 
   async setPlan(ref: string, plan: string): Promise<ProjectRecord> {

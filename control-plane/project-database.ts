@@ -17,7 +17,8 @@ export interface ProjectDatabaseNames {
 }
 
 
-async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+/** Runs `work` on a connection of its own to `url` (a server's admin URL), closed afterwards. */
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane' })
   client.on('error', () => {})
   await client.connect()

@@ -135,6 +135,7 @@ export class DataPlane {
               baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain),
               jwtSecret: project.jwtSecret,
               authSettings: project.authSettings,
+              projectRoles: project.projectRoles,
             }
           : undefined
       context = auth ?? common

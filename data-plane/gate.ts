@@ -1,8 +1,9 @@
 // The project gate: which key was sent, and who the caller is. The apikey must
 // be exactly one of the project's two keys; the Bearer token must verify with
-// the project's secret (HS256 only) and name one of the API roles.
+// the project's secret (HS256 only) and name one of the API roles or one of
+// the project's own roles (`baseplane projects roles`).
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import { isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
+import { API_ROLES, isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { verifyJwt } from '../lib/jwt.ts'
 
@@ -63,13 +64,20 @@ export class Gate {
     const cached = this.cachedIdentity(project, apikey, authorization)
     if (cached !== undefined) return cached
     const claims = await verifyJwt(project.jwtSecret, token)
-    if (!isApiRole(claims.role)) throw platformErrors.badJwt('role claim must be anon, authenticated or service_role')
-    const identity: RequestIdentity = { role: claims.role, claims }
+    const role = claims.role
+    if (!isApiRole(role) && !(typeof role === 'string' && project.projectRoles.includes(role))) throw platformErrors.badJwt(roleRefusal(project))
+    const identity: RequestIdentity = { role, claims }
     const tokens = this.#keysOf(project).tokens
     if (tokens.size >= MAX_TOKENS_PER_PROJECT) tokens.clear()
     tokens.set(token, { identity, expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity })
     return identity
   }
+}
+
+/** Names every role a token of the project may carry, so a refused caller knows what would pass. */
+function roleRefusal(project: ProjectRecord): string {
+  const accepted = [...API_ROLES, ...project.projectRoles]
+  return `role claim must be ${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}`
 }
 
 function tokenOf(apikey: string, authorization: string | undefined): string {

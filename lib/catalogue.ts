@@ -29,6 +29,11 @@ export interface ProjectRecord {
   authSettings: Record<string, unknown>
   /** The API roles' timeouts: the operator's overrides (catalogue column role_timeouts) over the defaults. */
   roleTimeouts: RoleTimeouts
+  /**
+   * The project's own API roles (`baseplane projects roles`), sorted: roles
+   * besides anon, authenticated and service_role that its tokens may name.
+   */
+  projectRoles: string[]
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -41,7 +46,8 @@ export interface ProjectRecord {
 const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
-  p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.version, p.created_at, s.admin_url, s.connection_budget`
+  p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.version, p.created_at, s.admin_url, s.connection_budget,
+  array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles`
 
 interface Row {
   ref: string
@@ -60,6 +66,7 @@ interface Row {
   push_enabled: boolean
   auth_settings: Record<string, unknown>
   role_timeouts: StoredRoleTimeouts
+  project_roles: string[]
   version: string
   created_at: Date
   admin_url: string | null
@@ -103,6 +110,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     pushEnabled: row.push_enabled,
     authSettings: row.auth_settings,
     roleTimeouts: resolveRoleTimeouts(row.role_timeouts),
+    projectRoles: row.project_roles,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

@@ -66,6 +66,7 @@ export const platformErrors = {
     new BaseplaneError('invalid_api_key', 'Invalid API key', 401, 'Send this project\'s anon or service_role key in the apikey header.'),
   badJwt: (reason: string) => new BaseplaneError('bad_jwt', `Invalid JWT: ${reason}`, 401),
   unknownProject: (ref: string) => new BaseplaneError('project_not_found', `Project "${ref}" not found`, 404),
+  unknownProjectRole: (ref: string, role: string) => new BaseplaneError('role_not_found', `Project "${ref}" has no role "${role}"`, 404),
   noProject: () =>
     new BaseplaneError('project_not_found', 'No project in the request: use <ref>.<base domain> or the /project/<ref>/ prefix', 404),
   notFound: (path: string) => new BaseplaneError('not_found', `No route for ${path}`, 404),

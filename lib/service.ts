@@ -29,6 +29,8 @@ export interface AuthProjectContext extends ProjectContext {
   jwtSecret: string
   /** Stored auth settings as the control plane saved them (workers/auth applies defaults). */
   authSettings: Record<string, unknown>
+  /** The project's own API roles, which the admin API may give a user besides authenticated. */
+  projectRoles: readonly string[]
 }
 
 export interface ServiceRequest<Project extends ProjectContext = ProjectContext> {

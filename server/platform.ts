@@ -20,6 +20,7 @@ import { startPushActorThread } from '../workers/push/actor-thread.ts'
 import { adminApi } from '../control-plane/admin-api.ts'
 import { authAdminRoutes } from '../control-plane/auth-settings.ts'
 import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
+import { projectRoleRoutes } from '../control-plane/project-roles.ts'
 import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
@@ -67,7 +68,7 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
 
 /** The platform's own routes: the admin API, then the dashboard. */
 function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string): PlatformRoutes {
-  const api = adminApi(controlPlane, addressing, adminToken, [...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane)])
+  const api = adminApi(controlPlane, addressing, adminToken, [...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane)])
   const pages = dashboard(controlPlane, addressing, adminToken)
   return async (request) => (await api(request)) ?? (await pages(request))
 }

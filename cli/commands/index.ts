@@ -5,8 +5,9 @@ import { mailCommands } from './mail.ts'
 import { keyCommands } from './keys.ts'
 import { projectCommands } from './projects.ts'
 import { pushCommands } from './push.ts'
+import { roleCommands } from './roles.ts'
 import { serverCommands } from './servers.ts'
 import { startCommand } from './start.ts'
 import { timeoutCommands } from './timeouts.ts'
 
-export const commands: Command[] = [startCommand, ...projectCommands, ...timeoutCommands, ...keyCommands, ...authCommands, ...mailCommands, ...pushCommands, ...serverCommands]
+export const commands: Command[] = [startCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...mailCommands, ...pushCommands, ...serverCommands]

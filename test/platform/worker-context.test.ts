@@ -20,11 +20,12 @@ t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
 
 t.test('Auth gets its settings, the JWT secret and the base URL', async (t) => {
   const context = dataPlane.contextOf(project.record, 'auth')
-  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'ref', 'roleTimeouts', 'version'])
+  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectRoles', 'ref', 'roleTimeouts', 'version'])
   t.match(context, {
     ref: project.ref,
     jwtSecret: project.record.jwtSecret,
     authSettings: project.record.authSettings,
+    projectRoles: [],
     baseUrl: baseUrlOf(project.ref, platform.config.publicUrl, platform.config.baseDomain),
   })
 })

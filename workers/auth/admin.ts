@@ -46,6 +46,22 @@ function bool(body: Record<string, unknown>, name: string): boolean {
   return body[name] === true
 }
 
+/**
+ * The `role` to give a user: absent or "" keeps the current one (GoTrue sets
+ * only a non-empty role). GoTrue takes any string; here it must be a role the
+ * gate accepts for a signed-in user, so an admin cannot mint service_role
+ * sessions or tokens every request would refuse.
+ */
+function userRoleOf(req: AuthRequest, body: Record<string, unknown>): string | undefined {
+  const role = str(body, 'role')
+  if (role === undefined || role === '') return undefined
+  const allowed = ['authenticated', ...req.raw.project.projectRoles]
+  if (!allowed.includes(role)) {
+    throw authErrors.validation(`role must be ${allowed.length === 1 ? 'authenticated' : `one of ${allowed.join(', ')}`} (add roles with baseplane projects roles), got "${role}"`)
+  }
+  return role
+}
+
 function passwordHashOf(req: AuthRequest, body: Record<string, unknown>): string | null | undefined {
   const password = str(body, 'password')
   const hash = str(body, 'password_hash')
@@ -93,6 +109,7 @@ export async function createUser(req: AuthRequest): Promise<ServiceResponse> {
   const email = normalizeEmail(rawEmail)
   const encrypted = passwordHashOf(req, body)
   const banned = banUntil(str(body, 'ban_duration'))
+  const role = userRoleOf(req, body)
   const user = await transaction(req.pool, async (client) => {
     if (await userByEmail(client, email)) throw authErrors.emailExists()
     const userId = await insertUser(client, {
@@ -105,6 +122,7 @@ export async function createUser(req: AuthRequest): Promise<ServiceResponse> {
       bannedUntil: banned ?? null,
     })
     if (bool(body, 'email_confirm')) await confirmEmail(client, userId)
+    if (role !== undefined) await setRole(client, userId, role)
     await audit(client, req, userId, 'user_signedup', { provider: 'email', via: 'admin' })
     return userOr404(client, userId)
   })
@@ -126,6 +144,7 @@ export async function updateUser(req: AuthRequest, id: string): Promise<ServiceR
   if (str(body, 'phone')) throw authErrors.phoneDisabled()
   const encrypted = passwordHashOf(req, body)
   const banned = banUntil(str(body, 'ban_duration'))
+  const role = userRoleOf(req, body)
   const user = await transaction(req.pool, async (client) => {
     const current = await userOr404(client, id)
     if (email !== undefined && email !== current.email) {
@@ -143,7 +162,6 @@ export async function updateUser(req: AuthRequest, id: string): Promise<ServiceR
       await setBannedUntil(client, id, banned)
       if (banned !== null) await deleteSessionsOfUser(client, id)
     }
-    const role = str(body, 'role')
     if (role !== undefined) await setRole(client, id, role)
     await audit(client, req, id, 'user_modified', { via: 'admin' })
     return userOr404(client, id)

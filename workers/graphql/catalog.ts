@@ -61,6 +61,12 @@ export interface CatalogTable {
   primaryKey: string[] | null
   /** Column sets of unique, non-partial, plain-column indexes (primary key included). */
   uniques: string[][]
+  /**
+   * Primary key and unique constraints that can arbitrate `on conflict on
+   * constraint` (not deferrable), by name: upsert's conflict targets. Unique
+   * indexes that are no constraint (partial, on expressions) cannot be named there.
+   */
+  uniqueConstraints: { name: string; columns: string[] }[]
   foreignKeys: CatalogForeignKey[]
 }
 
@@ -96,6 +102,35 @@ export interface CatalogEnum {
   labels: string[]
 }
 
+export interface CatalogDomain {
+  oid: number
+  /** The type the domain is over (itself a domain for a domain over a domain), typmod included in typeName. */
+  base: CatalogType & { typeName: string; maxChars: number | null }
+}
+
+export interface CatalogCompositeAttribute extends CatalogType {
+  name: string
+  typeName: string
+  maxChars: number | null
+  comment: string | null
+}
+
+export interface CatalogComposite {
+  oid: number
+  schemaOid: number
+  schema: string
+  name: string
+  comment: string | null
+  attributes: CatalogCompositeAttribute[]
+}
+
+export interface CatalogGeoType {
+  oid: number
+  name: 'geometry' | 'geography'
+  /** The extension's schema: its functions are called qualified, whatever the search path. */
+  schema: string
+}
+
 export interface CatalogSchema {
   oid: number
   name: string
@@ -107,6 +142,12 @@ export interface Catalog {
   tables: CatalogTable[]
   enums: CatalogEnum[]
   functions: CatalogFunction[]
+  /** Every domain of the database (a column may use one from any schema): its base type, one step down. */
+  domains: CatalogDomain[]
+  /** The stand-alone composite types (`create type ... as (...)`) of the served schemas. */
+  composites: CatalogComposite[]
+  /** PostGIS's `geometry` and `geography` types, where the extension is installed (else empty). */
+  postgis?: CatalogGeoType[]
 }
 
 const typeFields = (alias: string, elemAlias: string) =>
@@ -167,6 +208,15 @@ select pg_catalog.json_build_object(
           group by i.indexrelid
         ) u
       ),
+      'uniqueConstraints', (
+        select coalesce(json_agg(json_build_object(
+          'name', u.conname,
+          'columns', (select array_agg(a.attname order by k.ord) from unnest(u.conkey) with ordinality k(attnum, ord)
+                      join pg_catalog.pg_attribute a on a.attrelid = u.conrelid and a.attnum = k.attnum)
+        ) order by u.conname), '[]')
+        from pg_catalog.pg_constraint u
+        where u.conrelid = c.oid and u.contype in ('p', 'u') and not u.condeferrable
+      ),
       'foreignKeys', (
         select coalesce(json_agg(json_build_object(
           'oid', f.oid::int8, 'name', f.conname, 'comment', pg_catalog.obj_description(f.oid, 'pg_constraint'),
@@ -193,6 +243,46 @@ select pg_catalog.json_build_object(
     from pg_catalog.pg_type t
     join served s on s.oid = t.typnamespace
     where t.typtype = 'e' and pg_catalog.has_type_privilege(t.oid, 'USAGE')
+  ),
+  'domains', (
+    select coalesce(json_agg(json_build_object(
+      'oid', d.oid::int8,
+      'base', json_build_object(${typeFields('t', 'et')}, 'typeName', pg_catalog.format_type(d.typbasetype, d.typtypmod),
+                                'maxChars', case when d.typbasetype in (1042, 1043) and d.typtypmod > 4 then d.typtypmod - 4 end)
+    ) order by d.oid), '[]')
+    from pg_catalog.pg_type d
+    join pg_catalog.pg_type t on t.oid = d.typbasetype
+    left join pg_catalog.pg_type et on et.oid = t.typelem and t.typcategory = 'A'
+    where d.typtype = 'd'
+  ),
+  'composites', (
+    select coalesce(json_agg(json_build_object(
+      'oid', t.oid::int8, 'schemaOid', s.oid::int8, 'schema', s.nspname, 'name', t.typname,
+      'comment', pg_catalog.obj_description(t.oid, 'pg_type'),
+      'attributes', (
+        select coalesce(json_agg(json_build_object(
+          'name', a.attname, ${typeFields('ty', 'ety')},
+          'typeName', pg_catalog.format_type(a.atttypid, a.atttypmod),
+          'maxChars', case when a.atttypid in (1042, 1043) and a.atttypmod > 4 then a.atttypmod - 4 end,
+          'comment', pg_catalog.col_description(t.typrelid, a.attnum)
+        ) order by a.attnum), '[]')
+        from pg_catalog.pg_attribute a
+        join pg_catalog.pg_type ty on ty.oid = a.atttypid
+        left join pg_catalog.pg_type ety on ety.oid = ty.typelem and ty.typcategory = 'A'
+        where a.attrelid = t.typrelid and a.attnum > 0 and not a.attisdropped
+      )
+    ) order by s.pos, t.typname), '[]')
+    from pg_catalog.pg_type t
+    join served s on s.oid = t.typnamespace
+    join pg_catalog.pg_class c on c.oid = t.typrelid and c.relkind = 'c'
+    where t.typtype = 'c' and pg_catalog.has_type_privilege(t.oid, 'USAGE')
+  ),
+  'postgis', (
+    select coalesce(json_agg(json_build_object('oid', t.oid::int8, 'name', t.typname, 'schema', n.nspname)), '[]')
+    from pg_catalog.pg_extension x
+    join pg_catalog.pg_namespace n on n.oid = x.extnamespace
+    join pg_catalog.pg_type t on t.typnamespace = x.extnamespace and t.typname in ('geometry', 'geography')
+    where x.extname = 'postgis'
   ),
   'functions', (
     select coalesce(json_agg(json_build_object(

@@ -80,6 +80,25 @@ export const graphqlErrors = {
   // Mutations (pg_graphql's texts).
   updateTooMany: () => e('at_most', 'update impacts too many records'),
   deleteTooMany: () => e('at_most', 'delete impacts too many records'),
+  // Upsert (SPEC 2.4 `upsert`; texts are ours: pg_graphql has no upsert).
+  upsertFilterWithoutUpdate: () =>
+    e('invalid_input', 'onConflict.filter needs updateFields: without them an existing record is left as it is, so there is nothing to filter'),
+  // Schema `limits` (SPEC 2.4; texts are ours, naming the limit and the figure).
+  overFieldLimit: (count: number, max: number) => e('limits', `Query selects ${count} fields, over the limit of ${max}`),
+  overRowLimit: (count: number, max: number) => e('limits', `Query selects ${count} rows, over the limit of ${max}`),
+  // Schema `allowlist` and persisted queries. The first three are Apollo's
+  // words, and the codes of the first two go out as `extensions.code`, so
+  // Apollo Client's persisted-query link knows what to do (see index.ts).
+  persistedQueryNotFound: () => e('PERSISTED_QUERY_NOT_FOUND', 'PersistedQueryNotFound'),
+  persistedQueryNotSupported: () => e('PERSISTED_QUERY_NOT_SUPPORTED', 'PersistedQueryNotSupported'),
+  persistedQueryHashMismatch: () => e('persisted_query_hash', 'provided sha does not match query'),
+  notAllowlisted: (role: string, hash: string) =>
+    e('not_allowlisted', `Document is not on the allowlist: role ${role} may only run stored documents (this one's SHA-256 is ${hash})`),
+  storedDocumentHash: (hash: string) => e('allowlist_hash', `The allowlist's document for hash ${hash} does not have that SHA-256`),
+  // PostGIS (SPEC 2.4 `postgis`; texts are ours, in pg_graphql's "Invalid input for" shape).
+  badGeoJson: () =>
+    e('invalid_input', 'Invalid input for GeoJSON type. Expected a GeoJSON geometry (an object, or its JSON text): Point, LineString, Polygon, MultiPoint, MultiLineString, MultiPolygon or GeometryCollection with valid coordinates'),
+  negativeDistance: () => e('invalid_input', 'Invalid input for GeoJSONDWithinInput type. distance must be zero or more'),
   // The project database cannot be reached (HTTP 503 with Retry-After; the cause goes to the log).
   databaseUnavailable: () => e('database_unavailable', 'The project database is unavailable; try again shortly'),
   // Anything else: the cause goes to the log, never into the response.

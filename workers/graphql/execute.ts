@@ -9,6 +9,8 @@ import {
 import type pg from 'pg'
 import type { SchemaEntry } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
+import { explainSql, planOf, type ExplainedStatement } from './explain.ts'
+import { checkCount, countOperation } from './limits.ts'
 import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
 import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema.ts'
@@ -60,6 +62,8 @@ export interface RunOptions {
   trailer: string
   /** The role the statements run as (names the query's prepared statement). */
   role: string
+  /** With the schema's `explain` on and asked for: each statement run is added here, with its plan. */
+  explain?: ExplainedStatement[]
 }
 
 /** A query operation planned into one SQL expression, and how to finish its result. */
@@ -87,6 +91,16 @@ function planContext(entry: SchemaEntry, document: DocumentNode, operation: Oper
   }
 }
 
+/** The schema's `limits` (limits.ts), held before any SQL of the operation is planned or run. */
+function holdToLimits(entry: SchemaEntry, operation: OperationDefinitionNode, ctx: PlanContext): void {
+  const limits = entry.model.limits
+  if (limits === undefined) return
+  const pageOf = (typeName: string) =>
+    typeName.endsWith('Connection') ? entry.model.tableByTypeName.get(typeName.slice(0, -'Connection'.length))?.maxRows : undefined
+  const error = checkCount(countOperation(entry.schema, operation, ctx.fragments, ctx.variables, pageOf), limits)
+  if (error) throw error
+}
+
 /**
  * Plans a query operation without running anything; undefined for a mutation
  * (mutations run statement by statement, see runOperation).
@@ -100,6 +114,7 @@ export function planQuery(
   const operation = selectOperation(document, operationName)
   if (operation.operation === 'mutation') return undefined
   const ctx = planContext(entry, document, operation, rawVariables)
+  holdToLimits(entry, operation, ctx)
   const rootType = entry.schema.getQueryType() as GraphQLObjectType
   const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
   const sqlPairs: [string, string][] = []
@@ -137,12 +152,20 @@ export async function runOperation(
       return planned.finish({})
     }
     const call = preparedCall(client, options.role, `select ${planned.data} as data`, planned.params)
+    if (options.explain) {
+      // Its own round trip first, so a statement that then fails has its plan in the answer.
+      const explained = await client.query([...call.before, explainSql(call.execute)].join('; '))
+      options.explain.push({ sql: `select ${planned.data} as data`, params: planned.params, plan: planOf(lastResult(explained)) })
+      const results = (await client.query(`${call.execute}; ${options.trailer}`)) as unknown as pg.QueryResult[]
+      return planned.finish(results[0]!.rows[0]!.data as Record<string, unknown>)
+    }
     const results = (await client.query([...call.before, call.execute, options.trailer].join('; '))) as unknown as pg.QueryResult[]
     return planned.finish(results[call.before.length]!.rows[0]!.data as Record<string, unknown>)
   }
 
   const operation = selectOperation(document, operationName)
   const ctx = planContext(entry, document, operation, rawVariables)
+  holdToLimits(entry, operation, ctx)
   const rootType = entry.schema.getMutationType() as GraphQLObjectType | null
   if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
   const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
@@ -153,6 +176,7 @@ export async function runOperation(
       continue
     }
     const statement = mutationFieldSql(ctx, rootType, field)
+    if (options.explain) options.explain.push({ sql: statement.sql, params: [], plan: planOf(await client.query(explainSql(statement.sql))) })
     const { rows } = await client.query<{ n: number; data: unknown }>(statement.sql)
     const row = rows[0]!
     if (statement.atMost !== undefined && row.n > statement.atMost) throw statement.tooMany!()
@@ -160,4 +184,9 @@ export async function runOperation(
   }
   await client.query(options.trailer)
   return data
+}
+
+/** The last result of a simple-protocol round trip (pg answers one statement with a result, several with an array). */
+function lastResult(answer: pg.QueryResult | pg.QueryResult[]): pg.QueryResult {
+  return Array.isArray(answer) ? answer[answer.length - 1]! : answer
 }

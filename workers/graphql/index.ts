@@ -8,11 +8,15 @@
 import type pg from 'pg'
 import { SchemaCache, metaColumns, PROBE_SQL, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
+import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
+import { asks, type ExplainedStatement } from './explain.ts'
+import { reportedSchemas, schemaReport } from './schema-report.ts'
 import { isStatementMismatch, preparedCall, resync } from './statements.ts'
 
 export interface GraphqlRequest {
-  query: string
+  /** The document; may be left out when `extensions.persistedQuery.sha256Hash` names a stored one. */
+  query?: string | null
   variables?: Record<string, unknown> | null
   operationName?: string | null
   extensions?: Record<string, unknown> | null
@@ -20,9 +24,21 @@ export interface GraphqlRequest {
 
 export interface GraphqlErrorItem {
   message: string
+  /** Only on Apollo's persisted-query refusals: `{code: "PERSISTED_QUERY_NOT_FOUND"}`. */
+  extensions?: { code: string }
 }
 
-export type GraphqlResponse = { data: Record<string, unknown> } | { data: null; errors: GraphqlErrorItem[] }
+/** What the schema's `explain` and `schemaReport` add when the request asks for them (SPEC 2.4). */
+export type ResponseExtensions = Record<string, unknown>
+
+export type GraphqlResponse =
+  | { data: Record<string, unknown>; extensions?: ResponseExtensions }
+  | { data: null; errors: GraphqlErrorItem[]; extensions?: ResponseExtensions }
+  // Apollo's persisted-query refusals carry no `data`, as Apollo Server answers them.
+  | { data?: undefined; errors: GraphqlErrorItem[] }
+
+/** Errors answered in Apollo's shape, their code under `extensions` (Apollo Client retries or stops hashing on them). */
+const APOLLO_CODES: ReadonlySet<string> = new Set(['PERSISTED_QUERY_NOT_FOUND', 'PERSISTED_QUERY_NOT_SUPPORTED'])
 
 export interface ResolveOptions {
   /** Schema cache to use; by default one per process. */
@@ -65,7 +81,7 @@ const SAVEPOINT = 'baseplane_graphql'
 
 export { SchemaCache, GraphqlError, graphqlErrors }
 
-function failure(messages: string[]): GraphqlResponse {
+function failure(messages: string[]): { data: null; errors: GraphqlErrorItem[] } {
   return { data: null, errors: messages.map((message) => ({ message })) }
 }
 
@@ -110,7 +126,12 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
 }
 
 async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions, mayRetry: boolean): Promise<GraphqlResponse> {
-  if (typeof request?.query !== 'string' || request.query.length === 0) return failure([graphqlErrors.noQuery().message])
+  const hasQuery = typeof request?.query === 'string' && request.query.length > 0
+  // Apollo's persisted query: the hash alone stands for a stored document (allowlist.ts).
+  const persistedHash = persistedHashOf(request?.extensions)
+  if (!hasQuery && (persistedHash === undefined || (request?.query !== undefined && request.query !== null && request.query !== ''))) {
+    return failure([graphqlErrors.noQuery().message])
+  }
   const variables = request.variables ?? {}
   if (typeof variables !== 'object' || Array.isArray(variables)) return failure([graphqlErrors.badVariables().message])
   const cache = options.cache ?? defaultCache
@@ -127,7 +148,9 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
   const setup = options.setup ? `${options.setup}; ` : ''
   const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
-  if (speculationKey !== undefined) {
+  // A stored document to read, or extensions asking for more than data, take the ordinary path.
+  const plain = hasQuery && persistedHash === undefined && !asks(request.extensions, 'explain') && !asks(request.extensions, 'schemaReport')
+  if (speculationKey !== undefined && plain) {
     const answer = await speculate(client, cache, speculationKey, request, variables, options.setup, metaColumns(hasVersion), probe.db)
     if (answer !== undefined) return answer
   }
@@ -136,25 +159,47 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   if (speculationKey !== undefined) lastMeta.set(speculationKey, meta)
   const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
   const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
+  // Filled only once the document may run: a refused one learns nothing more.
+  let extensions: ResponseExtensions | undefined
   try {
     const built = await cache.get(client, serverOf(client), meta)
     if ('error' in built) throw built.error
-    const prepared = built.documents.prepare(built.schema, request.query, built.model.validation, built.model.introspection)
+    const model = built.model
+    const query = persistedHash !== undefined || restricts(model.allowlist, meta.role)
+      ? await allowedDocument(client, model.allowlist, meta.role, hasQuery ? request.query! : undefined, persistedHash)
+      : request.query!
+    // Off unless a served schema turns it on; asked for while off, the extension is ignored, as pg_graphql ignores extensions.
+    let explain: ExplainedStatement[] | undefined
+    if (asks(request.extensions, 'explain') && [...model.schemaFeatures.values()].some((on) => on.has('explain'))) {
+      explain = []
+      extensions = { explain }
+    }
+    const reported = asks(request.extensions, 'schemaReport') ? reportedSchemas(model) : []
+    if (reported.length > 0) (extensions ??= {}).schemaReport = await schemaReport(client, model, reported)
+    const prepared = built.documents.prepare(built.schema, query, model.validation, model.introspection)
     if (prepared.errors.length > 0) throw new RequestErrors(prepared.errors)
-    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done, role: meta.role })
-    return { data }
+    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done, role: meta.role, explain })
+    return extensions ? { data, extensions } : { data }
   } catch (error) {
     await client.query(undo).catch(() => {})
     if (mayRetry && isStatementMismatch(error)) {
       await resync(client)
       return resolveOnce(client, request, options, false)
     }
-    if (error instanceof RequestErrors) return failure(error.messages)
-    if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
-    if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
-    options.onInternalError?.(error)
-    return failure([graphqlErrors.internal().message])
+    if (GraphqlError.is(error) && APOLLO_CODES.has(error.code)) return { errors: [{ message: error.message, extensions: { code: error.code } }] }
+    const answer = failed(error, options)
+    // A failing request is when a plan or the report helps most.
+    return extensions ? { ...answer, extensions } : answer
   }
+}
+
+/** The answer to a failure: the request's own errors as they are, anything else as an internal error. */
+function failed(error: unknown, options: ResolveOptions): { data: null; errors: GraphqlErrorItem[] } {
+  if (error instanceof RequestErrors) return failure(error.messages)
+  if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
+  if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
+  options.onInternalError?.(error)
+  return failure([graphqlErrors.internal().message])
 }
 
 /**
@@ -181,9 +226,11 @@ async function speculate(
   const last = lastMeta.get(key)
   const built = last ? cache.peek(serverOf(client), last) : undefined
   if (!last || !built || 'error' in built) return undefined
+  // A role held to the allowlist has its document looked up first: the ordinary path.
+  if (restricts(built.model.allowlist, last.role)) return undefined
   let planned
   try {
-    const prepared = built.documents.prepare(built.schema, request.query, built.model.validation, built.model.introspection)
+    const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
     if (prepared.errors.length > 0) return undefined
     planned = planQuery(built, prepared.document!, request.operationName, variables)
   } catch {

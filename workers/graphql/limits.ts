@@ -27,7 +27,12 @@
 // again under another name is another subquery, where a repeated field is
 // merged), so they get the tighter ceiling; 500 still allows batching
 // hundreds of lookups by alias in one request.
-import { Kind, Lexer, Source, TokenKind, type DocumentNode, type FragmentDefinitionNode, type SelectionSetNode } from 'graphql'
+import {
+  getArgumentValues, getDirectiveValues, getNamedType, GraphQLIncludeDirective, GraphQLSkipDirective, isCompositeType, isInterfaceType, isObjectType,
+  Kind, Lexer, SchemaMetaFieldDef, Source, TokenKind, TypeMetaFieldDef,
+  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode, type GraphQLCompositeType, type GraphQLField,
+  type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode,
+} from 'graphql'
 import { graphqlErrors, type GraphqlError } from './errors.ts'
 
 export const MAX_DEPTH = 32
@@ -168,5 +173,121 @@ export function checkLimits(document: DocumentNode): GraphqlError | undefined {
     if (m.depth > MAX_DEPTH) return graphqlErrors.tooDeep(MAX_DEPTH)
     if (m.size > MAX_SELECTIONS) return graphqlErrors.tooLarge(MAX_SELECTIONS)
   }
+  return undefined
+}
+
+// The schema's own `limits {fields, rows}` (SPEC 2.4), counted on the
+// operation as it will run: after validation and variable coercion (a
+// variable may set `first`, `@skip` or `@include`), before any SQL.
+//
+// Fields: every response key of every selection set, once per place it
+// appears in the answer's shape (not per row): fragments are spread where
+// they are used, fields merged under one key count once, `__typename`
+// counts, skipped fields do not. Fields under type conditions all count (an
+// upper bound: which of `... on A`/`... on B` applies is known only per row).
+//
+// Rows: each collection (a `<Type>Connection` field, wherever it is) counts
+// its page, `first` or `last` capped at the table's `max_rows`, multiplied by
+// the pages of the collections it is nested in; single rows (`<table>ByPk`,
+// to-one relations, `node`) and mutation `records` are not pages and count
+// nothing. Both walks are bounded: checkLimits has already held the expanded
+// document to MAX_SELECTIONS.
+
+export interface DocumentCount {
+  fields: number
+  rows: number
+}
+
+interface Collected {
+  parent: GraphQLCompositeType
+  nodes: FieldNode[]
+}
+
+function includedNode(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>): boolean {
+  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
+  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
+}
+
+/** What the operation selects: response keys and rows (see above). */
+export function countOperation(
+  schema: GraphQLSchema,
+  operation: OperationDefinitionNode,
+  fragments: ReadonlyMap<string, FragmentDefinitionNode>,
+  variables: Record<string, unknown>,
+  pageOf: (connectionType: string) => number | undefined,
+): DocumentCount {
+  const count: DocumentCount = { fields: 0, rows: 0 }
+  const root = schema.getRootType(operation.operation)
+  if (!root) return count
+
+  const collect = (parent: GraphQLCompositeType, sets: readonly SelectionSetNode[]): Map<string, Collected> => {
+    const out = new Map<string, Collected>()
+    const visited = new Set<string>()
+    const walk = (type: GraphQLCompositeType, set: SelectionSetNode) => {
+      for (const s of set.selections) {
+        if (!includedNode(s, variables)) continue
+        if (s.kind === Kind.FIELD) {
+          const key = s.alias?.value ?? s.name.value
+          const existing = out.get(key)
+          if (existing) existing.nodes.push(s)
+          else out.set(key, { parent: type, nodes: [s] })
+        } else if (s.kind === Kind.INLINE_FRAGMENT) {
+          walk(conditionType(schema, s.typeCondition?.name.value) ?? type, s.selectionSet)
+        } else if (!visited.has(s.name.value)) {
+          visited.add(s.name.value)
+          const fragment = fragments.get(s.name.value)
+          if (fragment) walk(conditionType(schema, fragment.typeCondition.name.value) ?? type, fragment.selectionSet)
+        }
+      }
+    }
+    for (const set of sets) walk(parent, set)
+    return out
+  }
+
+  const visit = (parent: GraphQLCompositeType, sets: readonly SelectionSetNode[], around: number) => {
+    for (const [, field] of collect(parent, sets)) {
+      count.fields += 1
+      const node = field.nodes[0]!
+      const def = fieldDefOf(schema, field.parent, node.name.value)
+      if (!def) continue
+      const type = getNamedType(def.type)
+      let inner = around
+      const page = pageOf(type.name)
+      if (page !== undefined) {
+        let args: Record<string, unknown> = {}
+        try {
+          args = getArgumentValues(def, node, variables)
+        } catch {
+          // Validation off and a bad argument: the planner reports it; count the full page.
+        }
+        const asked = (args.first ?? args.last) as number | null | undefined
+        inner = around * (typeof asked === 'number' && asked >= 0 ? Math.min(asked, page) : page)
+        count.rows += inner
+      }
+      const children = field.nodes.map((n) => n.selectionSet).filter((s): s is SelectionSetNode => s !== undefined)
+      if (children.length > 0 && isCompositeType(type)) visit(type, children, inner)
+    }
+  }
+  visit(root, [operation.selectionSet], 1)
+  return count
+}
+
+function conditionType(schema: GraphQLSchema, name: string | undefined): GraphQLCompositeType | undefined {
+  if (name === undefined) return undefined
+  const type = schema.getType(name)
+  return type && isCompositeType(type) ? type : undefined
+}
+
+function fieldDefOf(schema: GraphQLSchema, parent: GraphQLCompositeType, name: string): GraphQLField<unknown, unknown> | undefined {
+  if (name === '__schema' && parent === schema.getQueryType()) return SchemaMetaFieldDef
+  if (name === '__type' && parent === schema.getQueryType()) return TypeMetaFieldDef
+  if (name === '__typename') return undefined
+  return isObjectType(parent) || isInterfaceType(parent) ? parent.getFields()[name] : undefined
+}
+
+/** The first of the schema's `limits` the count breaks, or undefined. */
+export function checkCount(count: DocumentCount, limits: { fields: number | undefined; rows: number | undefined }): GraphqlError | undefined {
+  if (limits.fields !== undefined && count.fields > limits.fields) return graphqlErrors.overFieldLimit(count.fields, limits.fields)
+  if (limits.rows !== undefined && count.rows > limits.rows) return graphqlErrors.overRowLimit(count.rows, limits.rows)
   return undefined
 }

@@ -8,7 +8,7 @@ import {
   parseDirective, type Allowlist, type Directive, type DocumentLimits,
 } from './directives.ts'
 import { baseTypeName, columnFieldName, functionFieldName, isValidName, lowerFirst, relationFieldName } from './names.ts'
-import { valueTypeOf, type EnumModel, type ValueType } from './types.ts'
+import { typeScopesOf, valueTypeOf, type EnumModel, type GeoType, type TypeScope, type ValueType } from './types.ts'
 
 export const DEFAULT_MAX_ROWS = 30
 
@@ -52,6 +52,8 @@ export interface FunctionArgModel {
   type: ValueType
   required: boolean
   defaultValue: string | undefined
+  /** An unnamed argument (`functionShapes`): passed by position, as only its position names it. */
+  positional?: boolean
 }
 
 export type FunctionReturn =
@@ -68,6 +70,8 @@ export interface FunctionModel {
   volatile: boolean
   args: FunctionArgModel[]
   returns: FunctionReturn
+  /** A computed field in its table's `<Type>Filter` (`functionShapes`: a scalar result, every argument optional). */
+  filterable?: boolean
 }
 
 export interface TableModel {
@@ -94,6 +98,11 @@ export interface TableModel {
   features: ReadonlySet<TableFeature>
   /** False when the table's comment says `{"root": {"enabled": false}}`: no Query fields of its own. */
   root: boolean
+  /**
+   * The primary key and unique constraints an upsert may name (`<Type>Constraint`
+   * values): those whose name is a GraphQL enum value, in name order.
+   */
+  conflictConstraints: string[]
   canInsert: boolean
   canUpdate: boolean
   canDelete: boolean
@@ -131,6 +140,8 @@ interface SchemaSettings {
   features: ReadonlySet<SchemaFeature>
   limits: DocumentLimits | undefined
   allowlist: Allowlist | undefined
+  /** How types resolve under `domains` and `composites` (types.ts); set once the enums are known. */
+  types?: TypeScope
 }
 
 interface PendingTable {
@@ -143,6 +154,9 @@ interface PendingTable {
 export function buildModel(catalog: Catalog): Model {
   const settingsBySchema = schemaSettingsOf(catalog)
   const enumByOid = enumsOf(catalog, settingsBySchema)
+  for (const [oid, types] of typeScopesOf(catalog, settingsBySchema, enumByOid)) settingsBySchema.get(oid)!.types = types
+  const geo = geoTypesOf(catalog)
+  for (const s of settingsBySchema.values()) if (s.features.has('postgis')) s.types = { ...s.types, geo }
   const pending: PendingTable[] = []
   for (const t of catalog.tables) {
     const table = tableOf(t, settingsBySchema.get(t.schemaOid)!, enumByOid)
@@ -192,6 +206,11 @@ function featuresOf<F extends string>(directive: Directive, names: readonly F[],
     else if (flag === false) on.delete(name)
   }
   return on
+}
+
+/** PostGIS's geometry and geography by OID, where the extension is installed. */
+function geoTypesOf(catalog: Catalog): Map<number, GeoType> {
+  return new Map((catalog.postgis ?? []).map((t) => [t.oid, { kind: t.name, schema: t.schema }]))
 }
 
 /** Each schema's settings, from its comment directive. */
@@ -245,7 +264,7 @@ function selectableColumnsOf(t: CatalogTable, settings: SchemaSettings, enumByOi
   const columns: ColumnModel[] = []
   for (const c of t.columns) {
     if (!c.canSelect) continue
-    const type = valueTypeOf(c, c.typeName, c.maxChars, enumByOid)
+    const type = valueTypeOf(c, c.typeName, c.maxChars, enumByOid, settings.types)
     if (!type) continue
     const cd = parseDirective(c.comment)
     const field = columnFieldName(c.name, optionalString(cd, 'name'), settings.inflect)
@@ -302,6 +321,7 @@ function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<numbe
       aggregate: enabled(directive, 'aggregate') === true,
       features: featuresOf(directive, TABLE_FEATURES, settings.tableFeatures),
       root: enabled(directive, 'root') !== false,
+      conflictConstraints: t.uniqueConstraints.map((u) => u.name).filter((n) => isValidName(n) && !['true', 'false', 'null'].includes(n)),
       canInsert: t.canInsert,
       canUpdate: t.canUpdate,
       canDelete: t.canDelete,
@@ -431,24 +451,33 @@ function functionsOf(
   const queryFunctions: FunctionModel[] = []
   const mutationFunctions: FunctionModel[] = []
   for (const f of catalog.functions) {
-    if (!f.canExecute || f.variadic || nameCounts.get(f.name)! > 1) continue
+    if (!f.canExecute || f.variadic) continue
     const settings = settingsBySchema.get(f.schemaOid)!
+    // functionShapes: the enums its signature may use; undefined while the schema keeps pg_graphql's rules.
+    const shapes = settings.features.has('functionShapes') ? enumByOid : undefined
+    // An overload is left out unless functionShapes is on and its own comment names it apart.
+    if (nameCounts.get(f.name)! > 1 && !(shapes && optionalString(parseDirective(f.comment), 'name') !== undefined)) continue
     const d = parseDirective(f.comment)
     const field = functionFieldName(f.name, optionalString(d, 'name'), settings.inflect)
     if (!isValidName(field)) continue
-    const returns = returnOf(f, byReltype, enumByOid)
+    const returns = returnOf(f, byReltype, enumByOid, shapes !== undefined, settings.types)
     if (!returns) continue
     const inArgs = f.args.filter((a) => INPUT_MODES.has(a.mode))
     const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
-    const owner = inArgs.length === 1 ? byReltype.get(inArgs[0]!.oid)?.model : undefined
+    const owner = inArgs.length === 1 || (shapes && inArgs.length > 1) ? byReltype.get(inArgs[0]!.oid)?.model : undefined
     if (owner) {
-      if (fields.claim(owner, field)) owner.computed.push({ ...base, args: [] })
+      // functionShapes: the arguments after the row are the field's own.
+      const args = inArgs.length === 1 ? [] : functionArgsOf(f, inArgs, settings, byReltype, shapes, 1)
+      if (!args || (returns.kind === 'connection' && args.some((a) => CONNECTION_ARGS.includes(a.field)))) continue
+      // Filterable when the filter can call it with the row alone: its other arguments have defaults.
+      const filterable = shapes !== undefined && returns.kind === 'scalar' && args.every((a) => !a.required)
+      if (fields.claim(owner, field)) owner.computed.push({ ...base, args, ...(filterable ? { filterable } : {}) })
       continue
     }
-    const args = functionArgsOf(f, inArgs, settings, byReltype)
+    const args = functionArgsOf(f, inArgs, settings, byReltype, shapes)
     if (!args) continue
     const model: FunctionModel = { ...base, args }
-    if (model.returns.kind === 'connection' && args.some((a) => ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy'].includes(a.field))) continue
+    if (model.returns.kind === 'connection' && args.some((a) => CONNECTION_ARGS.includes(a.field))) continue
     ;(model.volatile ? mutationFunctions : queryFunctions).push(model)
   }
   return { queryFunctions, mutationFunctions }
@@ -457,36 +486,58 @@ function functionsOf(
 /** Argument modes the caller gives a value for (in, inout); out arguments only shape the result. */
 const INPUT_MODES: ReadonlySet<string> = new Set(['i', 'b'])
 
+/** A connection's own arguments: a function returning one cannot have arguments of these names. */
+const CONNECTION_ARGS = ['first', 'last', 'before', 'after', 'offset', 'filter', 'orderBy']
+
 /**
- * A function's arguments; undefined when one has no name, no usable type or
- * no valid field name (the function is then left out).
+ * A function's arguments (from the `from`th input argument on); undefined
+ * when one has no name, no usable type or no valid field name (the function
+ * is then left out). With functionShapes (`shapes`, the served enums) an
+ * unnamed argument is `arg<n>`, n its position as `$n` in the function's
+ * body, and enum arguments have their enum's type.
  */
 function functionArgsOf(
   f: CatalogFunction,
   inArgs: CatalogFunctionArg[],
   settings: SchemaSettings,
   byReltype: Map<number, PendingTable>,
+  shapes?: Map<number, EnumModel>,
+  from = 0,
 ): FunctionArgModel[] | undefined {
   const defaults = argDefaultsOf(f, inArgs)
   const args: FunctionArgModel[] = []
   for (const [i, a] of inArgs.entries()) {
-    const type = argTypeOf(a)
-    if (!a.name || !type || byReltype.has(a.oid)) return undefined
-    const field = columnFieldName(a.name, undefined, settings.inflect)
+    if (i < from) continue
+    const type = argTypeOf(a, shapes, settings.types)
+    const name = a.name ?? (shapes ? `arg${i + 1}` : null)
+    if (!name || !type || byReltype.has(a.oid)) return undefined
+    const field = columnFieldName(name, undefined, settings.inflect)
     if (!isValidName(field)) return undefined
     const d = defaults[i]!
-    args.push({ name: a.name, field, type, required: d.required, defaultValue: d.required ? undefined : d.value })
+    args.push({ name, field, type, required: d.required, defaultValue: d.required ? undefined : d.value, ...(a.name ? {} : { positional: true }) })
   }
-  return args
+  if (!shapes) return args
+  // `arg2` may also be another argument's own name.
+  if (new Set(args.map((a) => a.field)).size !== args.length) return undefined
+  // Arguments before an unnamed one are passed by position too, so each of them needs a value.
+  let lastPositional = -1
+  args.forEach((a, i) => { if (a.positional) lastPositional = i })
+  return args.map((a, i) => (i < lastPositional && !a.required ? { ...a, required: true, defaultValue: undefined } : a))
 }
 
 // Enums, plain or in arrays, are left out of function signatures, as in pg_graphql.
 const isEnumish = (t: CatalogType) => t.typtype === 'e' || t.category === 'E' || t.elemTyptype === 'e'
 
-/** The GraphQL type of an argument (any type without a scalar of its own is Opaque); undefined when it has none. */
-function argTypeOf(a: CatalogFunctionArg): ValueType | undefined {
-  if (isEnumish(a)) return undefined
-  return valueTypeOf(a, castTypeOf(a), null, NO_ENUMS)
+/**
+ * The GraphQL type of an argument (any type without a scalar of its own is
+ * Opaque); undefined when it has none. An enum (or enum array) argument has
+ * one only with functionShapes (`shapes`) and when its enum is served.
+ */
+function argTypeOf(a: CatalogFunctionArg, shapes?: Map<number, EnumModel>, scope?: TypeScope): ValueType | undefined {
+  if (!isEnumish(a)) return valueTypeOf(a, castTypeOf(a), null, NO_ENUMS, scope)
+  if (!shapes) return undefined
+  const type = valueTypeOf(a, castTypeOf(a), null, shapes, scope)
+  return type?.enum ? type : undefined
 }
 
 const NO_ENUMS = new Map<number, EnumModel>()
@@ -509,6 +560,8 @@ function returnOf(
   f: CatalogFunction,
   byReltype: Map<number, PendingTable>,
   enums: Map<number, EnumModel>,
+  shapes: boolean,
+  scope?: TypeScope,
 ): FunctionReturn | undefined {
   const r = f.returnType
   const table = byReltype.get(r.oid)
@@ -516,10 +569,12 @@ function returnOf(
     if (f.returnsSet && f.rows !== 1) return { kind: 'connection', table: table.model }
     return { kind: 'row', table: table.model }
   }
-  // Enum results are left out, as in pg_graphql.
-  if (f.returnsSet || r.typtype === 'p' || r.relid !== 0 || isEnumish(r)) return undefined
-  const type = valueTypeOf(r, r.typeName, null, enums)
-  if (!type) return undefined
+  // Enum results are left out, as in pg_graphql, unless functionShapes serves them (a served enum only).
+  // A composite result is served as its object type under `composites`.
+  const composite = r.relid !== 0 && scope?.composites?.has(r.oid) === true
+  if (f.returnsSet || r.typtype === 'p' || (r.relid !== 0 && !composite) || (isEnumish(r) && !shapes)) return undefined
+  const type = valueTypeOf(r, r.typeName, null, enums, scope)
+  if (!type || (isEnumish(r) && !type.enum)) return undefined
   return { kind: 'scalar', type }
 }
 

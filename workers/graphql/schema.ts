@@ -10,15 +10,15 @@ import {
 } from 'graphql'
 import type { FunctionModel, Model, TableModel } from './model.ts'
 import {
-  BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
+  BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, GeoJSONScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
 } from './scalars.ts'
-import { FILTERED_SCALARS, filterTypeOf, LIST_FILTER_SCALARS, operatorsOf, type FilterFamily, type OperandShape } from './filter-operators.ts'
-import { isComparable, isNumeric, isOrderable, type EnumModel, type ScalarName, type ValueType } from './types.ts'
+import { FILTERED_SCALARS, filterTypeOf, LIST_FILTER_SCALARS, operatorsOf, OPTIONAL_SCALARS, type FilterFamily, type OperandShape } from './filter-operators.ts'
+import { isComparable, isNumeric, isOrderable, type CompositeModel, type EnumModel, type ScalarName, type ValueType } from './types.ts'
 
 const SCALARS: Record<ScalarName, GraphQLScalarType> = {
   ID: GraphQLID, Int: GraphQLInt, Float: GraphQLFloat, String: GraphQLString, Boolean: GraphQLBoolean,
   BigInt: BigIntScalar, BigFloat: BigFloatScalar, Date: DateScalar, Time: TimeScalar, Datetime: DatetimeScalar,
-  UUID: UUIDScalar, JSON: JSONScalar, Cursor: CursorScalar, Opaque: OpaqueScalar,
+  UUID: UUIDScalar, JSON: JSONScalar, Cursor: CursorScalar, Opaque: OpaqueScalar, GeoJSON: GeoJSONScalar,
 }
 
 const nn = <T extends GraphQLOutputType | GraphQLInputType>(t: T) => new GraphQLNonNull(t)
@@ -35,6 +35,13 @@ export const OrderByDirection = new GraphQLEnumType({
     DescNullsFirst: { value: 'DescNullsFirst', description: 'Descending order, nulls first' },
     DescNullsLast: { value: 'DescNullsLast', description: 'Descending order, nulls last' },
   },
+})
+
+/** `dWithin`'s operand (schema `postgis`). */
+const GeoJSONDWithinInput = new GraphQLInputObjectType({
+  name: 'GeoJSONDWithinInput',
+  description: 'A geometry and a distance from it: units of the SRID for geometry, metres for geography',
+  fields: { geometry: { type: new GraphQLNonNull(GeoJSONScalar) }, distance: { type: new GraphQLNonNull(GraphQLFloat) } },
 })
 
 const PageInfo = new GraphQLObjectType({
@@ -58,7 +65,7 @@ const NodeInterface = new GraphQLInterfaceType({
  */
 function filterInput(name: string, about: string, family: FilterFamily, t: GraphQLScalarType | GraphQLEnumType): GraphQLInputObjectType {
   const operand = (shape: OperandShape): GraphQLInputType =>
-    shape === 'is' ? FilterIs : shape === 'values' || family === 'List' ? list(nn(t)) : t
+    shape === 'is' ? FilterIs : shape === 'dWithin' ? GeoJSONDWithinInput : shape === 'values' || family === 'List' ? list(nn(t)) : t
   const fields: GraphQLInputFieldConfigMap = {}
   for (const op of operatorsOf(family)) fields[op.name] = { type: operand(op.operand) }
   return new GraphQLInputObjectType({ name, description: `Boolean expression comparing fields on type "${about}"`, fields })
@@ -80,10 +87,19 @@ class Builder {
   readonly model: Model
   readonly enums = new Map<string, GraphQLEnumType>()
   readonly enumFilters = new Map<string, GraphQLInputObjectType>()
+  /** `enumArrays`' `<Enum>ListFilter`s, made when a table first needs one. */
+  readonly enumListFilters = new Map<string, GraphQLInputObjectType>()
+  /** `composites`' object, input and filter types, by composite type name. */
+  readonly compositeObjects = new Map<string, GraphQLObjectType>()
+  readonly compositeInputs = new Map<string, GraphQLInputObjectType>()
+  readonly compositeFilters = new Map<string, GraphQLInputObjectType | null>()
   readonly nodes = new Map<TableModel, GraphQLObjectType>()
   readonly connections = new Map<TableModel, GraphQLObjectType>()
   readonly filters = new Map<TableModel, GraphQLInputObjectType>()
+  readonly listRelationFilters = new Map<TableModel, GraphQLInputObjectType>()
   readonly orderBys = new Map<TableModel, GraphQLInputObjectType>()
+  readonly aggregateOrderBys = new Map<TableModel, GraphQLInputObjectType>()
+  readonly distinctOnFields = new Map<TableModel, GraphQLEnumType>()
   /** Whether the objects of a schema (by name) are part of this build. */
   readonly shows: (schema: string) => boolean
 
@@ -116,9 +132,83 @@ class Builder {
     return t
   }
 
-  valueType(v: ValueType): GraphQLScalarType | GraphQLEnumType | GraphQLList<GraphQLScalarType | GraphQLEnumType> {
+  /** The type of a value read (a column, a function's result): a composite's is its object type. */
+  valueType(v: ValueType): GraphQLScalarType | GraphQLEnumType | GraphQLObjectType | GraphQLList<GraphQLScalarType | GraphQLEnumType> {
+    return v.composite ? this.compositeObject(v.composite) : this.plainType(v)
+  }
+
+  /** The type of a value given (an argument, a mutation's input): a composite's is its `<name>Input`. */
+  inputType(v: ValueType): GraphQLScalarType | GraphQLEnumType | GraphQLInputObjectType | GraphQLList<GraphQLScalarType | GraphQLEnumType> {
+    return v.composite ? this.compositeInput(v.composite) : this.plainType(v)
+  }
+
+  plainType(v: ValueType): GraphQLScalarType | GraphQLEnumType | GraphQLList<GraphQLScalarType | GraphQLEnumType> {
     const base = v.enum ? this.enumType(v.enum) : SCALARS[v.scalar!]
     return v.list ? list(base) : base
+  }
+
+  compositeObject(c: CompositeModel): GraphQLObjectType {
+    let t = this.compositeObjects.get(c.name)
+    if (!t) {
+      t = new GraphQLObjectType({
+        name: c.name,
+        description: c.description,
+        fields: () => Object.fromEntries(c.attributes.map((a) => [a.field, { type: this.valueType(a.type), description: a.description }])),
+      })
+      this.compositeObjects.set(c.name, t)
+    }
+    return t
+  }
+
+  compositeInput(c: CompositeModel): GraphQLInputObjectType {
+    let t = this.compositeInputs.get(c.name)
+    if (!t) {
+      t = new GraphQLInputObjectType({
+        name: `${c.name}Input`,
+        description: `A value of type "${c.name}": attributes left out are null`,
+        fields: () => Object.fromEntries(c.attributes.map((a) => [a.field, { type: this.inputType(a.type), description: a.description }])),
+      })
+      this.compositeInputs.set(c.name, t)
+    }
+    return t
+  }
+
+  /**
+   * `<Composite>Filter`: a filter per filterable attribute; null when no
+   * attribute is (graphql-js refuses an input type without fields). Enum
+   * arrays inside a composite are not filterable: `enumArrays` is a table's.
+   */
+  compositeFilter(c: CompositeModel): GraphQLInputObjectType | null {
+    let t = this.compositeFilters.get(c.name)
+    if (t === undefined) {
+      const fields: GraphQLInputFieldConfigMap = {}
+      for (const a of c.attributes) {
+        const ft = this.filterOf(a.type, false)
+        if (ft) fields[a.field] = { type: ft, description: a.description }
+      }
+      t = Object.keys(fields).length === 0
+        ? null
+        : new GraphQLInputObjectType({ name: `${c.name}Filter`, description: `Boolean expression comparing fields on type "${c.name}"`, fields })
+      this.compositeFilters.set(c.name, t)
+    }
+    return t
+  }
+
+  /** The filter input type of a value of `type`; undefined when it is not filterable. */
+  filterOf(type: ValueType, enumArrays: boolean): GraphQLInputObjectType | undefined {
+    const name = filterTypeOf(type, enumArrays)
+    if (!name) return undefined
+    if (type.composite) return this.compositeFilter(type.composite) ?? undefined
+    if (type.enum && type.list) {
+      let t = this.enumListFilters.get(name)
+      if (!t) {
+        t = filterInput(name, `${type.enum.name}List`, 'List', this.enumType(type.enum))
+        this.enumListFilters.set(name, t)
+      }
+      return t
+    }
+    if (type.enum) return (this.enumType(type.enum), this.enumFilters.get(type.enum.name))
+    return SCALAR_FILTERS.get(name)
   }
 
   connectionArgs(table: TableModel): GraphQLFieldConfigArgumentMap {
@@ -129,6 +219,9 @@ class Builder {
     // graphql-js refuses an input type without fields, which pg_graphql would give a table with no orderable field.
     if (table.columns.some((c) => isOrderable(c.type))) {
       args.orderBy = { type: list(nn(this.orderBy(table))), description: 'Sort order to apply to the collection' }
+    }
+    if (table.features.has('distinctOn') && table.columns.some(isDistinctOnColumn)) {
+      args.distinctOn = { type: list(nn(this.distinctOnField(table))), description: 'Keeps one record per value of these fields: the first in the collection\'s order' }
     }
     return args
   }
@@ -155,7 +248,7 @@ class Builder {
               ? { type: r.nonNull ? nn(this.node(r.target)) : this.node(r.target) }
               : { type: this.connection(r.target), args: this.connectionArgs(r.target) }
         }
-        for (const f of table.computed) if (this.showsResult(f)) fields[f.field] = this.functionField(f, false)
+        for (const f of table.computed) if (this.showsResult(f)) fields[f.field] = this.functionField(f, f.args.length > 0)
         return fields
       },
     })
@@ -216,15 +309,26 @@ class Builder {
       fields: () => {
         const fields: GraphQLInputFieldConfigMap = {}
         for (const c of table.columns) {
-          const name = filterTypeOf(c.type)
-          if (!name) continue
-          const ft = c.type.enum && !c.type.list ? this.enumFilters.get(c.type.enum.name) : SCALAR_FILTERS.get(name)
+          const ft = this.filterOf(c.type, table.features.has('enumArrays'))
           if (ft) fields[c.field] = { type: ft }
         }
         fields.nodeId ??= { type: SCALAR_FILTERS.get('IDFilter')! }
         fields.and ??= { type: list(nn(self)), description: 'Returns true only if all its inner filters are true, otherwise returns false' }
         fields.or ??= { type: list(nn(self)), description: 'Returns true if at least one of its inner filters is true, otherwise returns false' }
         fields.not ??= { type: self, description: 'Negates a filter' }
+        // functionShapes: a scalar computed field callable with the row alone filters as a column of its type.
+        for (const f of table.computed) {
+          if (!f.filterable || f.returns.kind !== 'scalar' || f.field in fields) continue
+          const ft = this.filterOf(f.returns.type, table.features.has('enumArrays'))
+          if (ft) fields[f.field] = { type: ft }
+        }
+        // After and/or/not, so a relation named like one of them never hides it (plan/filter.ts reads keys in that order).
+        if (table.features.has('relationFilters')) {
+          for (const r of table.relations) {
+            if (!this.showsTable(r.target) || r.field in fields) continue
+            fields[r.field] = { type: r.kind === 'one' ? this.filter(r.target) : this.listRelationFilter(r.target) }
+          }
+        }
         return fields
       },
     })
@@ -232,14 +336,65 @@ class Builder {
     return self
   }
 
+  /** `relationFilters`' quantifiers over a collection of `table`'s rows (Prisma's `<Type>ListRelationFilter`). */
+  listRelationFilter(table: TableModel): GraphQLInputObjectType {
+    let t = this.listRelationFilters.get(table)
+    if (t) return t
+    t = new GraphQLInputObjectType({
+      name: `${table.typeName}ListRelationFilter`,
+      description: `Conditions on the related records of type "${table.typeName}"`,
+      fields: () => ({
+        every: { type: this.filter(table), description: 'True when every related record matches the filter (also when there is none)' },
+        none: { type: this.filter(table), description: 'True when no related record matches the filter' },
+        some: { type: this.filter(table), description: 'True when at least one related record matches the filter' },
+      }),
+    })
+    this.listRelationFilters.set(table, t)
+    return t
+  }
+
   orderBy(table: TableModel): GraphQLInputObjectType {
     let t = this.orderBys.get(table)
     if (t) return t
     t = new GraphQLInputObjectType({
       name: `${table.typeName}OrderBy`,
-      fields: Object.fromEntries(table.columns.filter((c) => isOrderable(c.type)).map((c) => [c.field, { type: OrderByDirection }])),
+      // A thunk: with orderByRelated, order types refer to each other (a book's author, an author's books).
+      fields: () => {
+        const fields: GraphQLInputFieldConfigMap = Object.fromEntries(table.columns.filter((c) => isOrderable(c.type)).map((c) => [c.field, { type: OrderByDirection }]))
+        if (!table.features.has('orderByRelated')) return fields
+        for (const r of table.relations) {
+          if (!this.showsTable(r.target)) continue
+          if (r.kind === 'many') fields[r.field] = { type: this.aggregateOrderBy(r.target), description: `Orders by the related \`${r.target.typeName}\` records` }
+          else if (r.target.columns.some((c) => isOrderable(c.type))) fields[r.field] = { type: this.orderBy(r.target), description: `Orders by the related \`${r.target.typeName}\` record's fields` }
+        }
+        return fields
+      },
     })
     this.orderBys.set(table, t)
+    return t
+  }
+
+  /** orderByRelated over a to-many relation: `{count: <direction>}`, the number of related rows the caller sees. */
+  aggregateOrderBy(table: TableModel): GraphQLInputObjectType {
+    let t = this.aggregateOrderBys.get(table)
+    if (t) return t
+    t = new GraphQLInputObjectType({
+      name: `${table.typeName}AggregateOrderBy`,
+      fields: { count: { type: OrderByDirection, description: `The number of related \`${table.typeName}\` records` } },
+    })
+    this.aggregateOrderBys.set(table, t)
+    return t
+  }
+
+  /** distinctOn's values: the columns that compare for equality; each value is the column's SQL name. */
+  distinctOnField(table: TableModel): GraphQLEnumType {
+    let t = this.distinctOnFields.get(table)
+    if (t) return t
+    t = new GraphQLEnumType({
+      name: `${table.typeName}DistinctOnField`,
+      values: Object.fromEntries(table.columns.filter(isDistinctOnColumn).map((c) => [c.field, { value: c.name }])),
+    })
+    this.distinctOnFields.set(table, t)
     return t
   }
 
@@ -247,7 +402,7 @@ class Builder {
     const args: GraphQLFieldConfigArgumentMap = {}
     if (withArgs) {
       for (const a of f.args) {
-        const type = this.valueType(a.type)
+        const type = this.inputType(a.type)
         args[a.field] = { type: a.required ? nn(type) : type, ...(a.defaultValue !== undefined ? { defaultValue: JSON.parse(a.defaultValue) } : {}) }
       }
     }
@@ -255,6 +410,38 @@ class Builder {
     if (r.kind === 'scalar') return { type: this.valueType(r.type), args, description: f.description }
     if (r.kind === 'row') return { type: this.node(r.table), args, description: f.description }
     return { type: this.connection(r.table), args: { ...args, ...this.connectionArgs(r.table) }, description: f.description }
+  }
+
+  /**
+   * The insert's `onConflict` argument when the table turns `upsert` on and
+   * has a constraint to name. `updateFields` and `filter` exist only when the
+   * role may update a column: without them the upsert can only leave rows be.
+   */
+  onConflictArgs(table: TableModel): GraphQLFieldConfigArgumentMap {
+    if (!table.features.has('upsert') || table.conflictConstraints.length === 0) return {}
+    const constraint = new GraphQLEnumType({
+      name: `${table.typeName}Constraint`,
+      description: `A primary key or unique constraint of \`${table.typeName}\``,
+      values: Object.fromEntries(table.conflictConstraints.map((n) => [n, { value: n }])),
+    })
+    const fields: GraphQLInputFieldConfigMap = {
+      constraint: { type: nn(constraint), description: 'The constraint whose conflict turns the insert into an update' },
+    }
+    const updatable = table.columns.filter((c) => c.updatable && table.canUpdate && !['true', 'false', 'null'].includes(c.field))
+    if (updatable.length > 0) {
+      const field = new GraphQLEnumType({
+        name: `${table.typeName}UpdateField`,
+        description: `A field of \`${table.typeName}\` an upsert may update`,
+        values: Object.fromEntries(updatable.map((c) => [c.field, { value: c.field }])),
+      })
+      fields.updateFields = {
+        type: list(nn(field)),
+        description: 'Fields of the existing record set from the inserted one; without them the existing record is left as it is',
+      }
+      fields.filter = { type: this.filter(table), description: 'Restricts the update to existing records matching the criteria' }
+    }
+    const input = new GraphQLInputObjectType({ name: `${table.typeName}OnConflict`, fields })
+    return { onConflict: { type: input, description: 'Updates or keeps the existing record where a new one conflicts with it' } }
   }
 
   mutationTypes(table: TableModel) {
@@ -270,7 +457,7 @@ class Builder {
     const input = (kind: string, pick: (c: TableModel['columns'][number]) => boolean) =>
       new GraphQLInputObjectType({
         name: `${table.typeName}${kind}Input`,
-        fields: Object.fromEntries(table.columns.filter(pick).map((c) => [c.field, { type: this.valueType(c.type) }])),
+        fields: Object.fromEntries(table.columns.filter(pick).map((c) => [c.field, { type: this.inputType(c.type) }])),
       })
     return {
       insertable: table.canInsert && table.columns.some((c) => c.insertable),
@@ -318,15 +505,16 @@ function schemaOf(model: Model, shows: (schema: string) => boolean): GraphQLSche
   const mutation: GraphQLFieldConfigMap<unknown, unknown> = {}
   for (const table of model.tables) {
     if (!b.showsTable(table)) continue
-    query[`${table.fieldBase}Collection`] = {
+    // `root: false` drops only these two: the type stays (relations, node, mutations reach it).
+    if (table.root) query[`${table.fieldBase}Collection`] = {
       type: nn(b.connection(table)),
       args: b.connectionArgs(table),
       description: `A pagable collection of type \`${table.typeName}\``,
     }
-    if (table.primaryKey.every((c) => isByPkArgument(table, c))) {
+    if (table.root && table.primaryKey.every((c) => isByPkArgument(table, c))) {
       query[`${table.fieldBase}ByPk`] = {
         type: b.node(table),
-        args: Object.fromEntries(table.primaryKey.map((c) => [c.field, { type: nn(b.valueType(c.type)) }])),
+        args: Object.fromEntries(table.primaryKey.map((c) => [c.field, { type: nn(b.inputType(c.type)) }])),
         description: `Retrieve a record of type \`${table.typeName}\` by its primary key`,
       }
     }
@@ -334,7 +522,7 @@ function schemaOf(model: Model, shows: (schema: string) => boolean): GraphQLSche
     if (m.insertable) {
       mutation[`insertInto${table.typeName}Collection`] = {
         type: m.response('Insert'),
-        args: { objects: { type: nn(list(nn(m.insertInput()))) } },
+        args: { objects: { type: nn(list(nn(m.insertInput()))) }, ...b.onConflictArgs(table) },
         description: `Adds one or more \`${table.typeName}\` records to the collection`,
       }
     }
@@ -367,7 +555,7 @@ function schemaOf(model: Model, shows: (schema: string) => boolean): GraphQLSche
   const sorted = (fields: GraphQLFieldConfigMap<unknown, unknown>) =>
     Object.fromEntries(Object.entries(fields).sort(([a], [b2]) => byCodePoint(a, b2)))
   const types = [
-    ...SCALAR_FILTERS.values(), ...b.enums.values(), ...b.enumFilters.values(), FilterIs, OrderByDirection, PageInfo,
+    ...[...SCALAR_FILTERS.values()].filter((f) => !OPTIONAL_SCALARS.has(f.name.slice(0, -'Filter'.length) as ScalarName)), ...b.enums.values(), ...b.enumFilters.values(), FilterIs, OrderByDirection, PageInfo,
     BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar, JSONScalar, OpaqueScalar, TimeScalar, UUIDScalar,
     ...model.tables.filter((t) => b.showsTable(t)).map((t) => b.node(t)),
   ]
@@ -381,6 +569,9 @@ function schemaOf(model: Model, shows: (schema: string) => boolean): GraphQLSche
     directives: [GraphQLIncludeDirective, GraphQLSkipDirective],
   })
 }
+
+/** A column distinctOn can name: orderable (DISTINCT ON sorts) and a name graphql-js accepts as an enum value. */
+const isDistinctOnColumn = (c: TableModel['columns'][number]) => isOrderable(c.type) && !['true', 'false', 'null'].includes(c.field)
 
 const AT_MOST = 'The maximum number of records in the collection permitted to be affected'
 

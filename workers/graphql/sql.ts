@@ -8,7 +8,8 @@
 // through escapeIdentifier.
 import { escapeIdentifier, escapeLiteral } from 'pg'
 import { graphqlErrors } from './errors.ts'
-import type { ValueType } from './types.ts'
+import { geoJsonText } from './scalars.ts'
+import type { CompositeModel, GeoType, ValueType } from './types.ts'
 
 export const ident = escapeIdentifier
 
@@ -73,13 +74,46 @@ export class SqlValues {
 
 /** A value of a column's own type (`type.sqlType`). */
 export function literal(values: SqlValues, value: unknown, type: ValueType): string {
+  if (type.geo) return geoLiteral(values, value, type.geo, type.sqlType)
   if (value === null || value === undefined) return values.add(null, type.sqlType)
+  return values.add(valueText(value, type), type.sqlType)
+}
+
+/** The text form PostgreSQL reads a non-null value of `type` from. */
+function valueText(value: unknown, type: ValueType): string {
+  if (type.composite) return recordText(value, type.composite)
   if (Array.isArray(value)) {
     for (const v of value) checkLength(v, type)
-    return values.add(arrayText(value), type.sqlType)
+    return arrayText(value)
   }
   checkLength(value, type)
-  return values.add(scalarText(value), type.sqlType)
+  return scalarText(value)
+}
+
+/**
+ * A `<Composite>Input` value as the record's text form: every attribute in
+ * the type's order, one not given (or not a field) empty, which is null; a
+ * given one quoted, so an empty string stays a string.
+ */
+function recordText(value: unknown, composite: CompositeModel): string {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw graphqlErrors.invalidInput(`${composite.name}Input`)
+  const items: string[] = new Array<string>(composite.arity).fill('')
+  for (const [key, v] of Object.entries(value)) {
+    const attribute = composite.attributeByField.get(key)
+    if (!attribute) throw graphqlErrors.invalidInput(`${composite.name}Input`)
+    if (v !== null && v !== undefined) items[attribute.position] = `"${valueText(v, attribute.type).replace(/[\\"]/g, (ch) => `\\${ch}`)}"`
+  }
+  return `(${items.join(',')})`
+}
+
+/**
+ * A GeoJSON value as a PostGIS value of `castTo` (the column's type, typmod
+ * and all, or the bare geometry/geography type of a filter's operand). The
+ * GeoJSON text is the parameter; the SQL around it depends on the type only.
+ */
+export function geoLiteral(values: SqlValues, value: unknown, geo: GeoType, castTo: string): string {
+  if (value === null || value === undefined) return values.add(null, castTo)
+  return `${qualified(geo.schema, 'st_geomfromgeojson')}(${values.add(geoJsonText(value), 'text')})::${castTo}`
 }
 
 /** An array whose elements have the (scalar) column's type: for `in`. */
@@ -112,10 +146,16 @@ export function jsonObject(pairs: ReadonlyArray<readonly [string, string]>): str
 
 /** How a value of `type` is written into the response (pg_graphql's encodings). */
 export function output(type: ValueType, expr: string): string {
+  // GeoJSON is written as an object, not as the text ST_AsGeoJSON returns.
+  if (type.geo) return `${qualified(type.geo.schema, 'st_asgeojson')}(${expr})::json`
   const scalar = type.scalar
   if (type.enum?.mapped) {
     const cases = type.enum.values.filter((v) => v.db !== v.name).map((v) => `when ${escapeLiteral(v.db)} then ${escapeLiteral(v.name)}`)
-    if (type.list) return `(select array_agg(case x::text ${cases.join(' ')} else x::text end) from unnest(${expr}) x)`
+    // An empty array stays empty (array_agg of no rows is null), in its order.
+    if (type.list) {
+      const mapped = `(select coalesce(array_agg(case x::text ${cases.join(' ')} else x::text end order by i), '{}') from unnest(${expr}) with ordinality u(x, i))`
+      return `(case when (${expr}) is null then null else ${mapped} end)`
+    }
     return `(case (${expr})::text ${cases.join(' ')} else (${expr})::text end)`
   }
   if (scalar === 'BigInt' || scalar === 'BigFloat') return type.list ? `(${expr})::text[]` : `(${expr})::text`

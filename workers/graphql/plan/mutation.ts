@@ -47,8 +47,37 @@ export function insertSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (insert into ${qualified(table.schema, table.name)} as ${a} (${columns.map((c) => ident(c.name)).join(', ')}) ` +
-    `values ${rows.join(', ')} returning ${a} as r) ${responseSql(ctx, table, 'Insert', field)}`
+    `values ${rows.join(', ')}${onConflictSql(ctx, table, a, args.onConflict)} returning ${a} as r) ${responseSql(ctx, table, 'Insert', field)}`
   return { sql }
+}
+
+/**
+ * The `on conflict` clause of an upsert ('' without `onConflict`). Without
+ * update fields a conflicting row is left as it is (`do nothing`): it is not
+ * returned, so `affectedCount` and `records` are the inserted rows only; with
+ * them they are the inserted and the updated rows, and an existing row the
+ * filter rejects is neither changed nor returned. Each update field takes the
+ * value the insert would have written (its default when no object gives it).
+ */
+function onConflictSql(ctx: PlanContext, table: TableModel, alias: string, onConflict: unknown): string {
+  if (onConflict === undefined || onConflict === null) return ''
+  const input = `${table.typeName}OnConflict`
+  if (!table.features.has('upsert') || typeof onConflict !== 'object') throw graphqlErrors.invalidInput(input)
+  const { constraint, updateFields, filter } = onConflict as Record<string, unknown>
+  if (typeof constraint !== 'string' || !table.conflictConstraints.includes(constraint)) throw graphqlErrors.invalidInput(input)
+  const target = ` on conflict on constraint ${ident(constraint)}`
+  const names = new Set(Array.isArray(updateFields) ? (updateFields as unknown[]) : [])
+  const set = [...names].map((name) => {
+    const column = typeof name === 'string' ? table.columnByField.get(name) : undefined
+    if (!column?.updatable || !table.canUpdate) throw graphqlErrors.invalidInput(input)
+    return `${ident(column.name)} = excluded.${ident(column.name)}`
+  })
+  const filtered = filter !== undefined && filter !== null
+  if (set.length === 0) {
+    if (filtered) throw graphqlErrors.upsertFilterWithoutUpdate()
+    return `${target} do nothing`
+  }
+  return `${target} do update set ${set.join(', ')}${filtered ? ` where ${filterSql(ctx.values, table, alias, filter)}` : ''}`
 }
 
 export function updateSql(ctx: PlanContext, table: TableModel, args: Record<string, unknown>, field: CollectedField): MutationStatement {

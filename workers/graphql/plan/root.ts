@@ -1,14 +1,14 @@
 // The root fields of Query and Mutation: which generated field a name is
 // (collection, by-key lookup, node, function, insert/update/delete) and the
 // SQL that answers it.
-import { Kind, type GraphQLObjectType } from 'graphql'
+import type { GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, Model, TableModel } from '../model.ts'
 import { ident, literal, qualified } from '../sql.ts'
 import { argumentsOf, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { itemSql, decodeNodeId } from './cursor.ts'
 import { deleteSql, insertSql, updateSql, type MutationStatement } from './mutation.ts'
-import { connectionSql, functionResultSql, singleRowSql } from './select.ts'
+import { connectionSql, functionCallSql, functionResultSql, singleRowSql } from './select.ts'
 
 type RootField =
   | { kind: 'collection' | 'byPk' | 'insert' | 'update' | 'delete'; table: TableModel }
@@ -22,8 +22,11 @@ function rootIndex(model: Model) {
     const query = new Map<string, RootField>()
     const mutation = new Map<string, RootField>()
     for (const table of model.tables) {
-      query.set(`${table.fieldBase}Collection`, { kind: 'collection', table })
-      query.set(`${table.fieldBase}ByPk`, { kind: 'byPk', table })
+      // As in the schema: with validation off, a `root: false` table's fields are still unknown.
+      if (table.root) {
+        query.set(`${table.fieldBase}Collection`, { kind: 'collection', table })
+        query.set(`${table.fieldBase}ByPk`, { kind: 'byPk', table })
+      }
       mutation.set(`insertInto${table.typeName}Collection`, { kind: 'insert', table })
       mutation.set(`update${table.typeName}Collection`, { kind: 'update', table })
       mutation.set(`deleteFrom${table.typeName}Collection`, { kind: 'delete', table })
@@ -36,26 +39,8 @@ function rootIndex(model: Model) {
   return index
 }
 
-/**
- * The arguments the document gives a value: written, or a variable that has
- * one. graphql-js fills in the others' shown defaults, but those are
- * pg_graphql's reading of the function's defaults, so the call leaves them
- * out and PostgreSQL applies the defaults themselves.
- */
-function givenArguments(ctx: PlanContext, field: CollectedField): Set<string> {
-  const given = new Set<string>()
-  for (const arg of field.nodes[0]!.arguments ?? []) {
-    if (arg.value.kind !== Kind.VARIABLE || Object.hasOwn(ctx.variables, arg.value.name.value)) given.add(arg.name.value)
-  }
-  return given
-}
-
 function callSql(ctx: PlanContext, fn: FunctionModel, args: Record<string, unknown>, field: CollectedField): string {
-  const given = givenArguments(ctx, field)
-  const named = fn.args
-    .filter((a) => given.has(a.field) && args[a.field] !== undefined)
-    .map((a) => `${ident(a.name)} => ${literal(ctx.values, args[a.field], a.type)}`)
-  return `${qualified(fn.schema, fn.name)}(${named.join(', ')})`
+  return functionCallSql(ctx, fn, [], args, field)
 }
 
 function nodeSql(ctx: PlanContext, args: Record<string, unknown>, field: CollectedField): string {

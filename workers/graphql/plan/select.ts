@@ -9,13 +9,14 @@
 // found flag) beside a table's columns names all of them itself (`c1`, `c2`,
 // `n`, `e`): a table may have a column of any name, so a name the engine
 // picks could otherwise be one of the table's.
-import type { GraphQLObjectType } from 'graphql'
+import { Kind, type GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
-import type { FunctionModel, RelationModel, TableModel } from '../model.ts'
-import { base64JsonArray, ident, jsonObject, qualified, output, text, type SqlValues } from '../sql.ts'
+import type { ColumnModel, FunctionModel, RelationModel, TableModel } from '../model.ts'
+import { base64JsonArray, ident, jsonObject, literal, qualified, output, text, type SqlValues } from '../sql.ts'
 import { argumentsOf, collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { decodeCursor, itemSql, type DecodedArray } from './cursor.ts'
 import { filterSql } from './filter.ts'
+import { isOrderable, type CompositeModel } from '../types.ts'
 
 type Sets = ReturnType<typeof subSelections>
 
@@ -55,6 +56,22 @@ export function recordSql(ctx: PlanContext, table: TableModel, row: RowRef | str
   return jsonObject(pairs)
 }
 
+/**
+ * JSON of a composite value (`composites`): the selected attributes, null
+ * when the value is null (num_nulls looks at the value itself, where `is
+ * null` would also hold for a value whose attributes are all null).
+ */
+function compositeSql(ctx: PlanContext, composite: CompositeModel, expr: string, sets: Sets): string {
+  const pairs: [string, string][] = collectFields(ctx, composite.name, sets).map((f) => {
+    if (f.name === '__typename') return [f.key, text(composite.name)]
+    const a = composite.attributeByField.get(f.name)
+    if (!a) return unknown(f, composite.name)
+    const value = `(${expr}).${ident(a.name)}`
+    return [f.key, a.type.composite ? compositeSql(ctx, a.type.composite, value, subSelections(f)) : output(a.type, value)]
+  })
+  return `case when num_nulls(${expr}) = 0 then ${jsonObject(pairs)} end`
+}
+
 /** `from` followed by the joins records added. */
 export function withJoins(from: string, joins: readonly string[]): string {
   return joins.length === 0 ? from : `${from} ${joins.join(' ')}`
@@ -66,11 +83,19 @@ function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObject
     return base64JsonArray([`${text(table.schema)}::text`, `${text(table.name)}::text`, ...table.primaryKey.map((c) => row.column(c.name))])
   }
   const column = table.columnByField.get(field.name)
-  if (column) return output(column.type, row.column(column.name))
+  if (column) {
+    const c = column.type.composite
+    return c ? compositeSql(ctx, c, row.column(column.name), subSelections(field)) : output(column.type, row.column(column.name))
+  }
   const relation = table.relations.find((r) => r.field === field.name)
   if (relation) return relationSql(ctx, type, row, relation, field, joins)
   const computed = table.computed.find((f) => f.field === field.name)
-  if (computed) return functionResultSql(ctx, type, computed, `${qualified(computed.schema, computed.name)}(${row.whole!})`, field)
+  if (computed) {
+    const call = computed.args.length === 0
+      ? `${qualified(computed.schema, computed.name)}(${row.whole!})`
+      : functionCallSql(ctx, computed, [row.whole!], argumentsOf(ctx, type, field), field)
+    return functionResultSql(ctx, type, computed, call, field)
+  }
   return unknown(field, table.typeName)
 }
 
@@ -125,9 +150,47 @@ export function singleRowSql(ctx: PlanContext, table: TableModel, alias: string,
   return `(select ${record} ${withJoins(`from (select ${columns.select} ${rest}) ${x}`, joins)})`
 }
 
+/**
+ * The arguments the document gives a value: written, or a variable that has
+ * one. graphql-js fills in the others' shown defaults, but those are
+ * pg_graphql's reading of the function's defaults, so the call leaves them
+ * out and PostgreSQL applies the defaults themselves.
+ */
+function givenArguments(ctx: PlanContext, field: CollectedField): Set<string> {
+  const given = new Set<string>()
+  for (const arg of field.nodes[0]!.arguments ?? []) {
+    if (arg.value.kind !== Kind.VARIABLE || Object.hasOwn(ctx.variables, arg.value.name.value)) given.add(arg.name.value)
+  }
+  return given
+}
+
+/**
+ * The SQL call of a function field: `leading` (a computed field's row) and
+ * the unnamed arguments by position, the others by name, each only when
+ * given. Every argument before the last unnamed one is required (model.ts),
+ * so the positions are always filled.
+ */
+export function functionCallSql(ctx: PlanContext, fn: FunctionModel, leading: string[], args: Record<string, unknown>, field: CollectedField): string {
+  const given = givenArguments(ctx, field)
+  let lastPositional = -1
+  fn.args.forEach((a, i) => { if (a.positional) lastPositional = i })
+  const parts = [...leading]
+  fn.args.forEach((a, i) => {
+    const has = given.has(a.field) && args[a.field] !== undefined
+    if (i < lastPositional || (i === lastPositional && has)) parts.push(literal(ctx.values, has ? args[a.field] : null, a.type))
+    else if (i > lastPositional && has) parts.push(`${ident(a.name)} => ${literal(ctx.values, args[a.field], a.type)}`)
+  })
+  return `${qualified(fn.schema, fn.name)}(${parts.join(', ')})`
+}
+
 /** JSON of a function field's result: scalar, one row, or a connection. `call` is the SQL call. */
 export function functionResultSql(ctx: PlanContext, parentType: GraphQLObjectType, fn: FunctionModel, call: string, field: CollectedField): string {
   const r = fn.returns
+  if (r.kind === 'scalar' && r.type.composite) {
+    // Read once, from a subquery: the call may be volatile, and every attribute reads the value.
+    const v = nextAlias(ctx, 'v')
+    return `(select ${compositeSql(ctx, r.type.composite, `${v}.v`, subSelections(field))} from (select ${call} as v) ${v})`
+  }
   if (r.kind === 'scalar') return output(r.type, call)
   if (r.kind === 'row') {
     const f = nextAlias(ctx, 'f')
@@ -138,9 +201,22 @@ export function functionResultSql(ctx: PlanContext, parentType: GraphQLObjectTyp
 
 type Direction = 'AscNullsFirst' | 'AscNullsLast' | 'DescNullsFirst' | 'DescNullsLast'
 
+/**
+ * One key of a collection's order. `value` is its SQL over a row of the set
+ * (an alias, or `(s.r)` for a distinct set). A related value
+ * (orderByRelated) is a scalar subquery correlated to that row; the page
+ * subquery also selects it, as `as`, so that edges and cursors read it back
+ * instead of running it again.
+ */
 interface OrderItem {
-  column: TableModel['columns'][number]
+  value: (row: string) => string
+  /** The type a cursor's item is read back as. */
+  sqlType: string
   direction: Direction
+  /** Set when the item is a column of the table itself. */
+  column?: ColumnModel
+  /** The page subquery's column (`o1`, `o2`, ...) carrying a related value. */
+  as?: string
 }
 
 const FLIP: Record<Direction, Direction> = {
@@ -150,11 +226,11 @@ const FLIP: Record<Direction, Direction> = {
   DescNullsLast: 'AscNullsFirst',
 }
 
-function orderSql(column: (name: string) => string, items: OrderItem[], reverse: boolean): string {
+function orderSql(value: (item: OrderItem) => string, items: OrderItem[], reverse: boolean): string {
   return items
-    .map(({ column: c, direction }) => {
-      const d = reverse ? FLIP[direction] : direction
-      return `${column(c.name)} ${d.startsWith('Asc') ? 'asc' : 'desc'} nulls ${d.endsWith('First') ? 'first' : 'last'}`
+    .map((item) => {
+      const d = reverse ? FLIP[item.direction] : item.direction
+      return `${value(item)} ${d.startsWith('Asc') ? 'asc' : 'desc'} nulls ${d.endsWith('First') ? 'first' : 'last'}`
     })
     .join(', ')
 }
@@ -167,9 +243,9 @@ function orderSql(column: (name: string) => string, items: OrderItem[], reverse:
 function keysetSql(values: SqlValues, alias: string, items: OrderItem[], cursor: DecodedArray, reverse: boolean): string {
   const disjuncts: string[] = []
   items.slice(0, cursor.items.length).forEach((item, i) => {
-    const col = `${alias}.${ident(item.column.name)}`
-    const value = (k: number) => itemSql(values, cursor, k, items[k]!.column.type.sqlType)
-    const equal = items.slice(0, i).map((prev, k) => (cursor.items[k] === null ? `${alias}.${ident(prev.column.name)} is null` : `${alias}.${ident(prev.column.name)} = ${value(k)}`))
+    const col = item.value(alias)
+    const value = (k: number) => itemSql(values, cursor, k, items[k]!.sqlType)
+    const equal = items.slice(0, i).map((prev, k) => (cursor.items[k] === null ? `${prev.value(alias)} is null` : `${prev.value(alias)} = ${value(k)}`))
     const d = reverse ? FLIP[item.direction] : item.direction
     const nullsFirst = d.endsWith('First')
     let after: string
@@ -195,17 +271,83 @@ function pagingError(args: Record<string, unknown>): void {
   for (const k of ['first', 'last', 'offset']) if (has(k) && (args[k] as number) < 0) throw graphqlErrors.notUnsigned(k)
 }
 
-function orderItems(table: TableModel, args: Record<string, unknown>): OrderItem[] {
+function orderItems(ctx: PlanContext, table: TableModel, args: Record<string, unknown>): OrderItem[] {
   const order: OrderItem[] = []
-  for (const entry of (args.orderBy as Record<string, Direction>[] | null | undefined) ?? []) {
-    for (const [key, direction] of Object.entries(entry)) {
-      const column = table.columnByField.get(key)
-      if (!column) throw graphqlErrors.invalidInput(`${table.typeName}OrderBy`)
-      if (direction) order.push({ column, direction })
-    }
+  for (const entry of (args.orderBy as unknown[] | null | undefined) ?? []) {
+    for (const item of entryItems(ctx, table, entry)) order.push(item.column ? item : { ...item, as: `o${order.length + 1}` })
   }
-  for (const column of table.primaryKey) order.push({ column, direction: 'AscNullsLast' })
+  for (const column of table.primaryKey) order.push(columnItem(column, 'AscNullsLast'))
   return order
+}
+
+const columnItem = (column: ColumnModel, direction: Direction): OrderItem => ({
+  value: (row) => `${row}.${ident(column.name)}`,
+  sqlType: column.type.sqlType,
+  direction,
+  column,
+})
+
+/** The items of one `<Type>OrderBy` object, in its keys' order. */
+function entryItems(ctx: PlanContext, table: TableModel, entry: unknown): OrderItem[] {
+  if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw graphqlErrors.invalidInput(`${table.typeName}OrderBy`)
+  const items: OrderItem[] = []
+  for (const [key, given] of Object.entries(entry)) {
+    const column = table.columnByField.get(key)
+    if (column) {
+      if (given) items.push(columnItem(column, given as Direction))
+      continue
+    }
+    const relation = table.features.has('orderByRelated') ? table.relations.find((r) => r.field === key) : undefined
+    if (!relation) throw graphqlErrors.invalidInput(`${table.typeName}OrderBy`)
+    if (given !== null && given !== undefined) items.push(...relatedItems(ctx, relation, given))
+  }
+  return items
+}
+
+/**
+ * orderByRelated: a to-one relation orders by its row's values (its own
+ * `<Target>OrderBy`, so it nests), a to-many relation by its number of rows
+ * (`<Target>AggregateOrderBy { count }`). The related rows are read as the
+ * caller, so row level security decides which of them exist and count.
+ */
+function relatedItems(ctx: PlanContext, relation: RelationModel, given: unknown): OrderItem[] {
+  const target = relation.target
+  const t = nextAlias(ctx, 't')
+  const source = qualified(target.schema, target.name)
+  const join = (row: string) => relation.targetColumns.map((c, i) => `${t}.${ident(c)} = ${row}.${ident(relation.columns[i]!)}`).join(' and ')
+  if (relation.kind === 'one') {
+    // `limit 1`: a view's declared key promises no single match (the same first match relationSql reads).
+    return entryItems(ctx, target, given).map((inner) => ({
+      value: (row) => `(select ${inner.value(t)} from ${source} ${t} where ${join(row)} limit 1)`,
+      sqlType: inner.sqlType,
+      direction: inner.direction,
+    }))
+  }
+  const typeName = `${target.typeName}AggregateOrderBy`
+  if (typeof given !== 'object' || given === null || Array.isArray(given)) throw graphqlErrors.invalidInput(typeName)
+  const items: OrderItem[] = []
+  for (const [key, direction] of Object.entries(given)) {
+    if (key !== 'count') throw graphqlErrors.invalidInput(typeName)
+    if (direction) items.push({ value: (row) => `(select count(*) from ${source} ${t} where ${join(row)})`, sqlType: 'bigint', direction: direction as Direction })
+  }
+  return items
+}
+
+/**
+ * distinctOn: the columns whose values the collection keeps one row of
+ * each; none when the argument is absent or empty.
+ */
+function distinctColumns(table: TableModel, args: Record<string, unknown>): ColumnModel[] {
+  const given = args.distinctOn as unknown[] | null | undefined
+  if (!given || given.length === 0) return []
+  if (!table.features.has('distinctOn')) throw graphqlErrors.invalidInput(`${table.typeName}DistinctOnField`)
+  const columns = new Set<ColumnModel>()
+  for (const name of given) {
+    const column = table.columns.find((c) => c.name === name && isOrderable(c.type))
+    if (!column) throw graphqlErrors.invalidInput(`${table.typeName}DistinctOnField`)
+    columns.add(column)
+  }
+  return [...columns]
 }
 
 /** One connection's page, as the SQL of its fields sees it. */
@@ -288,10 +430,26 @@ export function connectionSql(
   const backward = (last !== undefined && last !== null) || (args.before !== undefined && args.before !== null)
   const limit = Math.min(first ?? last ?? table.maxRows, table.maxRows)
   const offset = (args.offset as number | null | undefined) ?? 0
-  const order = orderItems(table, args)
+  const order = orderItems(ctx, table, args)
+  const distinct = distinctColumns(table, args)
 
-  const a = nextAlias(ctx, 'a')
-  const base = [join(a), filterSql(ctx.values, table, a, args.filter)].filter((c): c is string => c !== undefined && c !== 'true')
+  const where = (conditions: string[]) => (conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '')
+  const t = nextAlias(ctx, 'a')
+  const filtered = [join(t), filterSql(ctx.values, table, t, args.filter)].filter((c): c is string => c !== undefined && c !== 'true')
+  // The set the collection pages through: the table's rows under `a`, or,
+  // with distinctOn, the first row of each value in the collection's own
+  // (forward) order, read whole as `(s.r)`. Cursors, totalCount and
+  // aggregate then all see the distinct set, which is the collection.
+  let from = `${source} ${t}`
+  let a = t
+  let base = filtered
+  if (distinct.length > 0) {
+    const s = nextAlias(ctx, 's')
+    const on = distinct.map((c) => `${t}.${ident(c.name)}`)
+    from = `(select distinct on (${on.join(', ')}) ${t} as r from ${source} ${t}${where(filtered)} order by ${on.join(', ')}, ${orderSql((o) => o.value(t), order, false)}) ${s}`
+    a = `(${s}.r)`
+    base = []
+  }
   const cursorText = (backward ? args.before : args.after) as string | null | undefined
   let keyset: string | undefined
   if (cursorText !== undefined && cursorText !== null) {
@@ -299,14 +457,14 @@ export function connectionSql(
     if (cursor.items.length > order.length) throw graphqlErrors.cursorMismatch()
     keyset = keysetSql(ctx.values, a, order, cursor, backward)
   }
-  const where = (conditions: string[]) => (conditions.length > 0 ? ` where ${conditions.join(' and ')}` : '')
-  const baseColumn = (name: string) => `${a}.${ident(name)}`
 
   const connType = `${table.typeName}Connection`
   const fields = collectFields(ctx, connType, subSelections(field))
   const p = nextAlias(ctx, 'p')
   const columns = rowColumns(table, a)
   const row = columns.rowOf(p)
+  const read = (o: OrderItem) => (o.as ? `${p}.${o.as}` : row.column(o.column!.name))
+  const related = order.flatMap((o) => (o.as ? [`, ${o.value(a)} as ${o.as}`] : [])).join('')
   const n = `${p}.n`
   const inPage = offset > 0 ? `${n} > ${offset} and ${n} <= ${offset + limit}` : `${n} <= ${limit}`
   const page: Page = {
@@ -314,10 +472,10 @@ export function connectionSql(
     limit,
     offset,
     keyset,
-    exists: (condition) => `exists(select 1 from ${source} ${a}${where([...base, condition])})`,
+    exists: (condition) => `exists(select 1 from ${from}${where([...base, condition])})`,
     n,
     inPage,
-    cursorOf: () => base64JsonArray(order.map((o) => row.column(o.column.name))),
+    cursorOf: () => base64JsonArray(order.map(read)),
   }
   // One row past the page tells pageInfo whether there is more; without
   // pageInfo that row is never read, and fetching it can cost a long scan.
@@ -340,7 +498,7 @@ export function connectionSql(
       })
       const edges = numbered
         ? `json_agg(${jsonObject(edgePairs)} order by ${n}${backward ? ' desc' : ''}) filter (where ${inPage})`
-        : `json_agg(${jsonObject(edgePairs)} order by ${orderSql(row.column, order, false)})`
+        : `json_agg(${jsonObject(edgePairs)} order by ${orderSql(read, order, false)})`
       parts.push({ key: f.key, sql: `coalesce(${edges}, '[]'::json)`, part: 'page' })
     } else if (f.name === 'pageInfo') {
       parts.push({ key: f.key, sql: pageInfoSql(ctx, page, f), part: 'page' })
@@ -355,13 +513,13 @@ export function connectionSql(
 
   const pageRows = () => {
     const keyed = where(keyset ? [...base, keyset] : base)
-    const sorted = orderSql(baseColumn, order, backward)
+    const sorted = orderSql((o) => o.value(a), order, backward)
     return numbered
-      ? `select ${columns.select}, row_number() over (order by ${sorted}) as n from ${source} ${a}${keyed} order by ${sorted} limit ${offset + limit + lookahead}`
-      : `select ${columns.select} from ${source} ${a}${keyed} order by ${sorted} limit ${limit}`
+      ? `select ${columns.select}${related}, row_number() over (order by ${sorted}) as n from ${from}${keyed} order by ${sorted} limit ${offset + limit + lookahead}`
+      : `select ${columns.select}${related} from ${from}${keyed} order by ${sorted} limit ${limit}`
   }
   const fromPage = () => `${withJoins(`from (${pageRows()}) ${p}`, joins)} group by ()`
-  return connectionObjectSql(ctx, parts, fromPage, `from ${source} ${a}${where(base)}`)
+  return connectionObjectSql(ctx, parts, fromPage, `from ${from}${where(base)}`)
 }
 
 /**
