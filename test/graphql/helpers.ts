@@ -32,8 +32,19 @@ export interface GraphqlProject {
 }
 
 export async function graphqlProject(t: Teardown, setup?: string): Promise<GraphqlProject> {
-  const controlPlane = await ControlPlane.open(await freshDatabase(t, 'bpgql'))
-  const project = await controlPlane.create({ name: 'graphql test' })
+  return projectFixture(t, await ControlPlane.open(await freshDatabase(t, 'bpgql')), 'graphql test', setup)
+}
+
+export interface FixtureHooks {
+  /** Runs before `setup`, once the project exists (e.g. extensions its admin installs). */
+  prepare?: (project: ProjectRecord) => Promise<unknown>
+  /** Runs at teardown after the control plane is closed. */
+  afterClose?: () => Promise<unknown>
+}
+
+/** A project of `controlPlane` (which the fixture closes) with `setup` run as its owner. */
+export async function projectFixture(t: Teardown, controlPlane: ControlPlane, name: string, setup?: string, hooks: FixtureHooks = {}): Promise<GraphqlProject> {
+  const project = await controlPlane.create({ name })
   const owner = new pg.Pool({ connectionString: ownerUrlOf(project), max: 2 })
   const db = apiDatabaseOf(project)
   const pool = new pg.Pool({ host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, max: 4 })
@@ -43,7 +54,9 @@ export async function graphqlProject(t: Teardown, setup?: string): Promise<Graph
     await pool.end()
     await controlPlane.delete(project.ref)
     await controlPlane.close()
+    await hooks.afterClose?.()
   })
+  await hooks.prepare?.(project)
   if (setup) await owner.query(setup)
   return {
     project,

@@ -9,11 +9,9 @@ import crypto from 'node:crypto'
 import pg from 'pg'
 import { escapeIdentifier } from 'pg'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
-import { apiDatabaseOf, ownerUrlOf } from '../../lib/catalogue.ts'
-import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
-import { resolve, SchemaCache } from '../../workers/graphql/index.ts'
+import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { adminQuery, withDatabase } from '../helpers/db.ts'
-import type { GraphqlProject } from './helpers.ts'
+import { projectFixture, type GraphqlProject } from './helpers.ts'
 
 export const DEFAULT_POSTGIS_URL = 'postgres://postgres@127.0.0.1:5432/postgres'
 
@@ -56,37 +54,12 @@ export async function postgisProject(t: Teardown, serverUrl: string, setup?: str
     await dropCatalogue()
     throw error
   }
-  const project = await controlPlane.create({ name: 'postgis test' })
-  const owner = new pg.Pool({ connectionString: ownerUrlOf(project), max: 2 })
-  const db = apiDatabaseOf(project)
-  const pool = new pg.Pool({ host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, max: 4 })
-  const cache = new SchemaCache()
-  t.teardown(async () => {
-    await owner.end()
-    await pool.end()
-    await controlPlane.delete(project.ref)
-    await controlPlane.close()
-    await dropCatalogue()
-  })
   // Extensions need a superuser: the server's admin, in the project's database.
-  await adminQuery(withDatabase(serverUrl, project.dbName), `
-    create schema extensions;
-    create extension postgis with schema extensions;
-    grant usage on schema extensions to public;
-  `)
-  if (setup) await owner.query(setup)
-  return {
-    project,
-    controlPlane,
-    pool,
-    cache,
-    sql: (text, values) => owner.query(text, values),
-    gql: (query, options = {}) => {
-      const role = options.role ?? 'service_role'
-      const claims: Record<string, unknown> = { role, ...(options.sub ? { sub: options.sub } : {}) }
-      return withRequestTransaction(pool, { role, claims }, project.roleTimeouts, (client) =>
-        resolve(client, { query, variables: options.variables, operationName: options.operationName }, { cache }),
-      )
-    },
-  }
+  const installPostgis = (project: ProjectRecord) =>
+    adminQuery(withDatabase(serverUrl, project.dbName), `
+      create schema extensions;
+      create extension postgis with schema extensions;
+      grant usage on schema extensions to public;
+    `)
+  return projectFixture(t, controlPlane, 'postgis test', setup, { prepare: installPostgis, afterClose: dropCatalogue })
 }
