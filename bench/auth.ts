@@ -3,7 +3,10 @@
 //    auth worker pool of N threads, bcrypt cost 10) against the raw rate of
 //    bcrypt.compareSync from the same library on N threads, same run.
 // 2. Token refreshes/s and GET /user/s against a plain pg script running the
-//    very same SQL statements (workers/auth/db) on N connections, same run.
+//    very same SQL statements (workers/auth/db) on N connections, and against
+//    a minimal uWebSockets.js server answering them on the main thread with the
+//    same checks and statements (bench/lib/main-thread-auth.ts: the price of
+//    the hop to a worker thread), same run, same wrk load.
 // 3. TOTP verifications/s (POST /factors/{id}/verify, each on its own factor,
 //    session and challenge, since a code is accepted once per factor) against
 //    a plain pg script running the same statements with the same otplib check.
@@ -11,6 +14,9 @@
 //    local OpenID stand-in, ID token verification, sign-in) against the same
 //    library (google-auth-library) exchanging codes and verifying ID tokens
 //    with the same stand-in in-process.
+// 5. Local verification: ES256 access tokens/s verified with the project's
+//    JWKS (jose with the key set imported once, and supabase-js's getClaims()
+//    itself) against HS256 tokens/s verified with the secret (jose), on this thread.
 // Each comparison alternates three rounds of both sides. Load comes from wrk (one connection per wrk thread for refresh, so each
 // connection follows its own chain of rotating refresh tokens).
 import fs from 'node:fs'
@@ -24,6 +30,9 @@ import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
+import { createClient } from '@supabase/supabase-js'
+import { createLocalJWKSet, jwtVerify } from 'jose'
+import ws from 'ws'
 import { signJwt, verifyJwt } from '../lib/jwt.ts'
 import { startOidcProvider, type OidcProvider } from '../test/helpers/oidc-provider.ts'
 import { acceptTimeStep, deleteUnverifiedFactors, lockFactorForVerify } from '../workers/auth/db/factors.ts'
@@ -31,6 +40,7 @@ import { amrOf, rotateRefreshToken, upgradeSession } from '../workers/auth/db/se
 import { userById, userWithSession } from '../workers/auth/db/users.ts'
 import { totpTimeStep } from '../workers/auth/totp.ts'
 import { newRefreshToken } from '../workers/auth/tokens.ts'
+import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
 
@@ -118,10 +128,21 @@ async function main(): Promise<void> {
     })
     // Dropping the databases at the end ends its idle connections: not an error of the run.
     api.on('error', () => {})
+    // 2c. The same requests answered on the main thread, no worker hop, on a pool of its own of the same size.
+    const mainPool = new pg.Pool({
+      host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword, max: connections,
+      options: '-c role=baseplane_auth_admin -c timezone=UTC',
+    })
+    mainPool.on('error', () => {})
+    const main: MainThreadAuth = await startMainThreadAuth(project, `${bench.origin}/project/${project.ref}`, mainPool)
+    const mainRefreshRounds: LoadResult[] = []
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts fresh chains (wrk does not report the last token it saw).
       const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
       refreshRounds.push(await wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script }))
+      for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
+      const mainScript = writeScript(`main-refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
+      mainRefreshRounds.push(await wrk(`${main.base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script: mainScript }))
       for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
       peerRefreshRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async (i) => {
         const next = newRefreshToken()
@@ -131,28 +152,41 @@ async function main(): Promise<void> {
       }))
     }
     const refresh = combine(refreshRounds)
+    const mainRefresh = combine(mainRefreshRounds)
     const peerRefresh = mean(peerRefreshRounds)
     console.log(formatLoad('token refresh (POST /token)', refresh))
+    console.log(formatLoad('main-thread uWS: same refresh', mainRefresh))
     console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
+    console.log(`ratio refresh / main-thread handler: ${(refresh.requestsPerSecond / mainRefresh.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
     console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)\n`)
 
     // 3. GET /user vs the same statement.
     const token = (await signIn()).access_token
-    const claims = await verifyJwt(project.jwtSecret, token)
+    const claims = await verifyJwt(project, token)
     const userRounds: LoadResult[] = []
+    const mainUserRounds: LoadResult[] = []
     const peerUserRounds: number[] = []
+    const userHeaders = { apikey: project.anonKey, authorization: `Bearer ${token}` }
     for (let round = 0; round < ROUNDS; round++) {
-      userRounds.push(await wrk(`${base}/user`, { headers: { apikey: project.anonKey, authorization: `Bearer ${token}` }, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
+      userRounds.push(await wrk(`${base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
+      mainUserRounds.push(await wrk(`${main.base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
       peerUserRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async () => {
         const row = await userWithSession(api, claims.sub as string, claims.session_id as string)
         if (!row?.session_ok) throw new Error('peer user lookup failed')
       }))
     }
     const user = combine(userRounds)
+    const mainUser = combine(mainUserRounds)
     const peerUser = mean(peerUserRounds)
     console.log(formatLoad('GET /user', user))
+    console.log(formatLoad('main-thread uWS: same GET /user', mainUser))
     console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
+    console.log(`ratio GET /user / main-thread handler: ${(user.requestsPerSecond / mainUser.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
     console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)\n`)
+    await main.close()
+    await mainPool.end()
+
+    await benchLocalVerification(project, base, token)
 
     try {
       await benchTotp(project, base, api)
@@ -165,6 +199,53 @@ async function main(): Promise<void> {
     await bench.close()
     await google.close()
   }
+}
+
+/**
+ * Access tokens verified per second without asking the server: ES256 with
+ * the JWKS (supabase-js's getClaims(), which imports the JWK and verifies
+ * through WebCrypto per call; and jose with the key set imported once) against
+ * HS256 with the secret (jose, key imported once), `connections` at a time.
+ */
+async function benchLocalVerification(project: ProjectRecord, base: string, es256Token: string): Promise<void> {
+  const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: unknown[] }
+  const keySet = createLocalJWKSet(jwks as never)
+  const hs256Token = signJwt(project.jwtSecret, JSON.parse(Buffer.from(es256Token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>)
+  // Imported once, as the JWKS's key is: given raw bytes, jose would import them on every call.
+  const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode(project.jwtSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
+  const supabase = createClient(base.replace(/\/auth\/v1$/, ''), project.anonKey, {
+    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+    realtime: { transport: ws as never },
+  })
+  const first = await supabase.auth.getClaims(es256Token)
+  if (first.error) throw new Error(`getClaims failed: ${first.error.message}`)
+  const hsRounds: number[] = []
+  const joseRounds: number[] = []
+  const claimsRounds: number[] = []
+  const ms = Math.max(500, (seconds * 1000) / ROUNDS / 3)
+  const sides = {
+    hs256: async () => void (await jwtVerify(hs256Token, secret, { algorithms: ['HS256'] })),
+    jose: async () => void (await jwtVerify(es256Token, keySet, { algorithms: ['ES256'] })),
+    getClaims: async () => {
+      const { error } = await supabase.auth.getClaims(es256Token)
+      if (error) throw error
+    },
+  }
+  // Warm-up, untimed: the first round would otherwise pay for compiling each path.
+  for (const side of Object.values(sides)) await loop(connections, 200, side)
+  for (let round = 0; round < ROUNDS; round++) {
+    hsRounds.push(await loop(connections, ms, sides.hs256))
+    joseRounds.push(await loop(connections, ms, sides.jose))
+    claimsRounds.push(await loop(connections, ms, sides.getClaims))
+  }
+  const hs = mean(hsRounds)
+  const viaJose = mean(joseRounds)
+  const viaClaims = mean(claimsRounds)
+  const line = (name: string, rate: number) => `${name.padEnd(34)} ${rate.toFixed(0).padStart(8)} /s      ${connections} at a time`
+  console.log(line('local verify HS256 (jose, secret)', hs))
+  console.log(line('local verify ES256 (jose, JWKS)', viaJose))
+  console.log(line('local verify ES256 (getClaims)', viaClaims))
+  console.log(`ratio ES256 / HS256: ${(viaJose / hs).toFixed(2)} (jose), ${(viaClaims / hs).toFixed(2)} (getClaims)\n`)
 }
 
 const TOTP_PAIRS = Number(process.env.BENCH_TOTP_PAIRS ?? 3000)

@@ -27,6 +27,8 @@ P.withResolvers ??= () => {
 
 const DURATION_MS = Number(process.env.BENCH_SECONDS ?? 5) * 1000
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
+/** `BENCH_CASES=nested,orderedByRelatedCount` runs those cases only. */
+const CASES = process.env.BENCH_CASES?.split(',').map((c) => c.trim())
 const USER = '11111111-1111-1111-1111-111111111111'
 
 const SETUP = `
@@ -195,7 +197,7 @@ try {
   console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per engine and case in ${ROUNDS} alternating rounds, concurrency ${CONCURRENCY}, in-process, same database`)
   console.log(`${'case'.padEnd(40)} engine        req/s     p50 ms   p99 ms   rss MB`)
   const ratios: number[] = []
-  for (const [name, q] of Object.entries(QUERIES)) {
+  for (const [name, q] of Object.entries(QUERIES).filter(([name]) => CASES === undefined || CASES.includes(name))) {
     for (const [whoName, who] of Object.entries(identities)) {
       check(`baseplane ${name}`, await baseplane(q.baseplane, who)())
       check(`postgraphile ${name}`, await pgraphile(q.postgraphile, who)())

@@ -1,7 +1,7 @@
-// What a CLI command is, and the context it runs in.
+// What a CLI command is, the context it runs in, and the CLI's own errors.
 import type { ParseArgsConfig } from 'node:util'
 import type { PlatformConfig } from '../lib/config.ts'
-import { BaseplaneError } from '../lib/errors.ts'
+import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 import type { Addressing } from '../control-plane/views.ts'
 
@@ -15,7 +15,7 @@ export interface ParsedArgs {
 export interface CliContext {
   config: PlatformConfig
   addressing: Addressing
-  /** Opens the catalogue (starting the embedded server if it is not running). */
+  /** Opens the catalogue (starting the embedded server if it is not running; refused where there is no platform). */
   controlPlane(): Promise<ControlPlane>
   readStdin(): Promise<string>
   print(text: string): void
@@ -31,17 +31,47 @@ export interface Command {
   usage: string
   summary: string
   options?: OptionSpec
+  /** What each option does, by option name, for `baseplane <command> --help`. */
+  optionHelp?: Record<string, string>
+  /** Paragraphs `baseplane <command> --help` prints after the options. */
+  notes?: string
+  /**
+   * API field names in the platform's messages and the flags that set them
+   * (e.g. mail_per_hour: '--mail-per-hour'): the CLI's errors speak in flags.
+   */
+  fieldFlags?: Record<string, string>
   run(context: CliContext, args: ParsedArgs): Promise<unknown>
   /** Human-readable output of run's result; JSON with --json or without this. */
-  human?(result: never): string
+  human?(result: never, context: CliContext): string
 }
 
-/** A wrong command line: printed as one line, exit status 2. */
+/**
+ * The command line as written is wrong (unknown command or option, a missing
+ * or unexpected argument, options that exclude each other): exit status 2.
+ * A value the operation refuses is not one of these (exit status 1).
+ */
 export class UsageError extends BaseplaneError {
   constructor(message: string) {
     super('usage', message, 400)
     this.name = 'UsageError'
   }
+}
+
+/** A command other than `start` pointed at a home where no platform was ever started. */
+export class NoPlatformError extends BaseplaneError {
+  constructor(home: string) {
+    super(
+      'no_platform',
+      `no Baseplane platform in ${home}: \`baseplane start\` creates one there; to use another, give --home DIR or BASEPLANE_HOME=DIR (or DATABASE_URL)`,
+      404,
+    )
+    this.name = 'NoPlatformError'
+  }
+}
+
+/** A value the command refuses before asking the platform: exit status 1, as the platform's own refusals. */
+export function refusedValue(message: string): BaseplaneError {
+  return platformErrors.invalidArgument(message)
 }
 
 export function stringOption(args: ParsedArgs, name: string, required: true): string
@@ -53,6 +83,17 @@ export function stringOption(args: ParsedArgs, name: string, required: boolean):
     return undefined
   }
   if (typeof value !== 'string' || value === '') throw new UsageError(`--${name} needs a value`)
+  return value
+}
+
+/** A whole-number option within bounds; the message names the flag, the range and what was given. */
+export function integerOption(args: ParsedArgs, name: string, bounds: { min: number; max: number }): number | undefined {
+  const raw = stringOption(args, name, false)
+  if (raw === undefined) return undefined
+  const value = /^-?\d+$/.test(raw) ? Number(raw) : NaN
+  if (!(value >= bounds.min && value <= bounds.max)) {
+    throw refusedValue(`--${name} must be a whole number from ${bounds.min} to ${bounds.max}, got ${/^-?\d+$/.test(raw) ? raw : JSON.stringify(raw)}`)
+  }
   return value
 }
 

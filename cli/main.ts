@@ -1,5 +1,7 @@
 // The `baseplane` command line. Each command lives in commands/; this file
-// finds the command, parses its flags strictly and prints its result.
+// finds the command, parses its flags strictly, runs it and prints its result.
+// Exit status: 2 when the command line is wrong (UsageError), 1 when the
+// operation is refused or fails, 0 otherwise.
 import { parseArgs } from 'node:util'
 import { loadConfig, type PlatformConfig } from '../lib/config.ts'
 import { BaseplaneError } from '../lib/errors.ts'
@@ -7,54 +9,128 @@ import { describeError, setLogLevel } from '../lib/log.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 import { platformDatabase } from '../server/platform.ts'
 import { VERSION } from '../control-plane/version.ts'
-import { UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts'
+import { NoPlatformError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts'
 import { commands } from './commands/index.ts'
+import { commandHelp, groupHelp, listHelp } from './help.ts'
+import { nearestCommand } from './suggest.ts'
+import { whereLine, whereOf } from './where.ts'
 
-function help(): string {
-  const lines = commands.map((command) => `  baseplane ${command.usage.padEnd(58)} ${command.summary}`)
-  return `Baseplane ${VERSION}\n\nUsage:\n${lines.join('\n')}\n\nEvery command takes --json for machine-readable output.`
+/** The words typed before the first option: the command's and its positionals. */
+function leadingWords(argv: string[]): string[] {
+  const end = argv.findIndex((arg) => arg.startsWith('-'))
+  return end === -1 ? argv : argv.slice(0, end)
 }
 
-function findCommand(argv: string[]): { command: Command; rest: string[] } {
+function isGroup(word: string | undefined): boolean {
+  return commands.some((command) => command.words.length > 1 && command.words[0] === word)
+}
+
+function unknownCommand(argv: string[]): UsageError {
+  const typed = leadingWords(argv)
+  const near = nearestCommand(commands, typed)
+  if (near) return new UsageError(`unknown command "${near.typed}"; did you mean "${near.command.words.join(' ')}"? (see baseplane --help)`)
+  if (isGroup(typed[0])) {
+    const names = commands.filter((command) => command.words[0] === typed[0]).map((command) => command.words.slice(1).join(' '))
+    const what = typed.length > 1 ? `unknown command "${typed.slice(0, 2).join(' ')}"` : `"${typed[0]}" needs a command`
+    return new UsageError(`${what}: use one of ${names.join(', ')} (see baseplane ${typed[0]} --help)`)
+  }
+  const words = typed.slice(0, 2).join(' ')
+  return new UsageError(words ? `unknown command "${words}" (see baseplane --help)` : 'no command given (see baseplane --help)')
+}
+
+function findCommand(argv: string[]): { command: Command; rest: string[] } | undefined {
   let best: Command | undefined
   for (const command of commands) {
     const matches = command.words.every((word, i) => argv[i] === word)
     if (matches && (!best || command.words.length > best.words.length)) best = command
   }
-  if (!best) {
-    const words = argv.filter((arg) => !arg.startsWith('-')).slice(0, 2).join(' ')
-    throw new UsageError(words ? `unknown command "${words}" (see baseplane --help)` : 'no command given (see baseplane --help)')
+  return best && { command: best, rest: argv.slice(best.words.length) }
+}
+
+/**
+ * `--home DIR` (or `--home=DIR`), which every command takes: it stands for
+ * BASEPLANE_HOME, so it is taken out before the command's own options are parsed.
+ */
+function takeHome(argv: string[]): { home: string | undefined; argv: string[] } {
+  const rest: string[] = []
+  let home: string | undefined
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--') {
+      rest.push(...argv.slice(i))
+      break
+    }
+    if (arg === '--home' || arg.startsWith('--home=')) {
+      const value = arg === '--home' ? argv[++i] : arg.slice('--home='.length)
+      if (value === undefined || value === '' || (arg === '--home' && value.startsWith('-'))) throw new UsageError('--home needs a value (a folder)')
+      home = value
+      continue
+    }
+    rest.push(arg)
   }
-  return { command: best, rest: argv.slice(best.words.length) }
+  return { home, argv: rest }
+}
+
+/**
+ * node's parseArgs takes "-5" after a string option for another option and
+ * refuses it as ambiguous: a negative number there is the option's value
+ * (for the command to accept or refuse with its range).
+ */
+function joinNegativeNumbers(command: Command, args: string[]): string[] {
+  const joined: string[] = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!
+    const spec = arg.startsWith('--') && !arg.includes('=') ? command.options?.[arg.slice(2)] : undefined
+    const next = args[i + 1]
+    if (spec?.type === 'string' && next !== undefined && /^-\d+(\.\d+)?$/.test(next)) {
+      joined.push(`${arg}=${next}`)
+      i++
+    } else joined.push(arg)
+  }
+  return joined
 }
 
 function parse(command: Command, rest: string[]): ParsedArgs {
   const name = command.words.join(' ')
+  const usage = `(usage: baseplane ${command.usage})`
   let parsed
   try {
-    parsed = parseArgs({ args: rest, options: { ...command.options, json: { type: 'boolean' } }, allowPositionals: true, strict: true })
+    parsed = parseArgs({ args: joinNegativeNumbers(command, rest), options: { ...command.options, json: { type: 'boolean' } }, allowPositionals: true, strict: true })
   } catch (error) {
     const code = (error as { code?: string } | undefined)?.code
     const message = describeError(error)
     if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
       const option = /'([^']+)'/.exec(message)?.[1] ?? 'option'
-      throw new UsageError(`unknown option ${option} for "${name}" (usage: baseplane ${command.usage})`)
+      throw new UsageError(`unknown option ${option} for "${name}" ${usage}`)
     }
     if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
-      const option = /'(--?[a-z-]+)/.exec(message)?.[1] ?? 'an option'
-      throw new UsageError(`${option} ${message.includes('argument missing') ? 'needs a value' : 'takes no value'} (usage: baseplane ${command.usage})`)
+      const option = /'(--?[a-z0-9-]+)/.exec(message)?.[1] ?? 'an option'
+      if (message.includes('does not take an argument')) throw new UsageError(`${option} takes no value ${usage}`)
+      // "argument missing", or "ambiguous": what follows starts with "-".
+      throw new UsageError(`${option} needs a value ${usage}`)
     }
-    throw new UsageError(`${message.split('\n')[0]} (usage: baseplane ${command.usage})`)
+    throw new UsageError(`${message.split('\n')[0]} ${usage}`)
   }
   const positionals = parsed.positionals
   if (positionals.length < command.positionals.length) {
-    throw new UsageError(`missing ${command.positionals[positionals.length]} (usage: baseplane ${command.usage})`)
+    throw new UsageError(`missing ${command.positionals[positionals.length]} ${usage}`)
   }
   const allowed = command.positionals.length + (command.optionalPositionals?.length ?? 0)
   if (positionals.length > allowed) {
-    throw new UsageError(`unexpected argument "${positionals[allowed]}" (usage: baseplane ${command.usage})`)
+    throw new UsageError(`unexpected argument "${positionals[allowed]}" ${usage}`)
   }
   return { values: parsed.values as ParsedArgs['values'], positionals }
+}
+
+/** The platform's message in the command line's terms: API field names become the flags that set them. */
+function inFlagTerms(error: BaseplaneError, fieldFlags: Record<string, string> | undefined): BaseplaneError {
+  if (!fieldFlags || error instanceof UsageError) return error
+  let message = error.message
+  for (const field of Object.keys(fieldFlags).sort((a, b) => b.length - a.length)) {
+    const escaped = field.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    message = message.replace(new RegExp(`(?<![\\w.-])"?${escaped}"?(?![\\w.])`, 'g'), fieldFlags[field]!)
+  }
+  return message === error.message ? error : new BaseplaneError(error.code, message, error.status, error.hint, error.retryAfter)
 }
 
 function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>): CliContext {
@@ -64,6 +140,8 @@ function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>
     addressing: { publicUrl: config.publicUrl, baseDomain: config.baseDomain },
     controlPlane: () =>
       (opened ??= (async () => {
+        // Only `start` makes a platform: anywhere else an empty home is a mistake to name, not to fill.
+        if (!whereOf(config).platform) throw new NoPlatformError(config.home)
         const database = await platformDatabase(config, false)
         if (database.embedded) cleanups.push(() => database.embedded!.stop())
         const { ControlPlane } = await import('../control-plane/control-plane.ts')
@@ -80,28 +158,64 @@ function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>
   }
 }
 
+function configFor(home: string | undefined): PlatformConfig {
+  return loadConfig(home === undefined ? process.env : { ...process.env, BASEPLANE_HOME: home })
+}
+
+/** `--help` anywhere, `help ...`, or nothing at all. Returns the exit status. */
+function help(argv: string[], home: string | undefined): number {
+  const words = leadingWords(argv[0] === 'help' ? argv.slice(1) : argv.filter((arg) => arg !== '--help' && arg !== '-h'))
+  let where: string
+  try {
+    where = whereLine(whereOf(configFor(home)))
+  } catch (error) {
+    where = `(The configuration is wrong: ${describeError(error)})`
+  }
+  if (words.length === 0) {
+    process.stdout.write(listHelp(commands, where) + '\n')
+    return argv.length === 0 ? 2 : 0
+  }
+  const found = findCommand(words)
+  if (found) process.stdout.write(commandHelp(found.command, where) + '\n')
+  else if (words.length === 1 && isGroup(words[0])) process.stdout.write(groupHelp(commands, words[0]!) + '\n')
+  else {
+    process.stderr.write(`baseplane: ${unknownCommand(words).message}\n`)
+    return 2
+  }
+  return 0
+}
+
 export async function main(argv: string[]): Promise<number> {
+  let home: string | undefined
+  try {
+    ;({ home, argv } = takeHome(argv))
+  } catch (error) {
+    process.stderr.write(`baseplane: ${describeError(error)}\n`)
+    return 2
+  }
   if (argv.includes('--version') || argv[0] === 'version') {
     process.stdout.write(`${VERSION}\n`)
     return 0
   }
-  if (argv.length === 0 || argv.includes('--help') || argv[0] === 'help') {
-    process.stdout.write(help() + '\n')
-    return argv.length === 0 ? 2 : 0
-  }
+  const beforeEnd = argv.includes('--') ? argv.slice(0, argv.indexOf('--')) : argv
+  if (argv.length === 0 || argv[0] === 'help' || beforeEnd.includes('--help') || beforeEnd.includes('-h')) return help(argv, home)
   const cleanups: Array<() => Promise<void>> = []
+  let command: Command | undefined
   try {
-    const config = loadConfig()
-    const { command, rest } = findCommand(argv)
-    const args = parse(command, rest)
+    const config = configFor(home)
+    const found = findCommand(argv)
+    if (!found) throw unknownCommand(argv)
+    command = found.command
+    const args = parse(command, found.rest)
     if (command.words[0] !== 'start') setLogLevel('silent')
-    const result = await command.run(contextFor(config, cleanups), args)
+    const context = contextFor(config, cleanups)
+    const result = await command.run(context, args)
     if (args.values.json === true || !command.human) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
-    else process.stdout.write((command.human as (r: unknown) => string)(result) + '\n')
+    else process.stdout.write((command.human as (r: unknown, c: CliContext) => string)(result, context) + '\n')
     return 0
   } catch (error) {
     if (BaseplaneError.is(error)) {
-      process.stderr.write(`baseplane: ${error.message}\n`)
+      process.stderr.write(`baseplane: ${inFlagTerms(error, command?.fieldFlags).message}\n`)
       return error instanceof UsageError ? 2 : 1
     }
     process.stderr.write(`baseplane: ${describeError(error)}\n`)

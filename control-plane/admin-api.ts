@@ -14,7 +14,7 @@ import { Router, type RouteSpec } from '../lib/http/router.ts'
 export const ADMIN_PREFIX = '/platform/v1'
 
 export interface AdminRoute extends RouteSpec {
-  handler: (context: { params: Record<string, string>; body: () => Promise<JsonObject> }) => Promise<[number, unknown]>
+  handler: (context: { params: Record<string, string>; body: () => Promise<JsonObject>; query: URLSearchParams }) => Promise<[number, unknown]>
 }
 
 /** A project ref in a route's path (`/projects/:ref`). */
@@ -34,7 +34,8 @@ export function adminFields(body: JsonObject) {
   return fieldsOf(body, platformErrors.invalidArgument)
 }
 
-function tokenMatches(sent: string | undefined, expected: string): boolean {
+/** Whether an Authorization header carries the admin token (compared in constant time); `/metrics` is guarded by it too. */
+export function adminTokenMatches(sent: string | undefined, expected: string): boolean {
   const match = sent ? /^bearer\s+(\S+)$/i.exec(sent) : null
   if (!match) return false
   const a = crypto.createHash('sha256').update(match[1]!).digest()
@@ -59,7 +60,7 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
       handler: async ({ body }) => {
         const input = await body()
         const fields = adminFields(input)
-        const project = await controlPlane.create({ name: fields.string('name'), plan: fields.optionalString('plan') })
+        const project = await controlPlane.create({ name: fields.string('name'), plan: fields.optionalString('plan'), signingAlg: fields.optionalString('signing_alg') })
         return [201, { ...projectView(project, addressing), ...keysView(project, addressing) }]
       },
     },
@@ -132,11 +133,11 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
   return async (request) => {
     if (!request.path.startsWith(`${ADMIN_PREFIX}/`)) return undefined
     try {
-      if (!tokenMatches(request.headers.authorization, adminToken)) throw platformErrors.unauthorizedAdmin()
+      if (!adminTokenMatches(request.headers.authorization, adminToken)) throw platformErrors.unauthorizedAdmin()
       const match = router.match(request.method, request.path.slice(ADMIN_PREFIX.length))
       if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
       if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
-      const [status, body] = await match.route.handler({ params: match.params, body: () => adminBody(request) })
+      const [status, body] = await match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) })
       return respond(status, body)
     } catch (error) {
       if (BaseplaneError.is(error)) return platformErrorResponse(error)

@@ -58,6 +58,8 @@ export function authSettingsView(ref: string, settings: StoredAuthSettings) {
     password_min_length: effective.passwordMinLength,
     disable_signup: effective.disableSignup,
     mailer_autoconfirm: effective.mailerAutoconfirm,
+    mailer_secure_email_change_enabled: effective.secureEmailChange,
+    security_update_password_require_reauthentication: effective.passwordChangeRequiresReauthentication,
     custom_templates: effective.customTemplates,
     google: googleView(settings),
   }
@@ -70,6 +72,7 @@ export function googleView(settings: StoredAuthSettings) {
     client_id: effective.clientId ?? null,
     client_secret_set: effective.clientSecret !== undefined,
     enabled: effective.enabled,
+    additional_client_ids: effective.additionalClientIds,
     offered: missing.length === 0,
     missing,
   }
@@ -132,24 +135,31 @@ export async function resetTemplate(controlPlane: ControlPlane, ref: string, kin
 }
 
 export interface GoogleInput {
-  clientId?: string
-  clientSecret?: string
+  /** null removes it (the provider is then no longer offered). */
+  clientId?: string | null
+  /** null removes it. */
+  clientSecret?: string | null
   enabled?: boolean
+  /** The project's iOS and Android client IDs, which native sign-in (the id_token grant) also accepts; [] removes them. */
+  additionalClientIds?: string[]
 }
 
 /** Client ID, write-only secret, switch. The answer says which of the three is missing. */
 export async function setGoogle(controlPlane: ControlPlane, ref: string, input: GoogleInput) {
-  if (input.clientId !== undefined && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty')
-  if (input.clientSecret !== undefined && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty')
-  const next = await update(controlPlane, ref, (current) => ({
-    ...current,
-    google: {
+  if (typeof input.clientId === 'string' && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty')
+  if (typeof input.clientSecret === 'string' && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty')
+  const next = await update(controlPlane, ref, (current) => {
+    const google = {
       ...(current.google ?? {}),
-      ...(input.clientId !== undefined ? { client_id: input.clientId.trim() } : {}),
-      ...(input.clientSecret !== undefined ? { client_secret: input.clientSecret.trim() } : {}),
+      ...(typeof input.clientId === 'string' ? { client_id: input.clientId.trim() } : {}),
+      ...(typeof input.clientSecret === 'string' ? { client_secret: input.clientSecret.trim() } : {}),
       ...(input.enabled !== undefined ? { enabled: input.enabled } : {}),
-    },
-  }))
+      ...(input.additionalClientIds !== undefined ? { additional_client_ids: [...new Set(input.additionalClientIds.map((id) => id.trim()))] } : {}),
+    }
+    if (input.clientId === null) delete google.client_id
+    if (input.clientSecret === null) delete google.client_secret
+    return { ...current, google }
+  })
   return { ref, ...googleView(next) }
 }
 
@@ -241,7 +251,16 @@ export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressi
         const fields = adminFields(input)
         const enabled = input.enabled
         if (enabled !== undefined && typeof enabled !== 'boolean') throw platformErrors.invalidArgument('"enabled" must be true or false')
-        const result = await setGoogle(controlPlane, params.ref!, { clientId: fields.optionalString('client_id'), clientSecret: fields.optionalString('client_secret'), enabled })
+        const extra = input.additional_client_ids
+        if (extra !== undefined && (!Array.isArray(extra) || extra.some((id) => typeof id !== 'string'))) {
+          throw platformErrors.invalidArgument('"additional_client_ids" must be a list of client IDs')
+        }
+        const result = await setGoogle(controlPlane, params.ref!, {
+          clientId: fields.optionalString('client_id'),
+          clientSecret: fields.optionalString('client_secret'),
+          enabled,
+          additionalClientIds: extra as string[] | undefined,
+        })
         return [200, { ...result, callback_url: await callbackUrl(params.ref!) }]
       },
     },

@@ -19,6 +19,7 @@ import {
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
 import { releaseProjectRoles } from './project-roles.ts'
+import { addFirstSigningKey, dropExpiredSigningKeys, validateSigningAlg } from './signing-keys.ts'
 import { addServer, DEFAULT_SERVER, listServers, placeProject, type AddServerInput, type DatabaseServer } from './servers.ts'
 import { isRef } from '../lib/refs.ts'
 
@@ -42,6 +43,8 @@ export interface CreateProjectInput {
   name: string
   plan?: string
   ref?: string
+  /** The algorithm of the project's signing keys: ES256 (default) or RS256. */
+  signingAlg?: string
 }
 
 export function validatePlan(plan: string): Plan {
@@ -98,6 +101,7 @@ export class ControlPlane {
     } finally {
       client.release()
     }
+    await dropExpiredSigningKeys(catalogue)
     // An empty environment gives the configuration's defaults without reading process.env.
     return new ControlPlane(catalogue, databaseUrl, options.defaultServerBudget ?? loadConfig({}).maxProjectConnections)
   }
@@ -148,6 +152,7 @@ export class ControlPlane {
     const name = (input.name ?? '').trim()
     if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters')
     const plan = validatePlan(input.plan ?? 'free')
+    const signingAlg = input.signingAlg === undefined ? undefined : validateSigningAlg(input.signingAlg)
     const ref = input.ref ?? newRef()
     if (!isRef(ref)) {
       throw platformErrors.invalidArgument(`Invalid ref "${ref}": 3 to 40 lowercase letters and digits, starting with a letter`)
@@ -172,6 +177,7 @@ export class ControlPlane {
         [ref, name, plan, server.id, names.database, names.apiRole, names.apiPassword, names.ownerRole, names.ownerPassword, jwtSecret, anonKey, serviceRoleKey],
       )
       if (inserted.rowCount === 0) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
+      await addFirstSigningKey(client, ref, signingAlg)
       await createProjectDatabase(server.url, names, plan)
     })
     await this.changed()

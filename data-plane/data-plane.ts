@@ -2,11 +2,13 @@
 // carrying it (uWebSockets.js in production; node:http in the benchmark peer):
 // resolve the project, refuse throttled addresses, check the key and token,
 // and hand the request to its concern's worker pool.
+import { performance } from 'node:perf_hooks'
 import { apiDatabaseOf, baseUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import type { PlatformConfig } from '../lib/config.ts'
 import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
+import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/http.ts'
@@ -32,6 +34,8 @@ export interface DataPlaneDeps {
   version: string
   /** Answers the platform's GET /health from the catalogue's state; without it, /health says ok. */
   health?: PlatformHealth
+  /** Counts each project request's answer (status class, latency) for the metrics. */
+  figures?: ProjectFigures
 }
 
 const CORS_HEADERS: Record<string, string> = {
@@ -56,11 +60,14 @@ interface ConcernEntry {
   manifest: ConcernManifest
   /** Routes a browser opens without an apikey (an emailed link, a provider redirect). */
   open: Router<ConcernRoute>
+  /** Its index among the metrics' services. */
+  service: number
 }
 
 const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   manifest,
   open: new Router(manifest.routes.filter((route) => route.open === true)),
+  service: serviceIndexOf(manifest.concern),
 }))
 
 function concernOf(path: string): ConcernEntry | undefined {
@@ -134,6 +141,7 @@ export class DataPlane {
               ...common,
               baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain),
               jwtSecret: project.jwtSecret,
+              signingKeys: project.signingKeys,
               authSettings: project.authSettings,
               projectRoles: project.projectRoles,
             }
@@ -153,6 +161,7 @@ export class DataPlane {
     const target = this.resolve(request)
     if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
     const concern = concernOf(target.path)
+    const started = performance.now()
     try {
       const cached = this.#deps.directory.peek(target.ref)
       const answer = cached
@@ -161,11 +170,22 @@ export class DataPlane {
             if (project === undefined) throw platformErrors.unknownProject(target.ref)
             return this.#serve(request, project, target.path, concern, false)
           })
-      if (answer instanceof Promise) return answer.then((response) => withCors(response, request), (error: unknown) => this.#failure(error, concern, request))
-      return withCors(answer, request)
+      if (answer instanceof Promise) {
+        return answer.then(
+          (response) => this.#counted(withCors(response, request), target.ref, concern, started),
+          (error: unknown) => this.#counted(this.#failure(error, concern, request), target.ref, concern, started),
+        )
+      }
+      return this.#counted(withCors(answer, request), target.ref, concern, started)
     } catch (error) {
-      return this.#failure(error, concern, request)
+      return this.#counted(this.#failure(error, concern, request), target.ref, concern, started)
     }
+  }
+
+  /** Counts a project request's answer where it leaves for the server to write (the metrics' one hot-path cost). */
+  #counted(response: OutgoingResponse, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse {
+    this.#deps.figures?.answered(ref, concern ? concern.service : OTHER_SERVICE, response.status, performance.now() - started)
+    return response
   }
 
   #failure(error: unknown, concern: ConcernEntry | undefined, request: IncomingRequest): OutgoingResponse {

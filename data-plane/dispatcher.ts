@@ -12,13 +12,17 @@ import { BaseplaneError } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { PLAN_LIMITS } from '../lib/plans.ts'
 import type { Concern, ServiceRequest, ServiceResponse, WorkerOptions } from '../lib/service.ts'
-import { FairShare, type FairShareStats, type Limits } from './fair-share.ts'
+import { serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
+import type { WorkerSnapshot } from '../lib/metrics/worker-snapshot.ts'
+import { FairShare, type FairShareObserver, type FairShareStats, type Limits } from './fair-share.ts'
 
 // Compiled (dist/) the workers are .js files beside this one; from source
 // (tests and benchmarks, under tsx) they are .ts files, which the threads load
 // through tsx as the process does.
 const fromSource = import.meta.url.endsWith('.ts')
 const workerFile = (concern: Concern) => new URL(`../workers/${concern}/worker.${fromSource ? 'ts' : 'js'}`, import.meta.url)
+// The scrape-time snapshot task (lib/metrics/worker-snapshot.ts), run on each thread beside its concern's module.
+const snapshotFile = new URL(`../lib/metrics/worker-snapshot.${fromSource ? 'ts' : 'js'}`, import.meta.url).href
 const workerExecArgv = !fromSource || process.execArgv.some((arg) => arg.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx']
 
 export interface DispatcherOptions {
@@ -29,6 +33,16 @@ export interface DispatcherOptions {
   /** How long an idle project keeps its thread (the idle connection time: its connections live that long). */
   stickyMillis: number
   worker: WorkerOptions
+  /** Told of fair-share refusals and queue waits, by project and concern. */
+  figures?: ProjectFigures
+}
+
+/** One worker thread's snapshot, as the metrics read it. */
+export interface ThreadReport {
+  concern: Concern
+  /** Index of the thread among its concern's threads. */
+  thread: number
+  snapshot: WorkerSnapshot
 }
 
 interface ConcernPool {
@@ -80,7 +94,13 @@ export class Dispatcher {
             workerData: options.worker,
           }),
       )
-      const share = new FairShare({ shards: threads, slotsPerShard: options.tasksPerThread, stickyMillis: options.stickyMillis })
+      const figures = options.figures
+      const service = serviceIndexOf(concern)
+      const observer: FairShareObserver | undefined = figures && {
+        refused: (ref) => figures.refused(ref, service),
+        waited: (ref, millis) => figures.waited(ref, service, millis),
+      }
+      const share = new FairShare({ shards: threads, slotsPerShard: options.tasksPerThread, stickyMillis: options.stickyMillis, observer })
       this.#pools.set(concern, { shards, share })
     }
   }
@@ -110,6 +130,33 @@ export class Dispatcher {
     const stats: Partial<Record<Concern, FairShareStats>> = {}
     for (const [concern, pool] of this.#pools) stats[concern] = pool.share.stats()
     return stats
+  }
+
+  /**
+   * Every thread's snapshot (its connections, busy time, tallies), asked for
+   * at scrape time. A thread that has not answered within `timeoutMillis` (all
+   * its slots held by long statements) is left out of this scrape; its task
+   * still runs later, harmlessly (aborting it would end the thread).
+   */
+  async snapshots(timeoutMillis: number): Promise<ThreadReport[]> {
+    const asked: Array<Promise<ThreadReport | undefined>> = []
+    for (const [concern, pool] of this.#pools) {
+      pool.shards.forEach((shard, thread) => {
+        let timer: NodeJS.Timeout | undefined
+        const late = new Promise<undefined>((resolve) => {
+          timer = setTimeout(() => resolve(undefined), timeoutMillis)
+        })
+        const answer = (shard.run(null, { filename: snapshotFile }) as Promise<WorkerSnapshot>).then(
+          (snapshot) => ({ concern, thread, snapshot }),
+          (error: unknown) => {
+            log.error('worker snapshot failed', error, { concern, thread })
+            return undefined
+          },
+        )
+        asked.push(Promise.race([answer, late]).finally(() => clearTimeout(timer)))
+      })
+    }
+    return (await Promise.all(asked)).filter((report): report is ThreadReport => report !== undefined)
   }
 
   async close(): Promise<void> {

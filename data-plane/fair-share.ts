@@ -9,6 +9,7 @@
 // project therefore waits behind itself, never in front of its neighbours,
 // and a project whose queue is full is refused at once (503 with Retry-After)
 // instead of holding memory and sockets.
+import { performance } from 'node:perf_hooks'
 import { platformErrors } from '../lib/errors.ts'
 import type { PlanLimits } from '../lib/plans.ts'
 
@@ -19,6 +20,14 @@ export const RETRY_AFTER_SECONDS = 1
 
 interface Waiter {
   start: () => void
+  /** performance.now() when it joined the queue. */
+  since: number
+}
+
+/** Told of each refusal and each wait (the metrics); called on the main thread, in the request's path. */
+export interface FairShareObserver {
+  refused(ref: string): void
+  waited(ref: string, millis: number): void
 }
 
 interface ProjectShare {
@@ -51,6 +60,7 @@ export interface FairShareOptions {
    */
   stickyMillis: number
   now?: () => number
+  observer?: FairShareObserver
 }
 
 export interface FairShareStats {
@@ -67,6 +77,7 @@ export class FairShare {
   readonly #projects = new Map<string, ProjectShare>()
   readonly #stickyMillis: number
   readonly #now: () => number
+  readonly #observer: FairShareObserver | undefined
   #sweep: NodeJS.Timeout | undefined
 
   constructor(options: FairShareOptions) {
@@ -75,6 +86,7 @@ export class FairShare {
     this.#shards = Array.from({ length: options.shards }, (_, index) => ({ index, free: options.slotsPerShard, ring: [], assigned: 0 }))
     this.#stickyMillis = options.stickyMillis
     this.#now = options.now ?? Date.now
+    this.#observer = options.observer
     this.#sweep = setInterval(() => this.sweep(), Math.max(1000, options.stickyMillis))
     this.#sweep.unref()
   }
@@ -90,10 +102,18 @@ export class FairShare {
       return this.#start(share, work)
     }
     if (share.waiting.length >= share.limits.queuedRequests) {
+      this.#observer?.refused(ref)
       return Promise.reject(platformErrors.overloaded(RETRY_AFTER_SECONDS))
     }
     return new Promise<T>((resolve, reject) => {
-      share.waiting.push({ start: () => this.#start(share, work).then(resolve, reject) })
+      const waiter: Waiter = {
+        since: this.#observer ? performance.now() : 0,
+        start: () => {
+          this.#observer?.waited(ref, performance.now() - waiter.since)
+          this.#start(share, work).then(resolve, reject)
+        },
+      }
+      share.waiting.push(waiter)
       this.#markReady(share)
       this.#schedule(share.shard)
     })

@@ -1,7 +1,8 @@
 // The project gate: which key was sent, and who the caller is. The apikey must
 // be exactly one of the project's two keys; the Bearer token must verify with
-// the project's secret (HS256 only) and name one of the API roles or one of
-// the project's own roles (`baseplane projects roles`).
+// the project's secret (HS256) or one of its signing keys by kid (ES256 or
+// RS256; lib/jwt.ts verifyJwt) and name one of the API roles or one of the
+// project's own roles (`baseplane projects roles`).
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { API_ROLES, isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
@@ -18,7 +19,7 @@ interface Verified {
 interface ProjectKeys {
   /** The project's two keys; a Map lookup compares by hash first, so it leaks nothing useful about them. */
   roles: Map<string, KeyRole>
-  /** Tokens verified with this record's secret. A new record (any change) starts empty. */
+  /** Tokens verified with this record's secret and keys. A new record (any change, a rotation too) starts empty. */
   tokens: Map<string, Verified>
 }
 
@@ -63,7 +64,7 @@ export class Gate {
     const token = tokenOf(apikey, authorization)
     const cached = this.cachedIdentity(project, apikey, authorization)
     if (cached !== undefined) return cached
-    const claims = await verifyJwt(project.jwtSecret, token)
+    const claims = await verifyJwt(project, token)
     const role = claims.role
     if (!isApiRole(role) && !(typeof role === 'string' && project.projectRoles.includes(role))) throw platformErrors.badJwt(roleRefusal(project))
     const identity: RequestIdentity = { role, claims }

@@ -2,6 +2,7 @@
 // data plane. Writes live in control-plane/.
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
+import type { SigningKey } from './jwt.ts'
 import { DEFAULT_ROLE_TIMEOUTS, type RoleTimeouts } from './plans.ts'
 
 export const PLANS = ['free', 'plus', 'pro', 'business'] as const
@@ -34,6 +35,12 @@ export interface ProjectRecord {
    * besides anon, authenticated and service_role that its tokens may name.
    */
   projectRoles: string[]
+  /**
+   * Its asymmetric signing keys not yet dropped (standby, in use, previously
+   * used), oldest first; empty for a project made before they existed, until
+   * the control plane's next start gives it one (control-plane/signing-keys.ts).
+   */
+  signingKeys: SigningKey[]
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -47,7 +54,12 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.version, p.created_at, s.admin_url, s.connection_budget,
-  array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles`
+  array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
+  coalesce((select json_agg(json_build_object(
+      'kid', k.kid, 'alg', k.alg, 'jwk', k.private_jwk, 'signs_from', baseplane.epoch_ms(k.signs_from),
+      'retires_at', baseplane.epoch_ms(k.retires_at), 'drops_at', baseplane.epoch_ms(k.drops_at), 'created_at', baseplane.epoch_ms(k.created_at))
+    order by k.signs_from)
+    from baseplane.signing_keys k where k.ref = p.ref and (k.drops_at is null or k.drops_at > now())), '[]') as signing_keys`
 
 interface Row {
   ref: string
@@ -67,6 +79,7 @@ interface Row {
   auth_settings: Record<string, unknown>
   role_timeouts: StoredRoleTimeouts
   project_roles: string[]
+  signing_keys: StoredSigningKey[]
   version: string
   created_at: Date
   admin_url: string | null
@@ -91,6 +104,29 @@ export function resolveRoleTimeouts(stored: StoredRoleTimeouts): RoleTimeouts {
   }
 }
 
+interface StoredSigningKey {
+  kid: string
+  alg: SigningKey['alg']
+  jwk: SigningKey['privateJwk']
+  /** Milliseconds since the epoch (baseplane.epoch_ms). */
+  signs_from: number
+  retires_at: number | null
+  drops_at: number | null
+  created_at: number
+}
+
+function toSigningKey(stored: StoredSigningKey): SigningKey {
+  return {
+    kid: stored.kid,
+    alg: stored.alg,
+    privateJwk: stored.jwk,
+    signsFrom: stored.signs_from,
+    retiresAt: stored.retires_at ?? undefined,
+    dropsAt: stored.drops_at ?? undefined,
+    createdAt: stored.created_at,
+  }
+}
+
 function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
   const server = new URL(row.admin_url ?? defaultServerUrl)
   return {
@@ -111,6 +147,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     authSettings: row.auth_settings,
     roleTimeouts: resolveRoleTimeouts(row.role_timeouts),
     projectRoles: row.project_roles,
+    signingKeys: row.signing_keys.map(toSigningKey),
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

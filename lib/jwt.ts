@@ -1,29 +1,41 @@
-// JSON Web Tokens of a project: its API keys and the access tokens it verifies.
-// HS256 only; jose verifies (and refuses `alg: none` and any other algorithm).
-// Signing is node:crypto's HMAC: jose signs through WebCrypto, which costs
-// about 45 µs of CPU and a thread-pool trip per token against 3 µs here, and
-// an auth worker signs one token per session it issues.
+// JSON Web Tokens of a project: its API keys and the access tokens it issues
+// and verifies. Two kinds of key (auth-clients.md section 2):
+// - the legacy JWT secret (HS256): API keys, and access tokens issued before
+//   the project had a signing key, keep verifying with it;
+// - the project's asymmetric signing keys (ES256, or RS256), each named by a
+//   UUID `kid`: Auth signs access tokens with the one in use, and every key not
+//   yet dropped is published at /auth/v1/.well-known/jwks.json.
+// jose verifies (and refuses `alg: none` and every algorithm but these three).
+// Signing is node:crypto's, with keys imported once: jose signs through
+// WebCrypto, which costs about 45 µs of CPU and a thread-pool trip per token
+// against 3 µs for the HMAC here (about 30 µs for ES256), and an auth worker
+// signs one token per session it issues.
 import crypto from 'node:crypto'
-import { jwtVerify, errors as joseErrors } from 'jose'
-import { platformErrors } from './errors.ts'
+import { jwtVerify, errors as joseErrors, type JWTHeaderParameters } from 'jose'
+import { BaseplaneError, platformErrors } from './errors.ts'
 
 const TEN_YEARS = 10 * 365 * 24 * 3600
 const encoder = new TextEncoder()
 const keyCache = new Map<string, Promise<CryptoKey>>()
 
 /**
- * An HS256 key, imported once per `name`: jose runs on WebCrypto, and given
- * raw bytes it would import them again (one more trip through the thread
- * pool) on every sign and verify, nearly doubling their latency.
+ * A key imported once per `name`: jose runs on WebCrypto, and given raw bytes
+ * or a JWK it would import them again (one more trip through the thread pool)
+ * on every verify, nearly doubling its latency.
  */
-export function hs256Key(name: string, material: () => Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+function cachedKey(name: string, load: () => Promise<CryptoKey>): Promise<CryptoKey> {
   let key = keyCache.get(name)
   if (key === undefined) {
-    key = crypto.subtle.importKey('raw', material(), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify'])
+    key = load()
     if (keyCache.size > 10000) keyCache.clear()
     keyCache.set(name, key)
   }
   return key
+}
+
+/** An HS256 key, imported once per `name`. */
+export function hs256Key(name: string, material: () => Uint8Array<ArrayBuffer>): Promise<CryptoKey> {
+  return cachedKey(name, () => crypto.subtle.importKey('raw', material(), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']))
 }
 
 /** The project's JWT secret as a key. */
@@ -45,12 +57,166 @@ export async function signApiKey(secret: string, ref: string, role: 'anon' | 'se
   return signJwt(secret, { iss: 'baseplane', ref, role, iat, exp: iat + TEN_YEARS })
 }
 
-/** Verifies signature and expiry; throws the gate's `bad_jwt` error with the reason. */
-export async function verifyJwt(secret: string, token: string): Promise<Record<string, unknown>> {
+// --- Asymmetric signing keys ---------------------------------------------
+
+export const SIGNING_ALGS = ['ES256', 'RS256'] as const
+export type SigningAlg = (typeof SIGNING_ALGS)[number]
+
+export function isSigningAlg(value: unknown): value is SigningAlg {
+  return (SIGNING_ALGS as readonly unknown[]).includes(value)
+}
+
+/** A project's asymmetric signing key as the catalogue holds it (baseplane.signing_keys). */
+export interface SigningKey {
+  /** A UUID, as Supabase's platform names its keys. */
+  kid: string
+  alg: SigningAlg
+  /** The private JWK (RFC 7517), public members included; never leaves the platform. */
+  privateJwk: crypto.JsonWebKey
+  /** Milliseconds since the epoch from which it signs (before then it is standby: published, not signing). */
+  signsFrom: number
+  /** When the next key takes over; undefined while it is the newest. */
+  retiresAt: number | undefined
+  /** When its last tokens have expired: from then on it is neither accepted nor published. */
+  dropsAt: number | undefined
+  createdAt: number
+}
+
+/** Supabase's key states (signing-keys.mdx); `dropped` keys are gone from the JWKS and refused. */
+export type SigningKeyState = 'standby' | 'in_use' | 'previously_used' | 'dropped'
+
+export function signingKeyState(key: SigningKey, now = Date.now()): SigningKeyState {
+  if (key.dropsAt !== undefined && key.dropsAt <= now) return 'dropped'
+  if (key.signsFrom > now) return 'standby'
+  if (key.retiresAt !== undefined && key.retiresAt <= now) return 'previously_used'
+  return 'in_use'
+}
+
+/** The key that signs at `now`: the latest whose time has come. Undefined when the project has none (it signs HS256). */
+export function signerOf(keys: readonly SigningKey[], now = Date.now()): SigningKey | undefined {
+  let signer: SigningKey | undefined
+  for (const key of keys) if (signingKeyState(key, now) === 'in_use' && (signer === undefined || key.signsFrom > signer.signsFrom)) signer = key
+  return signer
+}
+
+/** A public JWK as GoTrue publishes it: `use: "sig"`, `key_ops: ["verify"]`, never a private member. */
+export interface PublicJwk {
+  kty: string
+  kid: string
+  alg: SigningAlg
+  use: 'sig'
+  key_ops: ['verify']
+  crv?: string
+  x?: string
+  y?: string
+  n?: string
+  e?: string
+}
+
+export function publicJwkOf(key: SigningKey): PublicJwk {
+  const { kty, crv, x, y, n, e } = key.privateJwk
+  const common = { kty: kty!, kid: key.kid, alg: key.alg, use: 'sig' as const, key_ops: ['verify'] as ['verify'] }
+  return kty === 'EC' ? { ...common, crv, x, y } : { ...common, n, e }
+}
+
+/** What /.well-known/jwks.json lists at `now`: every key not dropped, standby ones included (published before they sign). */
+export function publishedKeys(keys: readonly SigningKey[], now = Date.now()): PublicJwk[] {
+  return keys.filter((key) => signingKeyState(key, now) !== 'dropped').map(publicJwkOf)
+}
+
+interface Signer {
+  header: string
+  key: crypto.KeyObject
+  /** ECDSA signatures in JWS are r || s (RFC 7518 3.4), not DER. */
+  dsaEncoding: 'ieee-p1363' | undefined
+}
+
+const signers = new Map<string, Signer>()
+
+function signerFor(key: SigningKey): Signer {
+  // Keyed by the private material too: a kid is only a name.
+  const name = `${key.kid}\0${key.privateJwk.d}`
+  let signer = signers.get(name)
+  if (signer === undefined) {
+    signer = {
+      header: Buffer.from(JSON.stringify({ alg: key.alg, kid: key.kid, typ: 'JWT' })).toString('base64url'),
+      key: crypto.createPrivateKey({ key: key.privateJwk, format: 'jwk' }),
+      dsaEncoding: key.alg === 'ES256' ? 'ieee-p1363' : undefined,
+    }
+    if (signers.size > 10000) signers.clear()
+    signers.set(name, signer)
+  }
+  return signer
+}
+
+/** A compact JWS of `claims` signed with `key`, header `{"alg","kid","typ":"JWT"}`. */
+export function signWithKey(key: SigningKey, claims: Record<string, unknown>): string {
+  const signer = signerFor(key)
+  const input = `${signer.header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`
+  const signature = crypto.sign('sha256', Buffer.from(input), { key: signer.key, dsaEncoding: signer.dsaEncoding })
+  return `${input}.${signature.toString('base64url')}`
+}
+
+/** What a project verifies tokens with: its legacy secret and its signing keys. A ProjectRecord is one. */
+export interface VerificationKeys {
+  jwtSecret: string
+  signingKeys: readonly SigningKey[]
+}
+
+/**
+ * An access token of the project: signed with the key in use, or with the
+ * legacy secret when the project has none yet.
+ */
+export function signAccessToken(keys: VerificationKeys, claims: Record<string, unknown>, now = Date.now()): string {
+  const signer = signerOf(keys.signingKeys, now)
+  return signer ? signWithKey(signer, claims) : signJwt(keys.jwtSecret, claims)
+}
+
+const VERIFY_PARAMS: Record<SigningAlg, EcKeyImportParams | RsaHashedImportParams> = {
+  ES256: { name: 'ECDSA', namedCurve: 'P-256' },
+  RS256: { name: 'RSASSA-PKCS1-v1_5', hash: 'SHA-256' },
+}
+
+function publicKeyOf(key: SigningKey): Promise<CryptoKey> {
+  const jwk = publicJwkOf(key)
+  // The material is part of the name: a kid means one key, but the cache must not take a kid's word for it.
+  return cachedKey(`${key.kid}\0${jwk.x ?? jwk.n}`, () => crypto.subtle.importKey('jwk', { kty: jwk.kty, crv: jwk.crv, x: jwk.x, y: jwk.y, n: jwk.n, e: jwk.e }, VERIFY_PARAMS[key.alg], false, ['verify']))
+}
+
+/**
+ * GoTrue's lookup (internal/api/auth.go parseJWTClaims): a kid naming one of
+ * the project's asymmetric keys selects it, and the token's alg must be that
+ * key's (so an HS256 token "signed" with a public key's bytes is refused);
+ * otherwise an HS256 token is checked against the legacy secret; anything
+ * else is refused.
+ */
+function keyFor(keys: VerificationKeys, header: JWTHeaderParameters): Promise<CryptoKey> {
+  const now = Date.now()
+  if (header.kid !== undefined) {
+    const key = keys.signingKeys.find((candidate) => candidate.kid === header.kid && signingKeyState(candidate, now) !== 'dropped')
+    if (key !== undefined) {
+      if (header.alg !== key.alg) throw platformErrors.badJwt(`signing algorithm ${header.alg} does not match key ${key.kid} (${key.alg})`)
+      return publicKeyOf(key)
+    }
+  }
+  if (header.alg === 'HS256') return keyOf(keys.jwtSecret)
+  if (header.kid === undefined) throw platformErrors.badJwt(`a ${header.alg} token must name its signing key (kid)`)
+  throw platformErrors.badJwt(`signing key ${header.kid} is unknown`)
+}
+
+const ALGORITHMS = ['HS256', ...SIGNING_ALGS]
+
+/**
+ * Verifies signature and expiry; throws the gate's `bad_jwt` error with the
+ * reason. Given only a secret (a string), accepts HS256 tokens only.
+ */
+export async function verifyJwt(keys: VerificationKeys | string, token: string): Promise<Record<string, unknown>> {
+  const known: VerificationKeys = typeof keys === 'string' ? { jwtSecret: keys, signingKeys: [] } : keys
   try {
-    const { payload } = await jwtVerify(token, await keyOf(secret), { algorithms: ['HS256'] })
+    const { payload } = await jwtVerify(token, (header) => keyFor(known, header), { algorithms: ALGORITHMS })
     return payload as Record<string, unknown>
   } catch (error) {
+    if (BaseplaneError.is(error)) throw error
     if (error instanceof joseErrors.JWTExpired) throw platformErrors.badJwt('token has expired')
     if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw platformErrors.badJwt('signature is invalid')
     if (error instanceof joseErrors.JOSEAlgNotAllowed) throw platformErrors.badJwt('signing algorithm is not allowed')

@@ -3,6 +3,7 @@
 import type { Plan } from './catalogue.ts'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { RequestIdentity } from './db/request-transaction.ts'
+import type { SigningKey } from './jwt.ts'
 import type { RoleTimeouts } from './plans.ts'
 
 export type Concern = 'auth' | 'graphql' | 'push'
@@ -27,6 +28,12 @@ export interface AuthProjectContext extends ProjectContext {
   /** Public base URL of the project (`{base_url}`), without a trailing slash. */
   baseUrl: string
   jwtSecret: string
+  /**
+   * The project's asymmetric signing keys (lib/jwt.ts): the one in use signs
+   * access tokens, all are published in the JWKS. Which one is in use depends
+   * on the time, so the worker decides per token (lib/jwt.ts signerOf).
+   */
+  signingKeys: readonly SigningKey[]
   /** Stored auth settings as the control plane saved them (workers/auth applies defaults). */
   authSettings: Record<string, unknown>
   /** The project's own API roles, which the admin API may give a user besides authenticated. */

@@ -7,7 +7,9 @@ import path from 'node:path'
 import type { PlatformConfig } from '../lib/config.ts'
 import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
 import { log, setLogLevel } from '../lib/log.ts'
-import { createConnectionBudget } from '../lib/db/connection-budget.ts'
+import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
+import { ProjectFigures } from '../lib/metrics/project-figures.ts'
+import { metricsRoute, PlatformMetrics, recentFiguresRoute } from './metrics.ts'
 import type { PlatformRoutes } from '../lib/http.ts'
 import { DataPlane } from '../data-plane/data-plane.ts'
 import { Dispatcher } from '../data-plane/dispatcher.ts'
@@ -17,10 +19,13 @@ import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { startUwsServer } from '../data-plane/uws-server.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
-import { adminApi } from '../control-plane/admin-api.ts'
+import { adminApi, type AdminRoute } from '../control-plane/admin-api.ts'
 import { authAdminRoutes } from '../control-plane/auth-settings.ts'
+import { pushAdminRoutes } from '../control-plane/push-admin-api.ts'
+import type { PushAdminOptions } from '../control-plane/push-admin.ts'
 import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
 import { projectRoleRoutes } from '../control-plane/project-roles.ts'
+import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
 import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
@@ -67,9 +72,9 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
 }
 
 /** The platform's own routes: the admin API, then the dashboard. */
-function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string): PlatformRoutes {
-  const api = adminApi(controlPlane, addressing, adminToken, [...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane)])
-  const pages = dashboard(controlPlane, addressing, adminToken)
+function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, push: PushAdminOptions = {}, more: AdminRoute[] = []): PlatformRoutes {
+  const api = adminApi(controlPlane, addressing, adminToken, [...more, ...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane), ...pushAdminRoutes(controlPlane, push), ...signingKeyRoutes(controlPlane)])
+  const pages = dashboard(controlPlane, addressing, adminToken, { push })
   return async (request) => (await api(request)) ?? (await pages(request))
 }
 
@@ -112,14 +117,17 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   const throttle = new Throttle(config.throttle)
   await throttle.start(controlPlane.catalogue)
   setLogLevel(config.logLevel)
+  const connectionBudget = createConnectionBudget()
+  const figures = new ProjectFigures({ known: (ref) => directory.peek(ref) !== undefined })
   const dispatcher = new Dispatcher({
+    figures,
     logLevel: config.logLevel,
     threads: config.threads,
     tasksPerThread: config.tasksPerThread,
     stickyMillis: config.idleConnectionMillis,
     worker: {
       maxProjectConnections: defaultServerBudget,
-      connectionBudget: createConnectionBudget(),
+      connectionBudget,
       projectPoolSize: config.projectPoolSize,
       idleConnectionMillis: config.idleConnectionMillis,
       mail: { smtpUrl: config.smtpUrl, from: config.mailFrom },
@@ -130,15 +138,19 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   const adminToken = adminTokenOf(config)
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION)
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: new ConnectionBudget(connectionBudget) })
+  const routes = platformRoutes(controlPlane, addressing, adminToken, { fcmTokenUrl: config.push.fcmTokenUrl }, [recentFiguresRoute(figures, controlPlane)])
+  const scrape = metricsRoute(metrics, adminToken)
   const dataPlane = new DataPlane({
     config,
     directory,
     gate: new Gate(),
     throttle,
     dispatcher,
-    platformRoutes: platformRoutes(controlPlane, addressing, adminToken),
+    platformRoutes: async (request) => (await scrape(request)) ?? (await routes(request)),
     version: VERSION,
     health,
+    figures,
   })
   const server = await startUwsServer(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (advisory lock), on a
@@ -150,6 +162,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
         endpoints: { apnsUrl: config.push.apnsUrl, fcmUrl: config.push.fcmUrl, fcmTokenUrl: config.push.fcmTokenUrl },
       })
     : undefined
+  if (pushActors) metrics.watchPushActors(pushActors)
   let stopped: Promise<void> | undefined
   return {
     port: server.port,

@@ -12,9 +12,18 @@ import {
   setTemplate,
 } from '../../control-plane/auth-settings.ts'
 import { baseUrlOf } from '../../lib/catalogue.ts'
-import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { NUMERIC_SETTINGS } from '../../workers/auth/settings.ts'
+import { integerOption, refusedValue, stringOption, table, UsageError, type Command } from '../command.ts'
 
-type SettingsView = Awaited<ReturnType<typeof getAuthSettings>>
+type SettingsView = Awaited<ReturnType<typeof getAuthSettings>> & { auth_enabled: boolean }
+
+/** Google sign-in needs the Auth product too: a fully configured provider is offered only once Auth is on. */
+const googleState = (ref: string, google: { offered: boolean; missing: string[] }, authEnabled: boolean) =>
+  !google.offered
+    ? `not offered (missing: ${google.missing.join(', ')})`
+    : authEnabled
+      ? 'offered'
+      : `configured, but Auth is off for ${ref}: turn it on with baseplane products enable auth ${ref}`
 
 const showSettings = (s: SettingsView) =>
   [
@@ -22,7 +31,9 @@ const showSettings = (s: SettingsView) =>
     `allowed redirects     ${s.additional_redirect_urls.length ? s.additional_redirect_urls.join(', ') : '(none)'}`,
     `mail per hour         ${s.mail_per_hour}`,
     `custom templates      ${s.custom_templates.length ? s.custom_templates.join(', ') : '(none)'}`,
-    `google                ${s.google.offered ? 'offered' : `not offered (missing: ${s.google.missing.join(', ')})`}`,
+    `google                ${googleState(s.ref, s.google, s.auth_enabled)}`,
+    `email change          ${s.mailer_secure_email_change_enabled ? 'confirmed by the current and the new address' : 'confirmed by the new address'}`,
+    `password change       ${s.security_update_password_require_reauthentication ? 'needs the reauthentication code from sessions older than 24 h' : 'no reauthentication'}`,
   ].join('\n')
 
 const OPTION_NAMES: Record<string, string> = {
@@ -34,31 +45,71 @@ const OPTION_NAMES: Record<string, string> = {
   'password-min-length': 'password_min_length',
 }
 
+/** Switches set with true or false (GoTrue's MAILER_SECURE_EMAIL_CHANGE_ENABLED, SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION). */
+const SWITCH_NAMES: Record<string, string> = {
+  'secure-email-change': 'mailer_secure_email_change_enabled',
+  'secure-password-change': 'security_update_password_require_reauthentication',
+}
+
+/** The platform's names for what these commands set, and the flags that set them. */
+const FIELD_FLAGS: Record<string, string> = {
+  ...Object.fromEntries(Object.entries(OPTION_NAMES).map(([flag, field]) => [field, `--${flag}`])),
+  disable_signup: '--disable-signup/--enable-signup',
+  site_url: '--site-url',
+  additional_redirect_urls: '--allow',
+  'google.client_id': '--client-id',
+  'google.client_secret': 'the client secret (--stdin)',
+  'google.enabled': '--enable/--disable',
+  'google.additional_client_ids': '--additional-client-ids',
+  ...Object.fromEntries(Object.entries(SWITCH_NAMES).map(([flag, field]) => [field, `--${flag}`])),
+}
+
 export const authCommands: Command[] = [
   {
     words: ['auth', 'settings'],
     positionals: ['REF'],
-    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup]',
+    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false]',
     summary: "Show (or change) a project's auth settings",
     options: {
       ...Object.fromEntries(Object.keys(OPTION_NAMES).map((name) => [name, { type: 'string' as const }])),
       'disable-signup': { type: 'boolean' },
       'enable-signup': { type: 'boolean' },
+      ...Object.fromEntries(Object.keys(SWITCH_NAMES).map((name) => [name, { type: 'string' as const }])),
     },
+    optionHelp: {
+      'mail-per-hour': 'auth mails the project may send per hour (0 to 1000000; default 30)',
+      'mail-min-interval': 'seconds before the same address gets another mail (0 to 86400; default 60)',
+      'otp-expiry': 'seconds an emailed link or code stays valid (60 to 86400; default 3600)',
+      'jwt-expiry': 'seconds an access token lives (30 to 604800; default 3600)',
+      'refresh-reuse-interval': 'seconds a used refresh token is still accepted (0 to 3600; default 10)',
+      'password-min-length': 'shortest password accepted (6 to 72; default 6)',
+      'disable-signup': 'refuse new sign-ups (existing users still sign in)',
+      'enable-signup': 'accept new sign-ups again',
+      'secure-email-change': 'true: an address change is confirmed by the current address too (default true)',
+      'secure-password-change': 'true: a password change from a session older than 24 h needs a reauthentication code (default false)',
+    },
+    notes: 'Without options it shows the settings. Changes apply from the next request.',
+    fieldFlags: FIELD_FLAGS,
     async run(context, args) {
-      const controlPlane = await context.controlPlane()
       const ref = args.positionals[0]!
       const patch: Record<string, unknown> = {}
       for (const [flag, key] of Object.entries(OPTION_NAMES)) {
-        const raw = stringOption(args, flag, false)
-        if (raw === undefined) continue
-        if (!/^\d+$/.test(raw)) throw new UsageError(`--${flag} must be a whole number, got "${raw}"`)
-        patch[key] = Number(raw)
+        // A setting without bounds here is still checked by the platform (its message names the flag).
+        const value = integerOption(args, flag, NUMERIC_SETTINGS[key] ?? { min: 0, max: Number.MAX_SAFE_INTEGER })
+        if (value !== undefined) patch[key] = value
       }
       if (args.values['disable-signup'] === true && args.values['enable-signup'] === true) throw new UsageError('--disable-signup and --enable-signup cannot be used together')
       if (args.values['disable-signup'] === true) patch.disable_signup = true
       if (args.values['enable-signup'] === true) patch.disable_signup = false
-      return Object.keys(patch).length ? setAuthOptions(controlPlane, ref, patch) : getAuthSettings(controlPlane, ref)
+      for (const [flag, key] of Object.entries(SWITCH_NAMES)) {
+        const raw = stringOption(args, flag, false)
+        if (raw === undefined) continue
+        if (raw !== 'true' && raw !== 'false') throw refusedValue(`--${flag} must be true or false, got "${raw}"`)
+        patch[key] = raw === 'true'
+      }
+      const controlPlane = await context.controlPlane()
+      const settings = Object.keys(patch).length ? await setAuthOptions(controlPlane, ref, patch) : await getAuthSettings(controlPlane, ref)
+      return { ...settings, auth_enabled: (await controlPlane.get(ref)).authEnabled }
     },
     human: showSettings,
   },
@@ -68,11 +119,18 @@ export const authCommands: Command[] = [
     usage: 'auth redirects REF --site-url URL [--allow URL ...]',
     summary: 'Set the site URL and the other addresses sign-ins may return to',
     options: { 'site-url': { type: 'string' }, allow: { type: 'string', multiple: true } },
+    optionHelp: {
+      'site-url': 'where sign-ins return when the app asks for no other address (http or https)',
+      allow: 'another address sign-ins may return to; repeat for each (globs such as http://localhost:*/** and app schemes allowed)',
+    },
+    fieldFlags: FIELD_FLAGS,
     async run(context, args) {
       const siteUrl = stringOption(args, 'site-url', false)
       const allow = args.values.allow as string[] | undefined
       if (siteUrl === undefined && allow === undefined) throw new UsageError('give --site-url URL, --allow URL, or both (usage: baseplane auth redirects REF --site-url URL [--allow URL ...])')
-      return setRedirects(await context.controlPlane(), args.positionals[0]!, { siteUrl, allow })
+      const ref = args.positionals[0]!
+      const controlPlane = await context.controlPlane()
+      return { ...(await setRedirects(controlPlane, ref, { siteUrl, allow })), auth_enabled: (await controlPlane.get(ref)).authEnabled }
     },
     human: showSettings,
   },
@@ -80,7 +138,7 @@ export const authCommands: Command[] = [
     words: ['auth', 'templates'],
     positionals: ['REF'],
     usage: 'auth templates REF',
-    summary: 'List the five email templates (custom or default) with their subjects',
+    summary: 'List the six email templates (custom or default) with their subjects',
     async run(context, args) {
       return listTemplates(await context.controlPlane(), args.positionals[0]!)
     },
@@ -92,11 +150,11 @@ export const authCommands: Command[] = [
     positionals: ['REF', 'KIND'],
     optionalPositionals: ['reset'],
     usage: `auth template REF KIND --subject TEXT --file BODY.html | reset   (KIND: ${KINDS.join(', ')})`,
-    summary: 'Save an email template (its body must contain {{ .ConfirmationURL }}), or reset it to the default',
+    summary: 'Save an email template (its body must contain {{ .ConfirmationURL }}, or {{ .Token }} for reauthentication), or reset it to the default',
     options: { subject: { type: 'string' }, file: { type: 'string' } },
     async run(context, args) {
       const [ref, kind, action] = args.positionals as [string, string, string | undefined]
-      if (!(KINDS as readonly string[]).includes(kind)) throw new UsageError(`unknown template kind "${kind}": use one of ${KINDS.join(', ')}`)
+      if (!(KINDS as readonly string[]).includes(kind)) throw refusedValue(`unknown template kind "${kind}": use one of ${KINDS.join(', ')}`)
       if (action !== undefined && action !== 'reset') throw new UsageError(`unexpected argument "${action}": the only action is reset`)
       const controlPlane = await context.controlPlane()
       if (action === 'reset') {
@@ -109,7 +167,7 @@ export const authCommands: Command[] = [
       try {
         body = fs.readFileSync(file, 'utf8')
       } catch (error) {
-        throw new UsageError(`cannot read --file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+        throw refusedValue(`cannot read --file ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
       }
       return setTemplate(controlPlane, ref, kind, { subject, body })
     },
@@ -119,33 +177,59 @@ export const authCommands: Command[] = [
   {
     words: ['auth', 'google'],
     positionals: ['REF'],
-    usage: 'auth google REF [--client-id ID] [--stdin] [--enable|--disable]',
+    usage: 'auth google REF [--client-id ID] [--stdin] [--additional-client-ids ID,ID] [--clear] [--enable|--disable]',
     summary: 'Google sign-in: client ID, client secret (read from standard input), on/off',
-    options: { 'client-id': { type: 'string' }, stdin: { type: 'boolean' }, enable: { type: 'boolean' }, disable: { type: 'boolean' } },
+    options: { 'client-id': { type: 'string' }, stdin: { type: 'boolean' }, clear: { type: 'boolean' }, 'additional-client-ids': { type: 'string' }, enable: { type: 'boolean' }, disable: { type: 'boolean' } },
+    optionHelp: {
+      'client-id': 'the OAuth client ID of the project\'s own Google client',
+      stdin: 'read the client secret from standard input (never from the command line)',
+      clear: 'remove the client ID and the client secret (Google sign-in is then not offered)',
+      'additional-client-ids': 'the project\'s iOS and Android client IDs, comma-separated, also accepted by native sign-in (signInWithIdToken); "" removes them',
+      enable: 'turn Google sign-in on (offered once the client ID and secret are set and Auth is on)',
+      disable: 'turn Google sign-in off, keeping the client ID and secret',
+    },
+    notes: 'Without options it shows the settings. Register the callback URL it prints with Google, exactly as written.',
+    fieldFlags: FIELD_FLAGS,
     async run(context, args) {
       if (args.values.enable === true && args.values.disable === true) throw new UsageError('--enable and --disable cannot be used together')
-      const clientId = stringOption(args, 'client-id', false)
-      let clientSecret: string | undefined
+      const clear = args.values.clear === true
+      if (clear && (args.values['client-id'] !== undefined || args.values.stdin === true)) throw new UsageError('--clear cannot be used with --client-id or --stdin')
+      const clientId = clear ? null : stringOption(args, 'client-id', false)
+      let clientSecret: string | null | undefined = clear ? null : undefined
       if (args.values.stdin === true) {
         clientSecret = (await context.readStdin()).trim()
-        if (clientSecret === '') throw new UsageError('--stdin read an empty client secret')
+        if (clientSecret === '') throw refusedValue('--stdin read an empty client secret')
       }
       const enabled = args.values.enable === true ? true : args.values.disable === true ? false : undefined
+      const extraIds = args.values['additional-client-ids'] as string | undefined
+      const additionalClientIds = extraIds === undefined ? undefined : extraIds.split(',').map((id) => id.trim()).filter((id) => id !== '')
       const ref = args.positionals[0]!
       const controlPlane = await context.controlPlane()
       const result =
-        clientId === undefined && clientSecret === undefined && enabled === undefined
+        clientId === undefined && clientSecret === undefined && enabled === undefined && additionalClientIds === undefined
           ? { ref, ...(await getAuthSettings(controlPlane, ref)).google }
-          : await setGoogle(controlPlane, ref, { clientId, clientSecret, enabled })
-      return { ...result, callback_url: `${baseUrlOf(ref, context.addressing.publicUrl, context.addressing.baseDomain)}/auth/v1/callback` }
+          : await setGoogle(controlPlane, ref, { clientId, clientSecret, enabled, additionalClientIds })
+      const authEnabled = (await controlPlane.get(ref)).authEnabled
+      return {
+        ...result,
+        // Offered to users: configured (nothing missing) and the project's Auth on.
+        offered: result.offered && authEnabled,
+        auth_enabled: authEnabled,
+        callback_url: `${baseUrlOf(ref, context.addressing.publicUrl, context.addressing.baseDomain)}/auth/v1/callback`,
+      }
     },
-    human: (r: { ref: string; client_id: string | null; client_secret_set: boolean; enabled: boolean; offered: boolean; missing: string[]; callback_url: string }) =>
+    human: (r: { ref: string; client_id: string | null; client_secret_set: boolean; enabled: boolean; additional_client_ids: string[]; offered: boolean; missing: string[]; auth_enabled: boolean; callback_url: string }) =>
       [
         `client ID       ${r.client_id ?? '(not set)'}`,
+        `app client IDs  ${r.additional_client_ids.length ? r.additional_client_ids.join(', ') : '(none)'}`,
         `client secret   ${r.client_secret_set ? '(set)' : '(not set)'}`,
         `switch          ${r.enabled ? 'on' : 'off'}`,
         `callback URL    ${r.callback_url}`,
-        r.offered ? 'Google sign-in is offered.' : `Google sign-in is not offered: missing ${r.missing.join(', ')}.`,
+        r.missing.length > 0
+          ? `Google sign-in is not offered: missing ${r.missing.join(', ')}.`
+          : r.auth_enabled
+            ? 'Google sign-in is offered.'
+            : `Google sign-in is configured, but Auth is off for ${r.ref}, so it is not offered: turn Auth on with baseplane products enable auth ${r.ref}`,
       ].join('\n'),
   },
 ]

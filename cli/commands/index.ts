@@ -1,6 +1,7 @@
 // Every CLI command, in the order `baseplane --help` lists them.
 import type { Command } from '../command.ts'
 import { authCommands } from './auth.ts'
+import { authUserCommands } from './auth-users.ts'
 import { mailCommands } from './mail.ts'
 import { keyCommands } from './keys.ts'
 import { projectCommands } from './projects.ts'
@@ -8,6 +9,7 @@ import { pushCommands } from './push.ts'
 import { roleCommands } from './roles.ts'
 import { serverCommands } from './servers.ts'
 import { startCommand } from './start.ts'
+import { statusCommand } from './status.ts'
 import { timeoutCommands } from './timeouts.ts'
 
-export const commands: Command[] = [startCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...mailCommands, ...pushCommands, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...serverCommands]

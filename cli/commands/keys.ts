@@ -1,25 +1,51 @@
+import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
-import type { Command } from '../command.ts'
+import { stringOption, table, UsageError, type Command } from '../command.ts'
 
 type Keys = ReturnType<typeof keysView>
 
 const showKeys = (result: Keys) =>
   `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}`
 
+const showSigningKeys = (view: SigningKeysView) =>
+  view.keys.length === 0
+    ? `${view.ref} has no signing key yet: its access tokens are HS256 until the platform's next start makes one`
+    : table([
+        ['kid', 'alg', 'state', 'signs from', 'retires', 'dropped'],
+        ...view.keys.map((key) => [key.kid, key.alg, key.state, key.signs_from, key.retires_at ?? '-', key.drops_at ?? '-']),
+      ])
+
+const USAGE = 'keys REF [--rotate | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]]'
+
 export const keyCommands: Command[] = [
   {
     words: ['keys'],
     positionals: ['REF'],
-    usage: 'keys REF [--rotate]',
-    summary: "Show a project's base URL and API keys (--rotate makes a new JWT secret and keys)",
-    options: { rotate: { type: 'boolean' } },
+    usage: USAGE,
+    summary: "Show a project's base URL and API keys (--rotate makes a new JWT secret and keys), or its signing keys",
+    options: { rotate: { type: 'boolean' }, 'signing-keys': { type: 'boolean' }, 'rotate-signing-key': { type: 'boolean' }, alg: { type: 'string' }, now: { type: 'boolean' } },
+    optionHelp: {
+      rotate: 'a new JWT secret, anon and service_role keys: every token signed with the old secret stops working',
+      'signing-keys': 'list the signing keys (kid, algorithm, state) that sign access tokens and /auth/v1/.well-known/jwks.json publishes',
+      'rotate-signing-key': 'a new signing key: published at once, signing 10 minutes later; the old one stays accepted until its tokens expire',
+      alg: 'the new signing key\'s algorithm: ES256 or RS256 (default: the current key\'s)',
+      now: 'the new key signs at once (or the key already waiting does): verifiers behind a cache may refuse new tokens for up to 10 minutes',
+    },
     async run(context, args) {
-      const controlPlane = await context.controlPlane()
       const ref = args.positionals[0]!
+      const rotateSigning = args.values['rotate-signing-key'] === true
+      const alg = stringOption(args, 'alg', false)
+      const chosen = [args.values.rotate === true && '--rotate', args.values['signing-keys'] === true && '--signing-keys', rotateSigning && '--rotate-signing-key'].filter(Boolean)
+      if (chosen.length > 1) throw new UsageError(`${chosen.join(' and ')} exclude each other`)
+      if (!rotateSigning && (alg !== undefined || args.values.now === true)) throw new UsageError(`${alg !== undefined ? '--alg' : '--now'} goes with --rotate-signing-key`)
+      const signingAlg = alg === undefined ? undefined : validateSigningAlg(alg)
+      const controlPlane = await context.controlPlane()
+      if (rotateSigning) return rotateSigningKey(controlPlane, ref, { alg: signingAlg, now: args.values.now === true })
+      if (args.values['signing-keys'] === true) return listSigningKeys(controlPlane, ref)
       const project = args.values.rotate === true ? await controlPlane.rotateKeys(ref) : await controlPlane.get(ref)
       return keysView(project, context.addressing)
     },
-    human: showKeys,
+    human: (result: Keys | SigningKeysView) => ('keys' in result ? showSigningKeys(result) : showKeys(result)),
   },
   {
     words: ['db', 'url'],

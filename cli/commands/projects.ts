@@ -1,6 +1,7 @@
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { keysView, projectView } from '../../control-plane/views.ts'
 import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { databasePhrase, whereOf } from '../where.ts'
 
 type View = ReturnType<typeof projectView>
 
@@ -11,6 +12,7 @@ export const projectCommands: Command[] = [
     usage: 'projects create --name NAME [--plan free|plus|pro|business]',
     summary: 'Create a project with its own database and keys',
     options: { name: { type: 'string' }, plan: { type: 'string' } },
+    optionHelp: { name: 'the project\'s name (1 to 200 characters); its ref is made from it', plan: 'free (default), plus, pro or business: its fair shares and limits' },
     async run(context, args) {
       const controlPlane = await context.controlPlane()
       const project = await controlPlane.create({ name: stringOption(args, 'name', true), plan: stringOption(args, 'plan', false) })
@@ -29,9 +31,9 @@ export const projectCommands: Command[] = [
       const controlPlane = await context.controlPlane()
       return (await controlPlane.list()).map((p: ProjectRecord) => projectView(p, context.addressing))
     },
-    human: (result: View[]) =>
+    human: (result: View[], context) =>
       result.length === 0
-        ? 'No projects.'
+        ? `No projects in ${databasePhrase(whereOf(context.config))}. Create one with: baseplane projects create --name NAME`
         : table([
             ['REF', 'NAME', 'PLAN', 'PRODUCTS', 'BASE URL'],
             ...result.map((p) => [
@@ -49,6 +51,7 @@ export const projectCommands: Command[] = [
     usage: 'projects delete REF --yes',
     summary: 'Delete a project and drop its database',
     options: { yes: { type: 'boolean' } },
+    optionHelp: { yes: 'confirm: the project\'s database, roles and keys are gone for good' },
     async run(context, args) {
       const ref = args.positionals[0]!
       if (args.values.yes !== true) throw new UsageError(`deleting ${ref} drops its database: add --yes to confirm`)

@@ -29,6 +29,7 @@ export const roleCommands: Command[] = [
     optionalPositionals: ['add|remove', 'NAME'],
     usage: USAGE,
     summary: "Show (or add, remove) a project's own API roles: tokens may name them, as in Supabase's `grant editor to authenticator`",
+    notes: 'NAME: a lowercase letter, then lowercase letters, digits or underscores. Added and removed roles apply from the next request.',
     async run(context, args) {
       const [ref, action, name] = args.positionals as [string, string | undefined, string | undefined]
       if (action !== undefined && action !== 'add' && action !== 'remove') {

@@ -17,6 +17,11 @@ export const serverCommands: Command[] = [
     usage: 'servers add URL [--id ID] [--connections N]',
     summary: 'Add a PostgreSQL server (superuser URL) for new projects',
     options: { id: { type: 'string' }, connections: { type: 'string' } },
+    optionHelp: {
+      id: 'a name for it (lowercase letters, digits, - or _; default: made from the host)',
+      connections: 'connections a data-plane process may open to it (default: what the server allows, less a reserve)',
+    },
+    notes: 'URL: postgres://superuser:password@host:5432/postgres. New projects go to the server with the most room.',
     async run(context, args) {
       const connections = stringOption(args, 'connections', false)
       const server = await (await context.controlPlane()).addServer({

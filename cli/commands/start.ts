@@ -8,6 +8,7 @@ import { log } from '../../lib/log.ts'
 import { platformDatabase, startPlatform } from '../../server/platform.ts'
 import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
+import { checkPortFree, lockHome } from '../home-lock.ts'
 
 export const DEMO_REF = 'demo'
 
@@ -43,13 +44,29 @@ export const startCommand: Command = {
   usage: 'start [--no-demo]',
   summary: 'Serve the platform (embedded PostgreSQL unless DATABASE_URL is set); creates a demo project on first start',
   options: { 'no-demo': { type: 'boolean' } },
+  optionHelp: { 'no-demo': 'do not create the demo project (ref "demo") on first start' },
+  notes:
+    'Serves on HOST:PORT (default 127.0.0.1:8000). Keeps its data in the home (--home DIR, BASEPLANE_HOME, default ./.baseplane): ' +
+    'the embedded PostgreSQL (unless DATABASE_URL is set) and the admin token. One start per home: a second one is refused, naming the first.',
   async run(context, args) {
     const { config } = context
-    const database = await platformDatabase(config, true)
-    const platform = await startPlatform(config, database.url).catch(async (error: unknown) => {
-      await database.embedded?.stop()
+    // Before anything else: a refused second start must not touch the first one's PostgreSQL.
+    const lock = lockHome(config.home, config.port, config.publicUrl)
+    let database: Awaited<ReturnType<typeof platformDatabase>>
+    let platform: Awaited<ReturnType<typeof startPlatform>>
+    try {
+      await checkPortFree(config.host, config.port)
+      database = await platformDatabase(config, true)
+      platform = await startPlatform(config, database.url).catch(async (error: unknown) => {
+        await database.embedded?.stop()
+        throw error
+      })
+    } catch (error) {
+      lock.release()
       throw error
-    })
+    }
+    // PORT=0 lets the system choose: the file names the port actually served.
+    lock.serving(platform.port, config.port === 0 ? config.publicUrl.replace(/:0$/, `:${platform.port}`) : config.publicUrl)
     const stop = async (graceMillis: number) => {
       // The database goes last: requests finishing during the drain still need it.
       database.embedded?.expectExit()
@@ -57,6 +74,7 @@ export const startCommand: Command = {
         await platform.stop(graceMillis)
       } finally {
         await database.embedded?.stop()
+        lock.release()
       }
     }
     let signalled: (signal: NodeJS.Signals) => void = () => {}

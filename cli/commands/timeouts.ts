@@ -1,7 +1,7 @@
 // `baseplane projects timeouts ...`: the API roles' statement timeouts and the
 // idle-in-transaction timeout of a project (control-plane/role-timeouts.ts).
 import { formatTimeout, getRoleTimeouts, readTimeout, setRoleTimeouts, type RoleTimeoutsChange, type RoleTimeoutsView, type TimeoutField } from '../../control-plane/role-timeouts.ts'
-import { stringOption, UsageError, type Command } from '../command.ts'
+import { refusedValue, stringOption, type Command } from '../command.ts'
 
 const FLAGS: Record<string, TimeoutField> = {
   anon: 'anon',
@@ -31,6 +31,14 @@ export const timeoutCommands: Command[] = [
     usage: USAGE,
     summary: "Show (or change) a project's statement timeouts per API role (0: no limit; --reset: the defaults)",
     options: { ...Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }])), reset: { type: 'boolean' } },
+    optionHelp: {
+      anon: 'statement timeout of requests with the anon key (default 3s)',
+      authenticated: 'statement timeout of signed-in users\' requests (default 8s)',
+      'service-role': 'statement timeout of service_role requests (default 60s)',
+      'idle-in-transaction': 'how long a transaction may sit idle (default 10s)',
+      reset: 'put every timeout back to its default (the others given are applied after)',
+    },
+    notes: 'A timeout is whole milliseconds or a duration such as 500ms, 3s, 2min or 1h; at most 1h; 0: no limit. Applies from the next request.',
     async run(context, args) {
       const ref = args.positionals[0]!
       const set: RoleTimeoutsChange['set'] = {}
@@ -38,7 +46,7 @@ export const timeoutCommands: Command[] = [
         const raw = stringOption(args, flag, false)
         if (raw === undefined) continue
         const read = readTimeout(raw, `--${flag}`)
-        if ('problem' in read) throw new UsageError(read.problem)
+        if ('problem' in read) throw refusedValue(read.problem)
         set[field] = read.ms
       }
       const reset = args.values.reset === true

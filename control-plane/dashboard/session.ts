@@ -1,13 +1,21 @@
 // Dashboard sign-in: the operator gives the platform admin token once; the
-// browser then holds a signed, expiring, HttpOnly, SameSite=Strict cookie.
+// browser then holds an HttpOnly, SameSite=Strict cookie naming a session row
+// in the catalogue (baseplane.dashboard_sessions), so signing out ends it on
+// the server and in every process. The cookie is also MACed with the admin
+// token: a new token ends every session without a query.
 // Forms are refused when their Origin is another site's.
 import crypto from 'node:crypto'
+import type pg from 'pg'
 
 export const COOKIE = 'bp_dashboard'
 const LIFETIME_SECONDS = 12 * 3600
 
-function mac(adminToken: string, expires: number): string {
-  return crypto.createHmac('sha256', adminToken).update(`dashboard:${expires}`).digest('base64url')
+function mac(adminToken: string, id: string): string {
+  return crypto.createHmac('sha256', adminToken).update(`dashboard:${id}`).digest('base64url')
+}
+
+function hash(id: string): string {
+  return crypto.createHash('sha256').update(id).digest('hex')
 }
 
 export function tokenMatches(given: string, adminToken: string): boolean {
@@ -16,28 +24,58 @@ export function tokenMatches(given: string, adminToken: string): boolean {
   return crypto.timingSafeEqual(a, b)
 }
 
-export function sessionCookie(adminToken: string, secure: boolean): string {
-  const expires = Math.floor(Date.now() / 1000) + LIFETIME_SECONDS
-  return `${COOKIE}=${expires}.${mac(adminToken, expires)}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${LIFETIME_SECONDS}${secure ? '; Secure' : ''}`
-}
-
-export function clearedCookie(): string {
-  return `${COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0`
-}
-
-export function signedIn(cookieHeader: string | undefined, adminToken: string): boolean {
-  const value = (cookieHeader ?? '')
+function cookieValue(cookieHeader: string | undefined): string | undefined {
+  return (cookieHeader ?? '')
     .split(';')
     .map((part) => part.trim())
     .find((part) => part.startsWith(`${COOKIE}=`))
     ?.slice(COOKIE.length + 1)
-  if (!value) return false
-  const [expiresText, signature] = value.split('.')
-  const expires = Number(expiresText)
-  if (!Number.isInteger(expires) || expires < Date.now() / 1000 || !signature) return false
-  const expected = Buffer.from(mac(adminToken, expires))
+}
+
+/** The session id the cookie names, when its MAC holds. */
+function sessionId(cookieHeader: string | undefined, adminToken: string): string | undefined {
+  const [id, signature] = (cookieValue(cookieHeader) ?? '').split('.')
+  if (!id || !signature) return undefined
+  const expected = Buffer.from(mac(adminToken, id))
   const given = Buffer.from(signature)
-  return expected.length === given.length && crypto.timingSafeEqual(expected, given)
+  return expected.length === given.length && crypto.timingSafeEqual(expected, given) ? id : undefined
+}
+
+export class Sessions {
+  readonly #catalogue: pg.Pool
+  readonly #adminToken: string
+  readonly #secure: boolean
+
+  constructor(catalogue: pg.Pool, adminToken: string, secure: boolean) {
+    this.#catalogue = catalogue
+    this.#adminToken = adminToken
+    this.#secure = secure
+  }
+
+  /** A new session; answers its Set-Cookie. */
+  async open(): Promise<string> {
+    const id = crypto.randomBytes(32).toString('base64url')
+    await this.#catalogue.query('delete from baseplane.dashboard_sessions where expires_at < now()')
+    await this.#catalogue.query(`insert into baseplane.dashboard_sessions (id_hash, expires_at) values ($1, now() + make_interval(secs => $2))`, [
+      hash(id),
+      LIFETIME_SECONDS,
+    ])
+    return `${COOKIE}=${id}.${mac(this.#adminToken, id)}; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=${LIFETIME_SECONDS}${this.#secure ? '; Secure' : ''}`
+  }
+
+  async valid(cookieHeader: string | undefined): Promise<boolean> {
+    const id = sessionId(cookieHeader, this.#adminToken)
+    if (id === undefined) return false
+    const { rowCount } = await this.#catalogue.query('select 1 from baseplane.dashboard_sessions where id_hash = $1 and expires_at > now()', [hash(id)])
+    return rowCount === 1
+  }
+
+  /** Ends the cookie's session on the server; answers the Set-Cookie that clears it. */
+  async close(cookieHeader: string | undefined): Promise<string> {
+    const id = sessionId(cookieHeader, this.#adminToken)
+    if (id !== undefined) await this.#catalogue.query('delete from baseplane.dashboard_sessions where id_hash = $1', [hash(id)])
+    return `${COOKIE}=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0`
+  }
 }
 
 /** A form post from this dashboard: its Origin (browsers always send one on POST) names this host. */

@@ -147,6 +147,11 @@ async function settled(dataDir: string, url: string, port: number): Promise<numb
   }
 }
 
+/** Whether a platform was ever started in `home` (its server initialised there): commands other than start need one. */
+export function hasEmbeddedData(home: string): boolean {
+  return fs.existsSync(path.join(home, 'state.json')) && fs.existsSync(path.join(home, 'pgdata', 'PG_VERSION'))
+}
+
 /**
  * Starts (or reuses) the embedded server whose data lives in `home/pgdata`.
  * `own` says whether this process should stop it at the end: `npm start`

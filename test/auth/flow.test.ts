@@ -51,7 +51,7 @@ t.test('sign up, confirm by mail, sign in, refresh, update, RLS, sign out', asyn
   const signIn = await supabase.auth.signInWithPassword({ email, password: 'correct horse' })
   t.error(signIn.error)
   const session = signIn.data.session!
-  const claims = await verifyJwt(f.project.record.jwtSecret, session.access_token)
+  const claims = await verifyJwt(f.project.record, session.access_token)
   t.match(claims, {
     aud: 'authenticated', role: 'authenticated', sub: signIn.data.user!.id, email: 'alice@example.test', phone: '',
     aal: 'aal1', is_anonymous: false, iss: `${f.project.baseUrl}/auth/v1`,
@@ -102,7 +102,7 @@ t.test('sign up, confirm by mail, sign in, refresh, update, RLS, sign out', asyn
   await owner.end()
   const api = new pg.Pool({ host: f.project.record.dbHost, port: f.project.record.dbPort, database: f.project.record.dbName, user: f.project.record.dbApiRole, password: f.project.record.dbApiPassword })
   t.teardown(() => api.end())
-  const aliceClaims = await verifyJwt(f.project.record.jwtSecret, withNew.data.session!.access_token)
+  const aliceClaims = await verifyJwt(f.project.record, withNew.data.session!.access_token)
   const rows = await withRequestTransaction(api, { role: 'authenticated', claims: aliceClaims }, DEFAULT_ROLE_TIMEOUTS, async (c) => (await c.query('select body, auth.uid() as uid, auth.jwt() ->> \'aal\' as aal from public.notes order by body')).rows)
   t.same(rows.map((r) => r.body), ['alice 1', 'alice 2'])
   t.equal(rows[0].uid, withNew.data.user!.id)

@@ -106,7 +106,7 @@ t.test('/authorize: scopes, exact callback address, signed state, redirect_to ch
   t.equal(state.split('.').length, 3, 'the state is a signed token')
   const claims = JSON.parse(Buffer.from(state.split('.')[1]!, 'base64url').toString())
   t.equal(claims.exp - claims.iat, 300, 'and expires')
-  await t.rejects(verifyJwt(f.project.record.jwtSecret, state), 'not signed with the access-token key')
+  await t.rejects(verifyJwt(f.project.record, state), 'not signed with the access-token key')
 })
 
 t.test('browser-style flow with supabase-js (implicit): new user, then the same user again', async (t) => {
@@ -124,7 +124,7 @@ t.test('browser-style flow with supabase-js (implicit): new user, then the same 
   t.same(Object.keys(fragment).sort(), ['access_token', 'expires_at', 'expires_in', 'provider_token', 'refresh_token', 'sb', 'token_type'])
   t.equal(google.tokenRequests.length, 1)
   t.equal(google.tokenRequests[0]!.get('redirect_uri'), `${f.project.baseUrl}/auth/v1/callback`)
-  const claims = await verifyJwt(f.project.record.jwtSecret, fragment.access_token!)
+  const claims = await verifyJwt(f.project.record, fragment.access_token!)
   t.match(claims, { email: 'ada@example.com', aal: 'aal1', app_metadata: { provider: 'google', providers: ['google'] }, user_metadata: { name: 'Ada Lovelace', email_verified: true } })
   t.equal((claims.amr as Array<{ method: string }>)[0]!.method, 'oauth')
   const session = await supabase.auth.setSession({ access_token: fragment.access_token!, refresh_token: fragment.refresh_token! })
@@ -134,7 +134,7 @@ t.test('browser-style flow with supabase-js (implicit): new user, then the same 
   t.match(user.identities, [{ provider: 'google', id: '1234567890', identity_data: { sub: '1234567890', email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace', full_name: 'Ada Lovelace', picture: 'https://example.test/ada.png', avatar_url: 'https://example.test/ada.png', iss: google.issuer, provider_id: '1234567890' }, email: 'ada@example.com' }])
 
   const again = await browse((await f.anon().auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })).data.url!)
-  const second = await verifyJwt(f.project.record.jwtSecret, fragmentOf(again.location).access_token!)
+  const second = await verifyJwt(f.project.record, fragmentOf(again.location).access_token!)
   t.equal(second.sub, user.id, 'the same Google account signs in the same user')
   t.not(second.session_id, claims.session_id, 'in a new session')
 
@@ -167,7 +167,7 @@ t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeC
   t.error(exchanged.error)
   t.equal(exchanged.data.user?.email, 'grace@example.com')
   t.ok(exchanged.data.session?.provider_token, 'the provider token comes with the session')
-  const claims = await verifyJwt(f.project.record.jwtSecret, exchanged.data.session!.access_token)
+  const claims = await verifyJwt(f.project.record, exchanged.data.session!.access_token)
   t.equal((claims.amr as Array<{ method: string }>)[0]!.method, 'oauth')
   const twice = await call(f, 'POST', '/token?grant_type=pkce', { auth_code: authCode, code_verifier: 'v'.repeat(43) })
   t.equal(twice.status, 404)
@@ -189,7 +189,7 @@ t.test('linking: an existing address gets the Google identity', async (t) => {
   await configure(f, google)
   const existing = await f.admin().auth.admin.createUser({ email: 'ada@example.com', password: 'password 123', email_confirm: true, user_metadata: { team: 'engines' } })
   const { location } = await browse((await f.anon().auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })).data.url!)
-  const claims = await verifyJwt(f.project.record.jwtSecret, fragmentOf(location).access_token!)
+  const claims = await verifyJwt(f.project.record, fragmentOf(location).access_token!)
   t.equal(claims.sub, existing.data.user!.id, 'linked to the user with that address')
   t.match(claims.app_metadata, { provider: 'email', providers: ['email', 'google'] })
   t.match(claims.user_metadata, { team: 'engines', name: 'Ada Lovelace' })
@@ -202,7 +202,7 @@ t.test('linking: an existing address gets the Google identity', async (t) => {
   const squatter = await f.anon().auth.signUp({ email: 'mallory-target@example.com', password: 'squatter password' })
   t.error(squatter.error)
   const taken = await browse((await f.anon().auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })).data.url!)
-  const target = await verifyJwt(f.project.record.jwtSecret, fragmentOf(taken.location).access_token!)
+  const target = await verifyJwt(f.project.record, fragmentOf(taken.location).access_token!)
   t.equal(target.sub, squatter.data.user!.id)
   t.match(target.app_metadata, { provider: 'google', providers: ['google'] })
   const signIn = await f.anon().auth.signInWithPassword({ email: 'mallory-target@example.com', password: 'squatter password' })

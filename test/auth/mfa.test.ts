@@ -41,7 +41,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
   const signIn = await supabase.auth.signInWithPassword({ email: 'ada@example.test', password: 'password 123' })
   t.error(signIn.error)
   t.same((await supabase.auth.mfa.getAuthenticatorAssuranceLevel()).data, {
-    currentLevel: 'aal1', nextLevel: 'aal1', currentAuthenticationMethods: [{ method: 'password', timestamp: ((await verifyJwt(f.project.record.jwtSecret, signIn.data.session!.access_token)).amr as Array<{ timestamp: number }>)[0]!.timestamp }],
+    currentLevel: 'aal1', nextLevel: 'aal1', currentAuthenticationMethods: [{ method: 'password', timestamp: ((await verifyJwt(f.project.record, signIn.data.session!.access_token)).amr as Array<{ timestamp: number }>)[0]!.timestamp }],
   })
 
   const enrolled = await supabase.auth.mfa.enroll({ factorType: 'totp', friendlyName: 'Ada phone' })
@@ -65,10 +65,10 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
   const firstCode = code(factor.totp.secret)
   const verified = await supabase.auth.mfa.verify({ factorId: factor.id, challengeId: challenge.data!.id, code: firstCode })
   t.error(verified.error)
-  const aal2 = await verifyJwt(f.project.record.jwtSecret, verified.data!.access_token)
+  const aal2 = await verifyJwt(f.project.record, verified.data!.access_token)
   t.equal(aal2.aal, 'aal2')
   t.same((aal2.amr as Array<{ method: string }>).map((a) => a.method), ['totp', 'password'], 'totp added to amr, newest first')
-  t.equal(aal2.session_id, (await verifyJwt(f.project.record.jwtSecret, signIn.data.session!.access_token)).session_id, 'the same session, raised')
+  t.equal(aal2.session_id, (await verifyJwt(f.project.record, signIn.data.session!.access_token)).session_id, 'the same session, raised')
   const level = await supabase.auth.mfa.getAuthenticatorAssuranceLevel()
   t.equal(level.data?.currentLevel, 'aal2')
   t.equal(level.data?.nextLevel, 'aal2')
@@ -84,11 +84,11 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
 
   // A refresh keeps aal2; a new password sign-in is aal1 until a factor is verified.
   const refreshed = await supabase.auth.refreshSession()
-  t.equal((await verifyJwt(f.project.record.jwtSecret, refreshed.data.session!.access_token)).aal, 'aal2')
+  t.equal((await verifyJwt(f.project.record, refreshed.data.session!.access_token)).aal, 'aal2')
   const other = f.anon()
   const second = await other.auth.signInWithPassword({ email: 'ada@example.test', password: 'password 123' })
   t.error(second.error)
-  const aal1 = await verifyJwt(f.project.record.jwtSecret, second.data.session!.access_token)
+  const aal1 = await verifyJwt(f.project.record, second.data.session!.access_token)
   t.equal(aal1.aal, 'aal1')
   t.same((await other.auth.mfa.getAuthenticatorAssuranceLevel()).data?.nextLevel, 'aal2', 'the client knows a second factor is due')
   const me = await call(f, 'GET', '/user', undefined, { token: second.data.session!.access_token })
@@ -128,7 +128,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
 t.test('raw calls with apikey and Authorization; a code accepted once under concurrency', async (t) => {
   const f = await authFixture(t)
   const bob = await user(f, 'bob@example.test')
-  t.equal((await verifyJwt(f.project.record.jwtSecret, bob.token)).aal, 'aal1')
+  t.equal((await verifyJwt(f.project.record, bob.token)).aal, 'aal1')
   const enrolled = await call(f, 'POST', '/factors', { factor_type: 'totp', issuer: 'Example App' }, { token: bob.token, version: false })
   t.equal(enrolled.status, 200)
   t.same(Object.keys(enrolled.body).sort(), ['friendly_name', 'id', 'totp', 'type'])
@@ -147,7 +147,7 @@ t.test('raw calls with apikey and Authorization; a code accepted once under conc
   t.equal(loser.headers.get('x-sb-error-code'), 'mfa_verification_rejected')
   const winner = results.find((r) => r.status === 200)!
   t.match(winner.body, { token_type: 'bearer', expires_in: 3600, refresh_token: /^[a-z0-9]{24}$/, user: { id: bob.id, factors: [{ id: factorId, status: 'verified' }] } })
-  t.equal((await verifyJwt(f.project.record.jwtSecret, winner.body.access_token)).aal, 'aal2')
+  t.equal((await verifyJwt(f.project.record, winner.body.access_token)).aal, 'aal2')
   const { rows } = await projectSql(f, 'select last_timestep::int as step from auth.mfa_factors where id = $1', [factorId])
   t.ok(Math.abs(rows[0]!.step - Math.floor(Date.now() / 30000)) <= 1, 'the accepted time step is kept per factor')
   // The aal1 refresh token was swapped: it cannot produce an aal2 session.
@@ -218,7 +218,7 @@ t.test('refusals, each with its status and code', async (t) => {
 
   // Assurance-level rules once a factor is verified.
   const aal1 = (await call(f, 'POST', '/token?grant_type=password', { email: 'carol@example.test', password: 'password 123' })).body.access_token
-  t.equal((await verifyJwt(f.project.record.jwtSecret, aal1)).aal, 'aal1', 'password sign-in: aal1')
+  t.equal((await verifyJwt(f.project.record, aal1)).aal, 'aal1', 'password sign-in: aal1')
   await expect('enrol another factor at aal1', call(f, 'POST', '/factors', { factor_type: 'totp', friendly_name: 'tablet' }, { token: aal1 }), 403, 'insufficient_aal', 'AAL2 required to enroll a new factor')
   await expect('unenrol a verified factor at aal1', call(f, 'DELETE', `/factors/${factorId}`, undefined, { token: aal1 }), 422, 'insufficient_aal', 'AAL2 required to unenroll verified factor')
   t.equal((await call(f, 'POST', '/factors', { factor_type: 'totp', friendly_name: 'tablet' }, { token: aal2 })).status, 200, 'aal2 may enrol another')
@@ -228,13 +228,13 @@ t.test('unenrolment drops sessions to aal1', async (t) => {
   const f = await authFixture(t)
   const erin = await user(f, 'erin@example.test')
   const { factorId, session } = await withVerifiedFactor(f, erin.token)
-  t.equal((await verifyJwt(f.project.record.jwtSecret, session.access_token)).aal, 'aal2')
+  t.equal((await verifyJwt(f.project.record, session.access_token)).aal, 'aal2')
   const removed = await call(f, 'DELETE', `/factors/${factorId}`, undefined, { token: session.access_token })
   t.same({ status: removed.status, body: removed.body }, { status: 200, body: { id: factorId } })
   const me = await call(f, 'GET', '/user', undefined, { token: session.access_token })
   t.notOk('factors' in me.body, 'no factors left (the field is absent, as in GoTrue)')
   const refreshed = await call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })
-  const claims = await verifyJwt(f.project.record.jwtSecret, refreshed.body.access_token)
+  const claims = await verifyJwt(f.project.record, refreshed.body.access_token)
   t.equal(claims.aal, 'aal1', 'the session is aal1 again')
   t.same((claims.amr as Array<{ method: string }>).map((a) => a.method), ['password'])
   const unverified = await call(f, 'POST', '/factors', { factor_type: 'totp' }, { token: refreshed.body.access_token })

@@ -64,6 +64,23 @@ t.test('domains', async (t) => {
     t.same(await p.gql(query, { variables: { a: 60 } }), ids(1, 2))
   })
 
+  t.test('cursors page through an order by a domain (over an enum too)', async (t) => {
+    // As the signed-in Ann: rows 1 and 3 (Bob's row is his). Keys compare as the base type.
+    const as = { role: 'authenticated', sub: ANN }
+    for (const [orderBy, expected] of [
+      ['[{feeling: DescNullsFirst}]', [3, 1]],
+      ['[{feeling: AscNullsLast}]', [1, 3]],
+      ['[{age: DescNullsLast}]', [1, 3]],
+    ] as const) {
+      const first = await p.gql(`{ personCollection(first: 1, orderBy: ${orderBy}) { edges { node { id } } pageInfo { endCursor hasNextPage } } }`, as)
+      const page = (first.data as { personCollection: { edges: { node: { id: number } }[]; pageInfo: { endCursor: string; hasNextPage: boolean } } }).personCollection
+      t.same(page.edges.map((e) => e.node.id), [expected[0]], `${orderBy}: first page`)
+      t.equal(page.pageInfo.hasNextPage, true, `${orderBy}: more to come`)
+      const next = await p.gql(`query($c: Cursor) { personCollection(first: 1, after: $c, orderBy: ${orderBy}) { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } }`, { ...as, variables: { c: page.pageInfo.endCursor } })
+      t.same(next, { data: { personCollection: { edges: [{ node: { id: expected[1] } }], pageInfo: { hasNextPage: false, hasPreviousPage: true } } } }, `${orderBy}: second page`)
+    }
+  })
+
   t.test('function arguments and results', async (t) => {
     t.same(await p.gql(`{ next_age(a: 41) tag_pair(a: "x", b: "y") }`), { data: { next_age: 42, tag_pair: ['x', 'y'] } })
     t.same(await p.gql(`{ next_age(a: 0) }`), { data: null, errors: [{ message: 'value for domain small violates check constraint "posint_check"' }] })

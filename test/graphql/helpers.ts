@@ -18,6 +18,7 @@ export interface GqlOptions {
   sub?: string
   variables?: Record<string, unknown>
   operationName?: string
+  extensions?: Record<string, unknown>
 }
 
 export interface GraphqlProject {
@@ -68,7 +69,7 @@ export async function projectFixture(t: Teardown, controlPlane: ControlPlane, na
       const role = options.role ?? 'service_role'
       const claims: Record<string, unknown> = { role, ...(options.sub ? { sub: options.sub } : {}) }
       return withRequestTransaction(pool, { role, claims }, project.roleTimeouts, (client) =>
-        resolve(client, { query, variables: options.variables, operationName: options.operationName }, { cache }),
+        resolve(client, { query, variables: options.variables, operationName: options.operationName, extensions: options.extensions }, { cache }),
       )
     },
   }

@@ -219,3 +219,31 @@ t.test('upsert under row-level security', async (t) => {
     t.strictSame(await notes(), [...before, { id: 6, owner: null, body: 'anon six' }])
   })
 })
+
+t.test('a table whose upsert types would take another type\'s name goes without onConflict', async (t) => {
+  // `tag_constraint`'s type is TagConstraint, the name tag's constraint enum would take: the schema still builds,
+  // tag's insert has no onConflict, and the schema report says why.
+  const p = await graphqlProject(t, `
+    comment on schema public is e'@graphql({"inflect_names": true, "upsert": {"enabled": true}, "schemaReport": {"enabled": true}})';
+    create table tag (id serial primary key, label text unique not null);
+    create table tag_constraint (id int primary key, note text);
+    create table plain (id int primary key, v text);
+  `)
+  t.strictSame(await p.gql(`mutation { insertIntoTagCollection(objects: [{label: "a"}], onConflict: {constraint: tag_label_key}) { affectedCount } }`), {
+    data: null,
+    errors: [{ message: 'Unknown argument "onConflict" on field "Mutation.insertIntoTagCollection".' }],
+  })
+  t.strictSame(await p.gql(`mutation { insertIntoTagConstraintCollection(objects: [{id: 1, note: "n"}]) { records { id note } } }`), {
+    data: { insertIntoTagConstraintCollection: { records: [{ id: 1, note: 'n' }] } },
+  }, 'the clashing table is served as before')
+  t.strictSame(await p.gql(`mutation { insertIntoPlainCollection(objects: [{id: 1, v: "one"}], onConflict: {constraint: plain_pkey, updateFields: [v]}) { affectedCount } }`), {
+    data: { insertIntoPlainCollection: { affectedCount: 1 } },
+  }, 'other tables keep their upsert')
+  const report = await p.gql(`{ __typename }`, { extensions: { schemaReport: true } })
+  const tables = ((report as { extensions?: unknown }).extensions as { schemaReport: { tables: { name: string; upsert?: string }[] } }).schemaReport.tables
+  t.strictSame(tables.map((x) => [x.name, x.upsert ?? null]), [
+    ['plain', null],
+    ['tag', 'upsert left out: a type name it needs (<Type>Constraint, <Type>UpdateField or <Type>OnConflict) is taken by another type'],
+    ['tag_constraint', null],
+  ])
+})

@@ -1,5 +1,5 @@
 // Runs the real `baseplane` command line in a child process, as an operator would.
-import { spawn } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 
 export interface CliRun {
   code: number
@@ -18,4 +18,55 @@ export function runCli(args: string[], env: Record<string, string>, input = ''):
     child.stdin.end(input)
     child.on('exit', (code) => resolve({ code: code ?? -1, stdout, stderr }))
   })
+}
+
+export interface Served {
+  child: ChildProcess
+  output(): string
+  /** Resolves with how it ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>
+}
+
+/**
+ * `baseplane start ...args` (exactly `env`, not this process's environment, so
+ * no DATABASE_URL leaks in): resolves once it says "Press Ctrl-C to stop.",
+ * rejects with its output if it exits first or takes longer than `timeoutMs`.
+ */
+export function startCli(args: string[], env: Record<string, string>, timeoutMs = 60000): Promise<Served> {
+  const child = spawn(process.execPath, ['bin/baseplane.mjs', 'start', ...args], { env })
+  let output = ''
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`baseplane start did not come up:\n${output}`)), timeoutMs)
+    const onData = (chunk: Buffer) => {
+      output += chunk
+      if (output.includes('Press Ctrl-C to stop.')) {
+        clearTimeout(timer)
+        resolve({ child, output: () => output, exited })
+      }
+    }
+    child.stdout.on('data', onData)
+    child.stderr.on('data', onData)
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer)
+      reject(new Error(`baseplane start exited (${code ?? signal}) before it came up:\n${output}`))
+    })
+  })
+}
+
+/**
+ * Runs several independent command lines, a few at a time (each is mostly
+ * Node starting up), and answers in the order given.
+ */
+export async function runCliEach(runs: Array<{ args: string[]; input?: string }>, env: Record<string, string>, atOnce = 3): Promise<CliRun[]> {
+  const results: CliRun[] = new Array(runs.length)
+  let next = 0
+  const lane = async () => {
+    while (next < runs.length) {
+      const i = next++
+      results[i] = await runCli(runs[i]!.args, env, runs[i]!.input)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(atOnce, runs.length) }, lane))
+  return results
 }

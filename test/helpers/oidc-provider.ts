@@ -50,6 +50,12 @@ export interface OidcProvider {
   /** Every /authorize request's query, for assertions. */
   authorizeRequests: URLSearchParams[]
   tokenRequests: URLSearchParams[]
+  /**
+   * An ID token as Google's SDKs hand one to a native app (iOS, Android, One
+   * Tap) for native sign-in: for `audience` (the app's client ID), with the
+   * `nonce` claim the app asked for, honouring `tampering`.
+   */
+  mintIdToken(options: { audience: string | string[]; nonce?: string; user?: Partial<OidcUser>; omitSub?: boolean; accessToken?: string }): Promise<string>
   close(): Promise<void>
 }
 
@@ -96,6 +102,7 @@ export async function startOidcProvider(): Promise<OidcProvider> {
     tampering: {},
     authorizeRequests: [],
     tokenRequests: [],
+    mintIdToken: (options) => sign({ ...provider.user, ...options.user }, options.audience, options.nonce, { omitSub: options.omitSub, accessToken: options.accessToken }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()
@@ -104,22 +111,30 @@ export async function startOidcProvider(): Promise<OidcProvider> {
   }
 
   async function idToken(issued: IssuedCode): Promise<string> {
+    return sign(issued.user, issued.clientId, issued.nonce)
+  }
+
+  async function sign(user: OidcUser, audience: string | string[], nonce: string | undefined, extra: { omitSub?: boolean; accessToken?: string } = {}): Promise<string> {
     const t = provider.tampering
     const now = Math.floor(Date.now() / 1000)
     const claims: Record<string, unknown> = {
-      azp: issued.clientId,
-      sub: issued.user.sub,
-      email: issued.user.email,
-      email_verified: t.emailVerified ?? issued.user.email_verified ?? true,
-      name: issued.user.name,
-      picture: issued.user.picture,
-      ...(issued.nonce ? { nonce: issued.nonce } : {}),
+      azp: Array.isArray(audience) ? audience[0] : audience,
+      ...(extra.omitSub ? {} : { sub: user.sub }),
+      email: user.email,
+      email_verified: t.emailVerified ?? user.email_verified ?? true,
+      name: user.name,
+      picture: user.picture,
+      ...(nonce ? { nonce } : {}),
+    }
+    if (extra.accessToken) {
+      const digest = crypto.createHash('sha256').update(extra.accessToken).digest()
+      claims.at_hash = digest.subarray(0, 16).toString('base64url')
     }
     const key: CryptoKey = t.signWithOtherKey ? other.privateKey : privateKey
     return new SignJWT(claims)
       .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
       .setIssuer(t.issuer ?? provider.issuer)
-      .setAudience(t.audience ?? issued.clientId)
+      .setAudience(t.audience ?? audience)
       .setIssuedAt(t.expired ? now - 7200 : now)
       .setExpirationTime(t.expired ? now - 3600 : now + 3600)
       .sign(key)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose'
-import { signJwt, verifyJwt } from '../../lib/jwt.ts'
+import { signJwt, signWithKey, verifyJwt } from '../../lib/jwt.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -19,6 +19,17 @@ t.test('signJwt writes an HS256 JWS that jose verifies; a changed byte fails', a
   const [header, , signature] = token.split('.')
   const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, role: 'service_role' })).toString('base64url')}.${signature}`
   await t.rejects(verifyJwt(a.record.jwtSecret, tampered), { code: 'bad_jwt', message: 'Invalid JWT: signature is invalid' })
+})
+
+t.test("verifyJwt takes the project's signing keys by kid and its secret for HS256; a secret alone takes HS256 only", async (t) => {
+  const claims = { sub: 'u', role: 'authenticated', exp: now() + 60 }
+  const key = a.record.signingKeys[0]!
+  const es256 = signWithKey(key, claims)
+  t.strictSame(decodeProtectedHeader(es256), { alg: 'ES256', kid: key.kid, typ: 'JWT' })
+  t.strictSame(await verifyJwt(a.record, es256), claims)
+  t.strictSame(await verifyJwt(a.record, signJwt(a.record.jwtSecret, claims)), claims)
+  await t.rejects(verifyJwt(a.record.jwtSecret, es256), { code: 'bad_jwt', message: `Invalid JWT: signing key ${key.kid} is unknown` })
+  await t.rejects(verifyJwt(b.record, es256), { code: 'bad_jwt', message: `Invalid JWT: signing key ${key.kid} is unknown` })
 })
 
 t.test('platform and project health', async (t) => {

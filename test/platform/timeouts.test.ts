@@ -133,10 +133,11 @@ t.test('wrong command lines: one line naming the problem, nothing saved', async 
   const cases: Array<[string[], number, string]> = [
     [['projects', 'timeouts'], 2, `baseplane: missing REF ${usage}\n`],
     [['projects', 'timeouts', ref, '--anon'], 2, `baseplane: --anon needs a value ${usage}\n`],
-    [['projects', 'timeouts', ref, '--anon', 'fast'], 2, `baseplane: --anon must be ${duration}, got "fast"\n`],
-    [['projects', 'timeouts', ref, '--authenticated', '1.5s'], 2, `baseplane: --authenticated must be ${duration}, got "1.5s"\n`],
-    [['projects', 'timeouts', ref, '--service-role', '2h'], 2, 'baseplane: --service-role must be at most 1h (3600000 ms), got "2h"\n'],
-    [['projects', 'timeouts', ref, '--idle-in-transaction', '3601s'], 2, 'baseplane: --idle-in-transaction must be at most 1h (3600000 ms), got "3601s"\n'],
+    // A value refused is 1; a command line that is wrong as written is 2.
+    [['projects', 'timeouts', ref, '--anon', 'fast'], 1, `baseplane: --anon must be ${duration}, got "fast"\n`],
+    [['projects', 'timeouts', ref, '--authenticated', '1.5s'], 1, `baseplane: --authenticated must be ${duration}, got "1.5s"\n`],
+    [['projects', 'timeouts', ref, '--service-role', '2h'], 1, 'baseplane: --service-role must be at most 1h (3600000 ms), got "2h"\n'],
+    [['projects', 'timeouts', ref, '--idle-in-transaction', '3601s'], 1, 'baseplane: --idle-in-transaction must be at most 1h (3600000 ms), got "3601s"\n'],
     [['projects', 'timeouts', ref, '--statement', '1s'], 2, `baseplane: unknown option --statement for "projects timeouts" ${usage}\n`],
     [['projects', 'timeouts', 'nosuchproject', '--anon', '1s'], 1, 'baseplane: Project "nosuchproject" not found\n'],
   ]

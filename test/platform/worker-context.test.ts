@@ -14,18 +14,20 @@ t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
     const context = dataPlane.contextOf(project.record, concern)
     t.same(Object.keys(context).sort(), ['database', 'plan', 'ref', 'roleTimeouts', 'version'], `${concern}: only what it reads`)
     t.notOk(JSON.stringify(context).includes(project.record.jwtSecret), `${concern}: the JWT secret is nowhere in it`)
+    t.notOk(JSON.stringify(context).includes(project.record.signingKeys[0]!.privateJwk.d!), `${concern}: nor the signing key`)
     t.equal(context.ref, project.ref)
   }
 })
 
 t.test('Auth gets its settings, the JWT secret and the base URL', async (t) => {
   const context = dataPlane.contextOf(project.record, 'auth')
-  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectRoles', 'ref', 'roleTimeouts', 'version'])
+  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectRoles', 'ref', 'roleTimeouts', 'signingKeys', 'version'])
   t.match(context, {
     ref: project.ref,
     jwtSecret: project.record.jwtSecret,
     authSettings: project.record.authSettings,
     projectRoles: [],
+    signingKeys: project.record.signingKeys,
     baseUrl: baseUrlOf(project.ref, platform.config.publicUrl, platform.config.baseDomain),
   })
 })

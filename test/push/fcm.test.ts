@@ -90,3 +90,29 @@ t.test('auth failures stop FCM for the project until new keys; quota errors are 
   const retried = await fx.admin(`select l.status, l.reason from push.delivery_log l join push.devices d on d.id = l.device_id where d.token = 't-1' order by l.id`)
   t.same(retried.rows.map((r) => [r.status, r.reason]), [['retry', 'FCM: QUOTA_EXCEEDED'], ['sent', null]])
 })
+
+t.test('a data-only message reaches iOS apps in the background: content-available and apns-push-type background', async (t) => {
+  const { peer, fx, account } = await setup(t)
+  t.equal((await fx.call(service, 'PUT', '/credentials/fcm', account.file)).status, 200)
+  await fx.startHost()
+  const alice = newUserId()
+  const device = await fx.call(user(alice), 'POST', '/devices', { platform: 'fcm', token: 'ios-app-1' })
+  t.equal(device.status, 201)
+  const quiet = await fx.call(service, 'POST', '/messages', { device_id: device.json.id, data: { sync: 'inbox' }, collapse_key: 'sync' })
+  t.equal(quiet.status, 201, JSON.stringify(quiet.json))
+  await settled(fx, 1)
+  const background = peer.delivered[0]!.message
+  t.notOk('notification' in background, 'no notification block')
+  t.same(background.data, { sync: 'inbox' })
+  t.same(background.apns, {
+    headers: { 'apns-priority': '5', 'apns-collapse-id': 'sync', 'apns-push-type': 'background' },
+    payload: { aps: { 'content-available': 1 } },
+  })
+
+  // A message with a title stays an alert: no background markers.
+  t.equal((await fx.call(service, 'POST', '/messages', { device_id: device.json.id, title: 'Hello', data: { a: 'b' } })).status, 201)
+  await settled(fx, 2)
+  const alert = peer.delivered[1]!.message
+  t.same(alert.notification, { title: 'Hello' })
+  t.same(alert.apns, { headers: { 'apns-priority': '10' } })
+})

@@ -3,6 +3,8 @@
 import t from 'tap'
 import { signJwt } from '../../lib/jwt.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { adminQuery } from '../helpers/db.ts'
+import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { eventually } from './helpers.ts'
 import { makeApnsKey } from './peers/keys.ts'
 import { startApnsPeer } from './peers/apns-peer.ts'
@@ -71,4 +73,51 @@ t.test('register, set keys, send and deliver over HTTP', async (t) => {
   const other = await platform.createProject({})
   const disabled = await fetch(`${other.baseUrl}/push/v1/devices`, { headers: { apikey: other.serviceRoleKey } })
   t.equal(disabled.status, 503)
+})
+
+t.test('a send to a device the caller cannot see answers 404 device_not_found and writes nothing', async (t) => {
+  const platform = await startTestPlatform(t)
+  const project = await platform.createProject({ push: true })
+  const admin = (sql: string, values?: unknown[]) => adminQuery(adminUrlFor(platform.platform.controlPlane.defaultServerUrl, project.record.dbName), sql, values)
+  // Users may send to anyone (a chat app); anon may too, to see that RLS on devices still decides.
+  await admin(`create policy send_any on push.messages for insert to authenticated, anon with check (true)`)
+  const token = async (sub: string) =>
+    signJwt(project.record.jwtSecret, { sub, role: 'authenticated', aud: 'authenticated', exp: Math.floor(Date.now() / 1000) + 600 })
+  const alice = crypto.randomUUID()
+  const bob = crypto.randomUUID()
+  const asAlice = { apikey: project.anonKey, authorization: `Bearer ${await token(alice)}` }
+  const asBob = { apikey: project.anonKey, authorization: `Bearer ${await token(bob)}` }
+  const call = async (headers: Record<string, string>, body: unknown, method = 'POST', path = '/messages') => {
+    const response = await fetch(`${project.baseUrl}/push/v1${path}`, { method, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
+    const text = await response.text()
+    return { status: response.status, json: text ? JSON.parse(text) : undefined, code: response.headers.get('x-sb-error-code') }
+  }
+  const aliceDevice = await call(asAlice, { platform: 'apns', token: 'cd'.repeat(32) }, 'POST', '/devices')
+  t.equal(aliceDevice.status, 201, JSON.stringify(aliceDevice.json))
+  const bobDevice = await call(asBob, { platform: 'apns', token: 'ef'.repeat(32) }, 'POST', '/devices')
+  t.equal(bobDevice.status, 201, JSON.stringify(bobDevice.json))
+  const written = async () => (await admin(`select (select count(*) from push.messages)::int as messages, (select count(*) from push.queue)::int as queued`)).rows[0]
+
+  const hidden = await call(asAlice, { device_id: bobDevice.json.id, title: 'not yours' })
+  t.equal(hidden.status, 404)
+  t.same(hidden.json, { code: 'device_not_found', message: `No device ${bobDevice.json.id} visible to this caller` })
+  t.equal(hidden.code, 'device_not_found')
+  const missing = crypto.randomUUID()
+  const absent = await call({ apikey: project.serviceRoleKey }, { device_id: missing, title: 'nobody' })
+  t.equal(absent.status, 404)
+  t.equal(absent.json.code, 'device_not_found')
+  t.match(absent.json.message, missing)
+  const anon = await call({ apikey: project.anonKey }, { device_id: aliceDevice.json.id, title: 'anon cannot see devices' })
+  t.equal(anon.status, 404)
+  t.equal(anon.json.code, 'device_not_found')
+  const batch = await call(asAlice, [{ device_id: aliceDevice.json.id, title: 'mine' }, { device_id: bobDevice.json.id, title: 'his' }])
+  t.equal(batch.status, 404, 'one unseen device refuses the whole batch')
+  t.match(batch.json.message, bobDevice.json.id)
+  t.same(await written(), { messages: 0, queued: 0 }, 'nothing written by the refusals')
+
+  const own = await call(asAlice, { device_id: aliceDevice.json.id, title: 'mine' })
+  t.equal(own.status, 201, JSON.stringify(own.json))
+  const byService = await call({ apikey: project.serviceRoleKey }, { device_id: bobDevice.json.id.toUpperCase(), title: 'service sees all' })
+  t.equal(byService.status, 201, JSON.stringify(byService.json))
+  t.same(await written(), { messages: 2, queued: 2 })
 })

@@ -80,22 +80,49 @@ async function userOr404(db: Queryable, id: string): Promise<UserRow> {
   return user
 }
 
+/**
+ * GoTrue's paginate: an absent or empty value is the default (auth-js always
+ * sends `page=&per_page=`), anything else an unsigned integer, else 400 with
+ * Go's ParseUint text. Page 0 reads as page 1 (pop's paginator). Unlike
+ * GoTrue, per_page is capped, so one request cannot load every user at once.
+ */
+function paginationParam(query: URLSearchParams, name: string, fallback: number): number {
+  const raw = query.get(name) ?? ''
+  if (raw === '') return fallback
+  if (!/^\d+$/.test(raw)) throw authErrors.validation(`Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(raw)}: invalid syntax`)
+  const value = Number(raw)
+  if (!Number.isSafeInteger(value)) throw authErrors.validation(`Bad Pagination Parameters: strconv.ParseUint: parsing ${JSON.stringify(raw)}: value out of range`)
+  return value
+}
+
+export const MAX_PER_PAGE = 1000
+
+/**
+ * GoTrue's Link header: the request's own address with `page` set, a `next`
+ * link while pages remain, then always `last` (page 0 when there are no
+ * users). `page` comes first: auth-js reads the page from the first `=`.
+ */
+function paginationLinks(base: string, query: URLSearchParams, page: number, perPage: number, total: number): string {
+  const last = Math.ceil(total / perPage)
+  const rest = [...query].filter(([key]) => key !== 'page').sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+  const link = (p: number) => `<${base}?${new URLSearchParams([['page', String(p)], ...rest]).toString()}>`
+  const links: string[] = []
+  if (last > page) links.push(`${link(page + 1)}; rel="next"`)
+  links.push(`${link(last)}; rel="last"`)
+  return links.join(', ')
+}
+
 export async function listUsers(req: AuthRequest): Promise<ServiceResponse> {
   requireAdmin(req)
-  const page = Number(req.query.get('page') ?? '1')
-  const perPage = Number(req.query.get('per_page') ?? '50')
-  if (!Number.isInteger(page) || page < 1 || !Number.isInteger(perPage) || perPage < 1 || perPage > 1000) {
-    throw authErrors.validation(`Bad Pagination Parameters: page must be a whole number from 1, per_page from 1 to 1000`)
-  }
+  const page = Math.max(1, paginationParam(req.query, 'page', 1))
+  const perPage = paginationParam(req.query, 'per_page', 50)
+  if (perPage === 0) throw authErrors.validation('Bad Pagination Parameters: per_page must be greater than 0')
+  if (perPage > MAX_PER_PAGE) throw authErrors.validation(`Bad Pagination Parameters: per_page must be at most ${MAX_PER_PAGE}`)
   const filter = req.query.get('filter')
   const like = filter ? `%${filter.replace(/[\\%_]/g, '\\$&')}%` : null
   const [rows, total] = await Promise.all([listUserRows(req.pool, like, perPage, (page - 1) * perPage), countUsers(req.pool, like)])
-  const last = Math.max(1, Math.ceil(total / perPage))
-  const base = `${req.raw.project.baseUrl}/auth/v1/admin/users`
-  const links: string[] = []
-  if (page < last) links.push(`<${base}?page=${page + 1}&per_page=${perPage}>; rel="next"`)
-  links.push(`<${base}?page=${last}&per_page=${perPage}>; rel="last"`)
-  return json(200, { users: rows.map(userJson), aud: 'authenticated' }, { 'x-total-count': String(total), link: links.join(', ') })
+  const link = paginationLinks(`${req.raw.project.baseUrl}/auth/v1/admin/users`, req.query, page, perPage, total)
+  return json(200, { users: rows.map(userJson), aud: 'authenticated' }, { 'x-total-count': String(total), link })
 }
 
 export async function createUser(req: AuthRequest): Promise<ServiceResponse> {
@@ -213,16 +240,17 @@ export async function generateLink(req: AuthRequest): Promise<ServiceResponse> {
   const body = req.body
   const type = str(body, 'type') ?? ''
   if (!(LINK_TYPES as readonly string[]).includes(type)) throw authErrors.validation(`Invalid email action link type requested: ${type}`)
-  if (type === 'email_change_current') throw authErrors.validation('Enable secure email change to generate link for current email')
+  const changeType = type === 'email_change_current' || type === 'email_change_new'
+  if (type === 'email_change_current' && !req.settings.secureEmailChange) throw authErrors.validation('Enable secure email change to generate link for current email')
   const email = normalizeEmail(str(body, 'email') ?? '')
   const redirect = resolveRedirect(req.settings, req.query.get('redirect_to') ?? str(body, 'redirect_to'))
   const data = obj(body, 'data') ?? {}
   const encrypted = type === 'signup' ? hashPassword(checkNewPassword(str(body, 'password'), req.settings)) : undefined
-  const newEmail = type === 'email_change_new' ? normalizeEmail(str(body, 'new_email') ?? '') : undefined
+  const newEmail = changeType ? normalizeEmail(str(body, 'new_email') ?? '') : undefined
   const result = await transaction(req.pool, async (client) => {
     let user = await userByEmail(client, email)
     let linkType: LinkType
-    if (type === 'recovery' || type === 'email_change_new') {
+    if (type === 'recovery' || changeType) {
       if (!user) throw authErrors.userNotFound('User with this email not found')
       linkType = type === 'recovery' ? 'recovery' : 'email_change'
       if (newEmail) {
@@ -239,7 +267,7 @@ export async function generateLink(req: AuthRequest): Promise<ServiceResponse> {
       } else if (encrypted) await setPassword(client, user.id, encrypted)
       linkType = type === 'invite' ? 'invite' : 'signup'
     }
-    const issued = await mailLink(client, req, { userId: user.id, email, newEmail, type: linkType, redirectTo: redirect, send: false })
+    const issued = await mailLink(client, req, { userId: user.id, email, newEmail, type: linkType, redirectTo: redirect, send: false, current: type === 'email_change_current' })
     return { user: await userOr404(client, user.id), issued, linkType }
   })
   return json(200, {

@@ -17,6 +17,18 @@ export class AuthError extends BaseplaneError {
   }
 }
 
+/**
+ * GoTrue's OAuthError (apierrors.NewOAuthError): HTTP 400 with
+ * `{"error", "error_description"}` and no error code, in either API version;
+ * auth-js shows error_description as the message. `code` holds `error`.
+ */
+export class OAuthError extends AuthError {
+  constructor(error: string, description: string) {
+    super(error, description, 400)
+    this.name = 'OAuthError'
+  }
+}
+
 const e = (status: number, code: string) => (message: string) => new AuthError(code, message, status)
 
 export const authErrors = {
@@ -66,6 +78,10 @@ export const authErrors = {
   emailTooSoon: (seconds: number) =>
     new AuthError('over_email_send_rate_limit', `For security purposes, you can only request this after ${seconds} seconds.`, 429),
   userNotFound: (message = 'User not found') => new AuthError('user_not_found', message, 404),
+  // Reauthentication and secure password change (GoTrue's reauthenticate.go, user.go)
+  verifyEmailFirst: () => new AuthError('email_not_confirmed', 'Please verify your email first.', 422),
+  reauthenticationNeeded: () => new AuthError('reauthentication_needed', 'Password update requires reauthentication', 400),
+  reauthenticationNotValid: () => new AuthError('reauthentication_not_valid', 'Nonce has expired or is invalid', 422),
   insufficientAal: (message: string, status: number) => new AuthError('insufficient_aal', message, status),
 
   // Factors (issue 6)
@@ -91,6 +107,19 @@ export const authErrors = {
   /** GoTrue signs such a user up unconfirmed and mails them; we refuse, since Google has not verified the address. */
   providerEmailNeedsVerification: () =>
     new AuthError('provider_email_needs_verification', 'Unverified email with google. Verify the address with Google, then sign in again.', 422),
+  // Features not offered (issue 15; GoTrue's answers with them switched off, reference/auth-clients.md §7)
+  phoneLoginDisabled: () => new AuthError('phone_provider_disabled', 'Phone logins are disabled', 422),
+  invalidPhone: () => new AuthError('validation_failed', 'Invalid phone number format (E.164 required)', 400),
+  samlDisabled: () => new AuthError('saml_provider_disabled', 'SAML 2.0 is disabled', 404),
+  web3Disabled: () => new AuthError('web3_provider_disabled', 'Web3 provider is disabled', 422),
+  manualLinkingDisabled: () => new AuthError('manual_linking_disabled', 'Manual linking is disabled', 404),
+  passkeysDisabled: () => new AuthError('passkey_disabled', 'Passkeys are disabled', 404),
+  oauthServerDisabled: () => new AuthError('feature_disabled', 'OAuth server is disabled', 404),
+  // POST /token?grant_type=id_token (token_oidc.go)
+  idTokenProviderDisabled: (issuer: string) => new AuthError('provider_disabled', `Provider (issuer ${JSON.stringify(issuer)}) is not enabled`, 400),
+  idTokenProviderNotAllowed: (provider: string) => new AuthError('validation_failed', `Custom OIDC provider ${JSON.stringify(provider)} not allowed`, 400),
+  /** GoTrue's OAuthError: always 400, `{error, error_description}`, no error code. */
+  oauth: (error: string, description: string) => new OAuthError(error, description),
   unexpected: (message = 'Unexpected failure, please check server logs for more information') =>
     new AuthError('unexpected_failure', message, 500),
   // The project database (workers/auth/db/pool.ts): GoTrue's timeout middleware text; our code for a database it cannot reach.
@@ -101,5 +130,13 @@ export const authErrors = {
 
 /** GoTrue's error shapes (lib/http/errors.ts), with the body fields some codes add. */
 export function authErrorResponse(error: BaseplaneError, headers: Record<string, string>): ServiceResponse {
+  if (error instanceof OAuthError) {
+    const apiVersion = headers['x-supabase-api-version']
+    return {
+      status: 400,
+      headers: { 'content-type': 'application/json', ...(apiVersion ? { 'x-supabase-api-version': apiVersion } : {}) },
+      body: JSON.stringify({ error: error.code, error_description: error.message }),
+    }
+  }
   return gotrueErrorResponse(error, headers, error instanceof AuthError && error.extra ? error.extra : {})
 }

@@ -105,20 +105,36 @@ function headerKid(idToken: string): string | undefined {
   }
 }
 
-/** The ID token's claims once signature, audience (our client ID), issuer, expiry and nonce check out. */
-export async function verifyIdToken(client: GoogleClient, idToken: string, nonce: string): Promise<TokenPayload> {
+/**
+ * The ID token's claims once its signature (the configured certificates),
+ * issuer and expiry check out, and its audience when `audience` is given
+ * (the id_token grant checks the audience itself, after the subject, as
+ * GoTrue does).
+ */
+export async function verifyGoogleIdToken(idToken: string, audience?: string): Promise<TokenPayload> {
   const issuer = endpoints().issuer
   // Google signs with either form of its issuer (OpenID Connect Core 1.0, Google's discovery note).
   const issuers = issuer === 'https://accounts.google.com' ? [issuer, 'accounts.google.com'] : [issuer]
   let payload: TokenPayload | undefined
   try {
     const certs = await certsFor(headerKid(idToken))
-    const ticket = await oauthClient(client).verifySignedJwtWithCertsAsync(idToken, certs, client.clientId, issuers)
+    const ticket = await new OAuth2Client().verifySignedJwtWithCertsAsync(idToken, certs, audience, issuers)
     payload = ticket.getPayload()
   } catch (error) {
     throw error instanceof IdTokenError ? error : new IdTokenError((error as Error).message)
   }
   if (payload === undefined) throw new IdTokenError('the ID token has no payload')
+  return payload
+}
+
+/** The web flow's check: our client ID as audience, and the flow's own nonce. */
+export async function verifyIdToken(client: GoogleClient, idToken: string, nonce: string): Promise<TokenPayload> {
+  const payload = await verifyGoogleIdToken(idToken, client.clientId)
   if (payload.nonce !== nonce) throw new IdTokenError('the ID token nonce does not match the flow')
   return payload
+}
+
+/** The issuer ID tokens are checked against (Google's, or the platform's stand-in). */
+export function googleIssuer(): string {
+  return endpoints().issuer
 }

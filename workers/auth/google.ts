@@ -1,20 +1,20 @@
 // GET /authorize?provider=google and GET /callback: sign-in with Google, the
 // one external provider (SPEC 1.1, 2.2, 3; GoTrue's external.go, §5.5 of the
 // reference). The callback address is always {base_url}/auth/v1/callback.
+import type pg from 'pg'
 import { BaseplaneError } from '../../lib/errors.ts'
 import { log } from '../../lib/log.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
-import { claimOAuthFlow, createFlowState, deleteFlowState, issueAuthCode } from './db/flow-state.ts'
+import { claimOAuthFlow, createFlowState, deleteFlowState, FLOW_STATE_EXPIRY_SECONDS, issueAuthCode } from './db/flow-state.ts'
 import { createIdentityUser, linkIdentity, lockIdentity, signInIdentity, userIdByEmail } from './db/identities.ts'
 import { transaction } from './db/pool.ts'
-import { userById } from './db/users.ts'
+import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
 import { authorizationUrl, exchangeCode, IdTokenError, verifyIdToken, type GoogleClient } from './google-provider.ts'
 import { pkceOf } from './links.ts'
 import { newStateSecret, nonceOf, secretHash, signState, verifyState } from './oauth-state.ts'
 import { redirectTo, type AuthRequest } from './request.ts'
 import { googleMissing } from './settings.ts'
-import { FLOW_STATE_EXPIRY_SECONDS } from './token.ts'
 import { issueSession, sessionFragmentValues } from './tokens.ts'
 
 const PROVIDER = 'google'
@@ -144,6 +144,45 @@ function identityDataOf(claims: Record<string, unknown>, email: string): Record<
   return data
 }
 
+export interface GoogleIdentity {
+  email: string
+  sub: string
+  data: Record<string, unknown>
+}
+
+/** The identity of verified ID token claims; refused without an address Google has verified. */
+export function googleIdentity(claims: Record<string, unknown>): GoogleIdentity {
+  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
+  if (email === '') throw authErrors.unexpected('Error getting user email from external provider')
+  if (!(claims.email_verified === true || claims.email_verified === 'true')) {
+    throw authErrors.providerEmailNeedsVerification()
+  }
+  return { email, sub: String(claims.sub), data: identityDataOf(claims, email) }
+}
+
+/**
+ * The user of a Google identity, in the caller's transaction: the one it is
+ * linked to, else the user with its address (linked now), else a new user
+ * unless sign-ups are off. Banned users are refused.
+ */
+export async function googleUser(db: pg.ClientBase, req: AuthRequest, identity: GoogleIdentity): Promise<UserRow> {
+  await lockIdentity(db, PROVIDER, identity.sub, identity.email)
+  let userId = await signInIdentity(db, PROVIDER, identity.sub, identity.data)
+  if (userId === undefined) {
+    const existing = await userIdByEmail(db, identity.email)
+    if (existing !== undefined) {
+      await linkIdentity(db, existing.id, existing.confirmed, PROVIDER, identity.sub, identity.data)
+      userId = existing.id
+    } else {
+      if (req.settings.disableSignup) throw authErrors.signupDisabled()
+      userId = await createIdentityUser(db, identity.email, PROVIDER, identity.sub, identity.data)
+    }
+  }
+  const user = (await userById(db, userId))!
+  if (user.banned_until && user.banned_until > new Date()) throw authErrors.userBanned403()
+  return user
+}
+
 /** Exchanges the code, checks the ID token, finds, links or creates the user; the Location of a successful sign-in. */
 async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, referrer: string, code: string, nonce: string): Promise<string> {
   const client = googleClient(req)
@@ -162,28 +201,9 @@ async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, ref
     log.info('google ID token refused', { ref: req.raw.project.ref, reason: reasonOf(error) })
     throw authErrors.unexpected('Error getting user profile from external provider')
   }
-  const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : ''
-  if (email === '') throw authErrors.unexpected('Error getting user email from external provider')
-  if (!(claims.email_verified === true || claims.email_verified === 'true')) {
-    throw authErrors.providerEmailNeedsVerification()
-  }
-  const sub = String(claims.sub)
-  const identityData = identityDataOf(claims, email)
+  const identity = googleIdentity(claims)
   return transaction(req.pool, async (db) => {
-    await lockIdentity(db, PROVIDER, sub, email)
-    let userId = await signInIdentity(db, PROVIDER, sub, identityData)
-    if (userId === undefined) {
-      const existing = await userIdByEmail(db, email)
-      if (existing !== undefined) {
-        await linkIdentity(db, existing.id, existing.confirmed, PROVIDER, sub, identityData)
-        userId = existing.id
-      } else {
-        if (req.settings.disableSignup) throw authErrors.signupDisabled()
-        userId = await createIdentityUser(db, email, PROVIDER, sub, identityData)
-      }
-    }
-    const user = (await userById(db, userId))!
-    if (user.banned_until && user.banned_until > new Date()) throw authErrors.userBanned403()
+    const user = await googleUser(db, req, identity)
     if (flow.pkce) {
       const authCode = await issueAuthCode(db, flow.id, user.id, { access: tokens.accessToken, refresh: tokens.refreshToken })
       if (authCode === undefined) throw stateError('OAuth state not found or expired')

@@ -1,12 +1,12 @@
 // Mailing a code and its link: the shared step of sign-up, invite, recovery,
-// magic link, resend and email change. Also the PKCE parameters those
-// endpoints accept.
+// magic link, resend and email change (to one or both addresses); mailing a
+// reauthentication code. Also the PKCE parameters those endpoints accept.
 import type pg from 'pg'
 import type { Queryable } from './db/pool.ts'
 import { issueCode } from './codes.ts'
 import { insertAuditEntry } from './db/audit.ts'
-import { secondsUntilNextCode, type TokenType } from './db/one-time-tokens.ts'
-import { markMailSent } from './db/users.ts'
+import { deleteCodesOfType, secondsUntilNextCode, type TokenType } from './db/one-time-tokens.ts'
+import { markMailSent, setEmailChange } from './db/users.ts'
 import { createFlowState, type Pkce } from './db/flow-state.ts'
 import { authErrors } from './errors.ts'
 import { sendMail } from './mail/mailer.ts'
@@ -70,12 +70,17 @@ export interface LinkRequest {
   newEmail?: string
   /** generate_link: make the code and link but send nothing. */
   send?: boolean
+  /** Email change: the code for the current address instead (secure email change), mailed to it. */
+  current?: boolean
+  /** The PKCE flow state an earlier link of the same request made (the two mails of a secure email change share one). */
+  flowStateId?: string | null
 }
 
 export interface IssuedLink {
   code: string
   hash: string
   link: string
+  flowStateId: string | null
 }
 
 /**
@@ -84,17 +89,16 @@ export interface IssuedLink {
  * less than the minimum interval ago, or the project's hourly ceiling is hit.
  */
 export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: LinkRequest): Promise<IssuedLink> {
-  const tokenType = TOKEN_TYPE_OF[link.type]
+  const tokenType = link.current ? 'email_change_token_current' : TOKEN_TYPE_OF[link.type]
   const send = link.send !== false
-  if (send && req.settings.mailMinIntervalSeconds > 0) {
-    const wait = await secondsUntilNextCode(client, link.userId, tokenType, req.settings.mailMinIntervalSeconds)
-    if (wait) throw authErrors.emailTooSoon(Math.max(1, wait))
-  }
-  const flow = link.pkce
-    ? await createFlowState(client, { userId: link.userId, pkce: link.pkce, providerType: 'email', method: PKCE_METHOD_OF[link.type], referrer: link.redirectTo })
-    : undefined
-  const relatesTo = link.newEmail ?? link.email
-  const issued = await issueCode(client, link.userId, tokenType, relatesTo, { flowStateId: flow?.id ?? null, redirectTo: link.redirectTo })
+  if (send) await checkInterval(client, req, link.userId, tokenType)
+  const flowStateId = link.flowStateId !== undefined
+    ? link.flowStateId
+    : link.pkce
+      ? (await createFlowState(client, { userId: link.userId, pkce: link.pkce, providerType: 'email', method: PKCE_METHOD_OF[link.type], referrer: link.redirectTo })).id
+      : null
+  const relatesTo = link.current ? link.email : (link.newEmail ?? link.email)
+  const issued = await issueCode(client, link.userId, tokenType, relatesTo, { flowStateId, redirectTo: link.redirectTo })
   const url = verifyUrl(req, issued.linkToken, link.type, link.redirectTo)
   if (send) {
     await markMailSent(client, link.userId, link.type)
@@ -112,7 +116,55 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
       },
     })
   }
-  return { code: issued.code, hash: issued.hash, link: url }
+  return { code: issued.code, hash: issued.hash, link: url, flowStateId }
+}
+
+/** GoTrue's SMTP max frequency: 429 when a code of this type went to the user less than the minimum interval ago. */
+async function checkInterval(client: pg.ClientBase, req: AuthRequest, userId: string, tokenType: TokenType): Promise<void> {
+  if (req.settings.mailMinIntervalSeconds <= 0) return
+  const wait = await secondsUntilNextCode(client, userId, tokenType, req.settings.mailMinIntervalSeconds)
+  if (wait) throw authErrors.emailTooSoon(Math.max(1, wait))
+}
+
+export interface EmailChangeRequest {
+  userId: string
+  /** The current address; empty when the user has none (then only the new address confirms). */
+  email: string
+  newEmail: string
+  redirectTo: string
+  pkce?: Pkce
+}
+
+/**
+ * Mails an address change (PUT /user, POST /resend): a link to the new
+ * address and, with secure email change on (GoTrue's default), one to the
+ * current address too, both of type email_change; the change applies once
+ * both are confirmed (verify.ts). Both links are new, so neither address
+ * counts as confirmed yet.
+ */
+export async function mailEmailChange(client: pg.ClientBase, req: AuthRequest, change: EmailChangeRequest): Promise<IssuedLink> {
+  await setEmailChange(client, change.userId, change.newEmail, false)
+  const common = { userId: change.userId, email: change.email, newEmail: change.newEmail, type: 'email_change' as const, redirectTo: change.redirectTo }
+  const toNew = await mailLink(client, req, { ...common, pkce: change.pkce })
+  if (req.settings.secureEmailChange && change.email !== '') {
+    await mailLink(client, req, { ...common, current: true, flowStateId: toNew.flowStateId })
+  } else {
+    // A current-address code left from a change asked while the setting was on would hold this one back.
+    await deleteCodesOfType(client, change.userId, ['email_change_token_current'])
+  }
+  return toNew
+}
+
+/** Mails a code with no link (GET /reauthenticate): GoTrue's reauthentication mail. */
+export async function mailCode(client: pg.ClientBase, req: AuthRequest, userId: string, email: string): Promise<void> {
+  await checkInterval(client, req, userId, 'reauthentication_token')
+  const issued = await issueCode(client, userId, 'reauthentication_token', email, { redirectTo: '' })
+  await markMailSent(client, userId, 'reauthentication')
+  await sendMail(client, req.settings, {
+    kind: 'reauthentication',
+    to: email,
+    values: { ConfirmationURL: '', Token: issued.code, TokenHash: issued.hash, SiteURL: req.settings.siteUrl, Email: email, NewEmail: '', RedirectTo: '' },
+  })
 }
 
 export async function audit(db: Queryable, req: AuthRequest, actorId: string | null, action: string, traits: Record<string, unknown> = {}): Promise<void> {

@@ -6,7 +6,7 @@
 import crypto from 'node:crypto'
 import { SignJWT, jwtVerify, errors as joseErrors } from 'jose'
 import { hs256Key } from '../../lib/jwt.ts'
-import { FLOW_STATE_EXPIRY_SECONDS } from './token.ts'
+import { FLOW_STATE_EXPIRY_SECONDS } from './db/flow-state.ts'
 
 function stateKey(jwtSecret: string): Promise<CryptoKey> {
   return hs256Key(`oauth state\0${jwtSecret}`, () => crypto.createHmac('sha256', jwtSecret).update('baseplane oauth state v1').digest())

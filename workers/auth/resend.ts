@@ -5,7 +5,7 @@ import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
 import { normalizeEmail } from './email.ts'
 import { authErrors } from './errors.ts'
-import { mailLink, pkceOf } from './links.ts'
+import { mailEmailChange, mailLink, pkceOf } from './links.ts'
 import { redirectTo, str, type AuthRequest } from './request.ts'
 
 export async function resend(req: AuthRequest): Promise<ServiceResponse> {
@@ -31,7 +31,7 @@ export async function resend(req: AuthRequest): Promise<ServiceResponse> {
   if (type === 'signup' && user.email_confirmed_at) return json(200, {})
   await transaction(req.pool, async (client) => {
     if (type === 'signup') await mailLink(client, req, { userId: user.id, email: user.email, type: 'signup', redirectTo: redirect, pkce })
-    else await mailLink(client, req, { userId: user.id, email: user.email, newEmail: user.email_change!, type: 'email_change', redirectTo: redirect, pkce })
+    else await mailEmailChange(client, req, { userId: user.id, email: user.email, newEmail: user.email_change!, redirectTo: redirect, pkce })
   })
   return json(200, {})
 }

@@ -21,7 +21,7 @@ function isoFields(record: Record<string, unknown>, names: string[]): Record<str
 }
 
 /** A factor as GoTrue shows it: friendly_name is omitted when empty (omitempty). */
-function factorJson(factor: Record<string, unknown>): Record<string, unknown> {
+export function factorJson(factor: Record<string, unknown>): Record<string, unknown> {
   const out = isoFields(factor, ['created_at', 'updated_at', 'last_challenged_at'])
   if (!out.friendly_name) delete out.friendly_name
   return out

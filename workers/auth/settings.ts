@@ -1,7 +1,8 @@
 // A project's auth settings: the raw jsonb the catalogue stores
 // (baseplane.projects.auth_settings), validated, with defaults applied.
 // The control plane validates with the same functions before saving.
-import { defaultTemplates, TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
+import { globExample, globSyntaxProblem } from './redirects.ts'
+import { defaultTemplates, REQUIRED_VARIABLE, TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
 
 export interface Template {
   subject: string
@@ -12,6 +13,8 @@ export interface GoogleSettings {
   clientId: string | undefined
   clientSecret: string | undefined
   enabled: boolean
+  /** Further audiences the id_token grant accepts: the project's iOS and Android client IDs (GoTrue's comma-separated GOOGLE_CLIENT_ID). */
+  additionalClientIds: string[]
 }
 
 export interface AuthSettings {
@@ -36,6 +39,10 @@ export interface AuthSettings {
   disableSignup: boolean
   mailerAutoconfirm: boolean
   passwordMinLength: number
+  /** GoTrue's MAILER_SECURE_EMAIL_CHANGE_ENABLED (default on): an address change is confirmed by the current address too. */
+  secureEmailChange: boolean
+  /** GoTrue's SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION (default off): a password change from a session older than 24 h needs the GET /reauthenticate code. */
+  passwordChangeRequiresReauthentication: boolean
   google: GoogleSettings
 }
 
@@ -52,7 +59,9 @@ export interface StoredAuthSettings {
   disable_signup?: boolean
   mailer_autoconfirm?: boolean
   password_min_length?: number
-  google?: { client_id?: string; client_secret?: string; enabled?: boolean }
+  mailer_secure_email_change_enabled?: boolean
+  security_update_password_require_reauthentication?: boolean
+  google?: { client_id?: string; client_secret?: string; enabled?: boolean; additional_client_ids?: string[] }
 }
 
 export const DEFAULTS = {
@@ -76,15 +85,18 @@ export const NUMERIC_SETTINGS: Record<string, { min: number; max: number }> = {
   password_min_length: { min: 6, max: 72 },
 }
 
-export const BOOLEAN_SETTINGS = ['disable_signup', 'mailer_autoconfirm'] as const
-
-export const CONFIRMATION_URL_PATTERN = /\{\{\s*\.ConfirmationURL\s*\}\}/
+/** Switches; the two security ones keep the names of Supabase's management API. */
+export const BOOLEAN_SETTINGS = ['disable_signup', 'mailer_autoconfirm', 'mailer_secure_email_change_enabled', 'security_update_password_require_reauthentication'] as const
 
 /** Checks a redirect address setting: an absolute http(s) URL or a glob of one. Returns the message of what is wrong. */
 export function redirectUrlProblem(value: string, what: string): string | undefined {
   if (typeof value !== 'string' || value.trim() === '') return `${what} must be a URL`
   if (/\s/.test(value)) return `${what} must not contain spaces: "${value}"`
-  const probe = value.replace(/\*\*?|\?/g, 'x')
+  // Allow-list entries are GoTrue globs (redirects.ts): valid syntax, and an address they match is a URL.
+  const isSite = what.startsWith('Site URL')
+  const syntax = isSite ? undefined : globSyntaxProblem(value)
+  if (syntax) return `${what} "${value}" is not a valid pattern: ${syntax}`
+  const probe = isSite ? value : globExample(value)
   let parsed: URL
   try {
     parsed = new URL(probe)
@@ -93,7 +105,7 @@ export function redirectUrlProblem(value: string, what: string): string | undefi
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     // Custom schemes (mobile deep links) are allowed on the allow list only.
-    if (what.startsWith('Site URL')) return `${what} must be an http or https URL, got "${value}"`
+    if (isSite) return `${what} must be an http or https URL, got "${value}"`
   }
   return undefined
 }
@@ -104,8 +116,10 @@ export function templateProblem(kind: string, template: { subject?: unknown; bod
   if (template.subject.length > 500) return `The ${kind} template's subject is longer than 500 characters`
   if (typeof template.body !== 'string' || template.body.trim() === '') return `The ${kind} template needs an HTML body`
   if (template.body.length > 100000) return `The ${kind} template's body is longer than 100000 characters`
-  if (!CONFIRMATION_URL_PATTERN.test(template.body)) {
-    return `The ${kind} template's body must contain {{ .ConfirmationURL }} (the link the user clicks); it was refused`
+  const required = REQUIRED_VARIABLE[kind as TemplateKind]
+  if (!required.pattern.test(template.body)) {
+    const what = kind === 'reauthentication' ? 'the code the user enters' : 'the link the user clicks'
+    return `The ${kind} template's body must contain ${required.name} (${what}); it was refused`
   }
   return undefined
 }
@@ -149,6 +163,16 @@ export function settingsProblems(stored: Record<string, unknown>): string[] {
       if (g.client_id !== undefined && (typeof g.client_id !== 'string' || g.client_id.trim() === '')) problems.push('google.client_id must be a non-empty string')
       if (g.client_secret !== undefined && (typeof g.client_secret !== 'string' || g.client_secret.trim() === '')) problems.push('google.client_secret must be a non-empty string')
       if (g.enabled !== undefined && typeof g.enabled !== 'boolean') problems.push('google.enabled must be true or false')
+      if (g.additional_client_ids !== undefined) {
+        const ids = g.additional_client_ids
+        if (!Array.isArray(ids)) problems.push('google.additional_client_ids must be a list of client IDs')
+        else {
+          if (ids.length > MAX_GOOGLE_CLIENT_IDS) problems.push(`google.additional_client_ids holds at most ${MAX_GOOGLE_CLIENT_IDS} client IDs`)
+          for (const id of ids) {
+            if (typeof id !== 'string' || !/^[^\s,]{1,255}$/.test(id)) problems.push(`google.additional_client_ids: ${JSON.stringify(id)} is not a client ID (no spaces or commas, 1 to 255 characters)`)
+          }
+        }
+      }
     }
   }
   return problems
@@ -205,13 +229,19 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
     disableSignup: s.disable_signup === true,
     mailerAutoconfirm: s.mailer_autoconfirm === true,
     passwordMinLength: num(stored, 'password_min_length', DEFAULTS.passwordMinLength),
+    secureEmailChange: s.mailer_secure_email_change_enabled !== false,
+    passwordChangeRequiresReauthentication: s.security_update_password_require_reauthentication === true,
     google: {
       clientId: typeof google.client_id === 'string' && google.client_id !== '' ? google.client_id : undefined,
       clientSecret: typeof google.client_secret === 'string' && google.client_secret !== '' ? google.client_secret : undefined,
       enabled: google.enabled === true,
+      additionalClientIds: Array.isArray(google.additional_client_ids) ? google.additional_client_ids.filter((id) => typeof id === 'string' && id !== '') : [],
     },
   })
 }
+
+/** The most extra Google client IDs a project lists (a web, iOS and Android client each, with room to spare). */
+export const MAX_GOOGLE_CLIENT_IDS = 20
 
 /** Which of the three Google settings are missing (empty when the provider is offered). */
 export function googleMissing(google: GoogleSettings): string[] {

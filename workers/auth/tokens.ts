@@ -2,7 +2,7 @@
 // rotating refresh tokens, and the session response (AccessTokenResponse).
 import crypto from 'node:crypto'
 import type { Queryable } from './db/pool.ts'
-import { signJwt } from '../../lib/jwt.ts'
+import { signAccessToken } from '../../lib/jwt.ts'
 import { amrOf, insertSession, refreshFailure, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
@@ -29,7 +29,8 @@ export interface Session {
 }
 
 export async function accessToken(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[]): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
-  const iat = Math.floor(Date.now() / 1000)
+  const now = Date.now()
+  const iat = Math.floor(now / 1000)
   const expiresIn = req.settings.jwtExpirySeconds
   const claims = {
     iss: `${req.raw.project.baseUrl}/auth/v1`,
@@ -47,7 +48,8 @@ export async function accessToken(req: AuthRequest, user: UserRow, sessionId: st
     session_id: sessionId,
     is_anonymous: user.is_anonymous,
   }
-  return { token: signJwt(req.raw.project.jwtSecret, claims), expiresAt: iat + expiresIn, expiresIn }
+  // The project's signing key in use (header kid), or its legacy secret while it has none.
+  return { token: signAccessToken(req.raw.project, claims, now), expiresAt: iat + expiresIn, expiresIn }
 }
 
 async function sessionResponse(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string): Promise<Session> {

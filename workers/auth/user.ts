@@ -1,13 +1,15 @@
-// GET /user and PUT /user (password change, metadata, email change with a
-// confirmation mailed to the new address).
+// GET /user and PUT /user (password change, with the reauthentication nonce
+// when the project asks for it; metadata; email change, confirmed by the new
+// address and, with secure email change, by the current one too).
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
-import { emailTakenByOther, mergeMetadata, setEmailChange, setPassword, userById } from './db/users.ts'
+import { emailTakenByOther, mergeMetadata, setPassword, userById, type UserRow } from './db/users.ts'
 import { currentUser, hasVerifiedFactor } from './current-user.ts'
 import { normalizeEmail } from './email.ts'
-import { authErrors } from './errors.ts'
-import { audit, mailLink, pkceOf } from './links.ts'
+import { authErrors, type AuthError } from './errors.ts'
+import { audit, mailEmailChange, pkceOf } from './links.ts'
+import { nonceRequired, spendNonce } from './reauthenticate.ts'
 import { checkNewPassword, hashPassword, passwordMatches } from './passwords.ts'
 import { obj, redirectTo, str, type AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
@@ -18,7 +20,8 @@ export async function getUser(req: AuthRequest): Promise<ServiceResponse> {
 }
 
 export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
-  const { caller, user, aal } = await currentUser(req)
+  const current = await currentUser(req)
+  const { caller, user, aal } = current
   const body = req.body
   const password = str(body, 'password')
   const rawEmail = str(body, 'email')
@@ -30,6 +33,11 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
     throw authErrors.insufficientAal('AAL2 session is required to update email or password when MFA is enabled.', 401)
   }
   let encrypted: string | undefined
+  let nonce: string | undefined
+  if (password !== undefined && (await nonceRequired(req, current))) {
+    nonce = str(body, 'nonce')
+    if (!nonce) throw authErrors.reauthenticationNeeded()
+  }
   if (password !== undefined) {
     checkNewPassword(password, req.settings, 'Password update requires a valid password')
     if (user.encrypted_password && passwordMatches(password, user.encrypted_password)) throw authErrors.samePassword()
@@ -42,7 +50,11 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
   }
   const pkce = email ? pkceOf(body) : undefined
   const redirect = email ? redirectTo(req) : ''
-  const updated = await transaction(req.pool, async (client) => {
+  const outcome = await transaction(req.pool, async (client): Promise<{ error: AuthError } | { updated: UserRow }> => {
+    if (nonce !== undefined) {
+      const refused = await spendNonce(client, req, user, nonce)
+      if (refused) return { error: refused }
+    }
     if (encrypted) {
       await setPassword(client, user.id, encrypted)
       await audit(client, req, user.id, 'user_updated_password')
@@ -51,11 +63,11 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
     if (appMetadata) await mergeMetadata(client, user.id, 'raw_app_meta_data', appMetadata)
     if (email) {
       if (await emailTakenByOther(client, email, user.id)) throw authErrors.emailExists()
-      await setEmailChange(client, user.id, email, false)
-      await mailLink(client, req, { userId: user.id, email: user.email ?? '', newEmail: email, type: 'email_change', redirectTo: redirect, pkce })
+      await mailEmailChange(client, req, { userId: user.id, email: user.email ?? '', newEmail: email, redirectTo: redirect, pkce })
       await audit(client, req, user.id, 'user_modified', { new_email: email })
     }
-    return (await userById(client, caller.userId))!
+    return { updated: (await userById(client, caller.userId))! }
   })
-  return json(200, userJson(updated))
+  if ('error' in outcome) throw outcome.error
+  return json(200, userJson(outcome.updated))
 }

@@ -9,13 +9,17 @@ import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
 import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
+import { deleteUserFactor, listUserFactors } from './admin-factors.ts'
+import { identities, oauthServer, passkeys, sso } from './disabled.ts'
 import { authErrorResponse, authErrors } from './errors.ts'
 import { challengeFactor, deleteFactor, enrollFactor, verifyFactor } from './factors.ts'
 import { authorize, callback } from './google.ts'
+import { jwks } from './jwks.ts'
 import { logout } from './logout.ts'
 import { authManifest, type AuthRouteName } from './manifest.ts'
 import { otp } from './otp.ts'
 import { health, settings } from './public.ts'
+import { reauthenticate } from './reauthenticate.ts'
 import { recover } from './recover.ts'
 import { authRequest, type AuthRequest } from './request.ts'
 import { resend } from './resend.ts'
@@ -38,11 +42,15 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   verifyGet,
   resend,
   settings: async (req) => settings(req),
+  jwks,
   listUsers,
   createUser,
   getUserById: (req, { id }) => getUserById(req, id!),
   updateUser: (req, { id }) => updateUser(req, id!),
   deleteUser: (req, { id }) => deleteUser(req, id!),
+  listUserFactors: (req, { id }) => listUserFactors(req, id!),
+  deleteUserFactor: (req, { id, factorId }) => deleteUserFactor(req, id!, factorId!),
+  reauthenticate,
   invite,
   generateLink,
   enrollFactor,
@@ -51,6 +59,10 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   deleteFactor: (req, { id }) => deleteFactor(req, id!),
   authorize,
   callback,
+  sso,
+  identities,
+  passkeys,
+  oauthServer,
 }
 
 const router = new Router(authManifest.routes, { decodeParams: true })

@@ -8,7 +8,7 @@ import {
   parseDirective, type Allowlist, type Directive, type DocumentLimits,
 } from './directives.ts'
 import { baseTypeName, columnFieldName, functionFieldName, isValidName, lowerFirst, relationFieldName } from './names.ts'
-import { typeScopesOf, valueTypeOf, type EnumModel, type GeoType, type TypeScope, type ValueType } from './types.ts'
+import { builtInAndEnumTypeNames, TABLE_TYPE_SUFFIXES, typeScopesOf, UPSERT_TYPE_SUFFIXES, valueTypeOf, type EnumModel, type GeoType, type TypeScope, type ValueType } from './types.ts'
 
 export const DEFAULT_MAX_ROWS = 30
 
@@ -103,6 +103,8 @@ export interface TableModel {
    * values): those whose name is a GraphQL enum value, in name order.
    */
   conflictConstraints: string[]
+  /** Set when `upsert` is on but left out: one of its type names is another type's (withoutClashingUpserts). */
+  upsertClash?: true
   canInsert: boolean
   canUpdate: boolean
   canDelete: boolean
@@ -170,6 +172,7 @@ export function buildModel(catalog: Catalog): Model {
   const { queryFunctions, mutationFunctions } = functionsOf(catalog, settingsBySchema, pending, enumByOid, fields)
 
   const tables = pending.map((p) => p.model)
+  withoutClashingUpserts(tables, enumByOid.values())
   const schemaSettings = [...settingsBySchema.values()]
   return {
     tables,
@@ -626,4 +629,28 @@ const SHOWN_DEFAULTS: Record<number, (text: string) => string | undefined> = {
 function shownDefault(text: string, oid: number): string | undefined {
   if (text.startsWith('NULL::')) return undefined
   return SHOWN_DEFAULTS[oid]?.(text)
+}
+
+/**
+ * upsert's types (`<Type>Constraint`, `<Type>UpdateField`, `<Type>OnConflict`)
+ * must not take a name another type has (a table `tag_constraint` beside an
+ * upserting `tag`): such a table's insert goes without `onConflict` rather
+ * than the whole schema failing to build. The schema report says so.
+ */
+function withoutClashingUpserts(tables: TableModel[], enums: Iterable<EnumModel>): void {
+  const upserting = tables.filter((t) => t.features.has('upsert') && t.conflictConstraints.length > 0)
+  if (upserting.length === 0) return
+  const counts = new Map<string, number>()
+  const add = (name: string) => counts.set(name, (counts.get(name) ?? 0) + 1)
+  for (const name of builtInAndEnumTypeNames(enums)) add(name)
+  for (const t of tables) {
+    for (const suffix of TABLE_TYPE_SUFFIXES) if (!UPSERT_TYPE_SUFFIXES.includes(suffix)) add(`${t.typeName}${suffix}`)
+  }
+  for (const t of upserting) for (const suffix of UPSERT_TYPE_SUFFIXES) add(`${t.typeName}${suffix}`)
+  for (const t of upserting) {
+    if (UPSERT_TYPE_SUFFIXES.some((suffix) => counts.get(`${t.typeName}${suffix}`)! > 1)) {
+      t.conflictConstraints = []
+      t.upsertClash = true
+    }
+  }
 }

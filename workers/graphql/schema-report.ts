@@ -10,7 +10,7 @@
 // Shape (under `extensions.schemaReport`):
 //   {"schemas": ["public"],
 //    "tables": [{"schema", "name", "kind", "inSchema": true, "type": "Blog",
-//                "leftOut"?: [{"constraint", "field", "reason"}]},
+//                "leftOut"?: [{"constraint", "field", "reason"}], "upsert"?: "<why upsert is left out>"},
 //               {"schema", "name", "kind", "inSchema": false, "reason": "no primary key"}],
 //    "functions": [{"schema", "name", "signature", "inSchema": true, "field", "on": "Query" | "Mutation" | "<Type>"},
 //                  {"schema", "name", "signature", "inSchema": false, "reason": "overloaded function"}]}
@@ -35,6 +35,7 @@ export const REASONS = {
   unsupportedSignature: 'unsupported argument or result type',
   keyNotInSchema: 'a key column is not in the schema',
   nameTaken: 'its field name is taken by another field of the type',
+  upsertNamesTaken: 'upsert left out: a type name it needs (<Type>Constraint, <Type>UpdateField or <Type>OnConflict) is taken by another type',
 } as const
 
 export interface TableReport {
@@ -45,6 +46,8 @@ export interface TableReport {
   type?: string
   reason?: string
   leftOut?: { constraint: string; field: string; reason: string }[]
+  /** Why the table's insert has no `onConflict` though `upsert` is on. */
+  upsert?: string
 }
 
 export interface FunctionReport {
@@ -87,7 +90,11 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
       continue
     }
     const leftOut = leftOutRelations(catalog, t, m, modelOf, inflect)
-    tables.push({ ...base, inSchema: true, type: m.typeName, ...(leftOut.length > 0 ? { leftOut } : {}) })
+    tables.push({
+      ...base, inSchema: true, type: m.typeName,
+      ...(leftOut.length > 0 ? { leftOut } : {}),
+      ...(m.upsertClash ? { upsert: REASONS.upsertNamesTaken } : {}),
+    })
   }
 
   const served = new Map<number, { field: string; on: string }>()

@@ -286,8 +286,8 @@ export function typeScopesOf(
   return scopes
 }
 
-/** Suffixes of the types the schema makes for a table. */
-const TABLE_TYPE_SUFFIXES = [
+/** Suffixes of the types the schema makes for a table (the last three only with `upsert`). */
+export const TABLE_TYPE_SUFFIXES = [
   '', 'Connection', 'Edge', 'Filter', 'OrderBy', 'InsertInput', 'UpdateInput', 'InsertResponse', 'UpdateResponse', 'DeleteResponse',
   'Aggregate', 'SumAggregateResult', 'AvgAggregateResult', 'MinAggregateResult', 'MaxAggregateResult',
   'Constraint', 'UpdateField', 'OnConflict', 'ListRelationFilter',
@@ -298,11 +298,19 @@ const BUILT_IN_TYPE_NAMES = [
   'FilterIs', 'OrderByDirection', 'PageInfo', 'Node', 'Query', 'Mutation',
 ]
 
-/** Type names a composite type must not take: built-in ones, tables' (any relation, keyed or not) and enums'. */
-function takenTypeNames(catalog: Catalog, settingsBySchema: ReadonlyMap<number, SchemaTypeSettings>, enums: Map<number, EnumModel>): Set<string> {
+export const UPSERT_TYPE_SUFFIXES = ['Constraint', 'UpdateField', 'OnConflict']
+
+/** The names of built-in types and enums, with their filters'. */
+export function builtInAndEnumTypeNames(enums: Iterable<EnumModel>): Set<string> {
   const taken = new Set<string>()
   for (const n of BUILT_IN_TYPE_NAMES) taken.add(n).add(`${n}Filter`).add(`${n}ListFilter`)
-  for (const e of enums.values()) taken.add(e.name).add(`${e.name}Filter`).add(`${e.name}ListFilter`)
+  for (const e of enums) taken.add(e.name).add(`${e.name}Filter`).add(`${e.name}ListFilter`)
+  return taken
+}
+
+/** Type names a composite type must not take: built-in ones, tables' (any relation, keyed or not) and enums'. */
+function takenTypeNames(catalog: Catalog, settingsBySchema: ReadonlyMap<number, SchemaTypeSettings>, enums: Map<number, EnumModel>): Set<string> {
+  const taken = builtInAndEnumTypeNames(enums.values())
   for (const t of catalog.tables) {
     const settings = settingsBySchema.get(t.schemaOid)
     if (!settings) continue

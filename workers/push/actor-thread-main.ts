@@ -3,14 +3,17 @@
 import { parentPort, workerData } from 'node:worker_threads'
 import { describeError } from '../../lib/log.ts'
 import { startPushActorHost } from './actor-host.ts'
-import type { ActorThreadMessage, PushActorThreadOptions } from './actor-thread.ts'
+import type { ActorThreadMessage, ActorThreadRequest, PushActorThreadOptions } from './actor-thread.ts'
+import { threadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 
 const port = parentPort!
 const tell = (message: ActorThreadMessage) => port.postMessage(message)
 
 try {
   const host = await startPushActorHost({ ...(workerData as PushActorThreadOptions), onClaimsChanged: (refs) => tell({ kind: 'claims', refs }) })
-  port.on('message', (message: { kind: 'stop' }) => {
+  port.on('message', (message: ActorThreadRequest) => {
+    // The metrics' scrape: this thread's busy time and its delivery tally.
+    if (message.kind === 'snapshot') return tell({ kind: 'snapshot', id: message.id, snapshot: threadSnapshot() })
     if (message.kind !== 'stop') return
     // Closing the port lets the thread end once the host has let go of everything.
     void host.stop().finally(() => port.close())

@@ -5,6 +5,7 @@
 // advisory locks its connections held go with them, and it is started again.
 import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../lib/log.ts'
+import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
@@ -13,10 +14,19 @@ export type PushActorThreadOptions = Omit<PushActorHostOptions, 'tokens' | 'onCl
 export interface PushActorThread extends PushActorHost {
   /** Ends the thread at once, as a crash would; unless the host is stopping, it is started again. */
   terminate(): Promise<void>
+  /** The thread's busy time and delivery tally (the metrics); undefined when it does not answer within `timeoutMillis`. */
+  snapshot(timeoutMillis: number): Promise<ThreadSnapshot | undefined>
 }
 
 /** What the thread tells its parent (actor-thread-main.ts). */
-export type ActorThreadMessage = { kind: 'ready' } | { kind: 'failed'; message: string } | { kind: 'claims'; refs: string[] }
+export type ActorThreadMessage =
+  | { kind: 'ready' }
+  | { kind: 'failed'; message: string }
+  | { kind: 'claims'; refs: string[] }
+  | { kind: 'snapshot'; id: number; snapshot: ThreadSnapshot }
+
+/** What the parent asks of the thread. */
+export type ActorThreadRequest = { kind: 'stop' } | { kind: 'snapshot'; id: number }
 
 // Compiled (dist/) the thread's entry is actor-thread-main.js; from source
 // (under tsx) it is the .ts file, imported by a plain JS launcher (see there).
@@ -33,6 +43,8 @@ export async function startPushActorThread(options: PushActorThreadOptions): Pro
   let stopping = false
   let current: Worker | undefined
   let restart: NodeJS.Timeout | undefined
+  let asked = 0
+  const snapshots = new Map<number, (snapshot: ThreadSnapshot | undefined) => void>()
 
   const spawn = () =>
     new Promise<void>((resolve, reject) => {
@@ -44,6 +56,7 @@ export async function startPushActorThread(options: PushActorThreadOptions): Pro
       let started = false
       worker.on('message', (message: ActorThreadMessage) => {
         if (message.kind === 'claims') claims = message.refs
+        else if (message.kind === 'snapshot') snapshots.get(message.id)?.(message.snapshot)
         else if (message.kind === 'ready') {
           started = true
           resolve()
@@ -69,13 +82,28 @@ export async function startPushActorThread(options: PushActorThreadOptions): Pro
     async terminate() {
       await current?.terminate()
     },
+    snapshot(timeoutMillis) {
+      const worker = current
+      if (!worker) return Promise.resolve(undefined)
+      const id = ++asked
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => answer(undefined), timeoutMillis)
+        const answer = (snapshot: ThreadSnapshot | undefined) => {
+          clearTimeout(timer)
+          snapshots.delete(id)
+          resolve(snapshot)
+        }
+        snapshots.set(id, answer)
+        worker.postMessage({ kind: 'snapshot', id } satisfies ActorThreadRequest)
+      })
+    },
     async stop() {
       stopping = true
       clearTimeout(restart)
       const worker = current
       if (!worker) return
       const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-      worker.postMessage({ kind: 'stop' })
+      worker.postMessage({ kind: 'stop' } satisfies ActorThreadRequest)
       const ceiling = setTimeout(() => void worker.terminate(), STOP_CEILING_MS)
       await exited
       clearTimeout(ceiling)

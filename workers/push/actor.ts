@@ -9,6 +9,7 @@ import type pg from 'pg'
 import type { Plan } from '../../lib/catalogue.ts'
 import { syncPlan } from './install.ts'
 import { acknowledge, type Ack } from './queue/acknowledge.ts'
+import { batchTally, commitDeliveries, countDelivery } from './delivery-tally.ts'
 import { beginBatch, claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
 import { deactivateDevices, type Gone } from './queue/deactivate-devices.ts'
 import { loadCredentials } from './queue/load-credentials.ts'
@@ -67,6 +68,8 @@ interface Batch {
   pending: number
   acks: Ack[]
   gone: Gone[]
+  /** Logged rows by provider and outcome, counted for the metrics once the batch commits. */
+  logged: Uint32Array
 }
 
 interface Slot {
@@ -251,7 +254,7 @@ export class PushActor {
       return 0
     }
     this.#openBatches++
-    this.#queued.push({ client, rows, next: 0, pending: rows.length, acks: [], gone: [] })
+    this.#queued.push({ client, rows, next: 0, pending: rows.length, acks: [], gone: [], logged: batchTally() })
     this.#buffered += rows.length
     this.#pump()
     return rows.length
@@ -314,7 +317,7 @@ export class PushActor {
     if (early !== undefined || !usable) {
       // Settled without a request; answered in a microtask all the same, like every other row.
       const settled = early ?? ack(row, 'untouched', null, { counts: false })
-      queueMicrotask(() => this.#answered(batch, settled))
+      queueMicrotask(() => this.#answered(batch, row, settled))
       return
     }
     // One promise per delivery on this path: the request's own, classified here.
@@ -326,9 +329,9 @@ export class PushActor {
         } catch (err) {
           settled = this.#unexpected(row, err)
         }
-        this.#answered(batch, settled)
+        this.#answered(batch, row, settled)
       },
-      (err: unknown) => this.#answered(batch, this.#unexpected(row, err)),
+      (err: unknown) => this.#answered(batch, row, this.#unexpected(row, err)),
     )
   }
 
@@ -348,8 +351,9 @@ export class PushActor {
     return ack(row, 'again', null, { runAt: new Date(Date.now() + 1000), counts: false })
   }
 
-  #answered(batch: Batch, settled: Ack): void {
+  #answered(batch: Batch, row: ClaimedRow, settled: Ack): void {
     batch.acks.push(settled)
+    countDelivery(batch.logged, row.platform, settled.log)
     if (settled.gone) batch.gone.push({ deviceId: settled.deviceId, reason: settled.reason ?? 'gone', at: settled.gone.at })
     // The provider answered: the slot is free for the next row, while this batch waits to settle.
     this.#inFlight--
@@ -369,6 +373,7 @@ export class PushActor {
       await deactivateDevices(client, batch.gone)
       await client.query('commit')
       client.release()
+      commitDeliveries(this.ref, batch.logged)
     } catch (err) {
       // The rows stay queued (the transaction rolled back): they are sent again, at least once.
       this.#cursor = undefined

@@ -175,9 +175,15 @@ export async function storeFcm(db: Queryable, account: ServiceAccount): Promise<
   }
 }
 
+interface StoredState {
+  created_at: string
+  stopped_reason: string | null
+  stopped_at: string | null
+}
+
 export interface CredentialStatus {
-  apns: (Omit<ApnsCredentialsSummary, 'key_ids'> & { stopped_reason: string | null; stopped_at: string | null }) | null
-  fcm: (FcmCredentialsSummary & { stopped_reason: string | null; stopped_at: string | null }) | null
+  apns: (Omit<ApnsCredentialsSummary, 'key_ids'> & StoredState) | null
+  fcm: (FcmCredentialsSummary & StoredState) | null
   web: WebCredentialsSummary
 }
 
@@ -185,7 +191,7 @@ export interface CredentialStatus {
 export async function describeCredentials(db: Queryable): Promise<CredentialStatus> {
   const { rows } = await db.query<Record<string, string | Date | null>>(
     `select platform, topic, key_id, team_id, environment, project_id, client_email, private_key_id,
-            stopped_reason, stopped_at, updated_at from push.credentials`,
+            stopped_reason, stopped_at, created_at, updated_at from push.credentials`,
   )
   const web = (await db.query<{ public_key: string; subject: string }>('select public_key, subject from push.vapid_keys')).rows[0]
   const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : null)
@@ -199,6 +205,7 @@ export async function describeCredentials(db: Queryable): Promise<CredentialStat
           key_id: apns.key_id as string,
           team_id: apns.team_id as string,
           environment: apns.environment as 'production' | 'sandbox',
+          created_at: iso(apns.created_at)!,
           updated_at: iso(apns.updated_at)!,
           stopped_reason: apns.stopped_reason as string | null,
           stopped_at: iso(apns.stopped_at),
@@ -210,6 +217,7 @@ export async function describeCredentials(db: Queryable): Promise<CredentialStat
           project_id: fcm.project_id as string,
           client_email: fcm.client_email as string,
           private_key_id: fcm.private_key_id as string | null,
+          created_at: iso(fcm.created_at)!,
           updated_at: iso(fcm.updated_at)!,
           stopped_reason: fcm.stopped_reason as string | null,
           stopped_at: iso(fcm.stopped_at),

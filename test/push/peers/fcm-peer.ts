@@ -5,6 +5,7 @@
 // message shape, and answers errors in FCM's shape (FcmError detail).
 import crypto from 'node:crypto'
 import http from 'node:http'
+import https from 'node:https'
 import http2 from 'node:http2'
 import { closableHttp2 } from './h2c.ts'
 import type { AddressInfo } from 'node:net'
@@ -45,14 +46,19 @@ function fcmError(status: number, code: string): string {
   })
 }
 
-export async function startFcmPeer(): Promise<FcmPeer> {
+export interface FcmPeerOptions {
+  /** Serve both endpoints over TLS with this certificate (https:), as Google does; plain h2c and http otherwise. */
+  tls?: { key: string; cert: string }
+}
+
+export async function startFcmPeer(options: FcmPeerOptions = {}): Promise<FcmPeer> {
   const accounts = new Map<string, { projectId: string; publicKey: crypto.KeyObject }>()
   const tokens = new Map<string, { projectId: string; revoked: boolean }>()
   const delivered: FcmPeer['delivered'] = []
   const script = new Map<string, FcmAnswer[]>()
   const peer = { tokensIssued: 0 }
 
-  const tokenServer = http.createServer((req, res) => {
+  const tokenServer = (options.tls ? https.createServer(options.tls) : http.createServer()).on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     let body = ''
     req.on('data', (c) => (body += c))
     req.on('end', () => {
@@ -85,7 +91,8 @@ export async function startFcmPeer(): Promise<FcmPeer> {
     })
   })
 
-  const server = http2.createServer({ settings: { maxConcurrentStreams: 1000 } })
+  const settings = { maxConcurrentStreams: 1000 }
+  const server = options.tls ? http2.createSecureServer({ ...options.tls, settings }) : http2.createServer({ settings })
   const closeServer = closableHttp2(server)
   server.on('stream', (stream, headers) => {
     stream.on('error', () => {})
@@ -127,9 +134,10 @@ export async function startFcmPeer(): Promise<FcmPeer> {
 
   await new Promise<void>((resolve) => tokenServer.listen(0, '127.0.0.1', resolve))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const scheme = options.tls ? 'https' : 'http'
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    tokenUrl: `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/token`,
+    url: `${scheme}://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    tokenUrl: `${scheme}://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/token`,
     allow: (email, projectId, publicKey) => accounts.set(email, { projectId, publicKey }),
     delivered,
     get tokensIssued() {

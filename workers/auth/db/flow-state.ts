@@ -2,6 +2,8 @@
 import crypto from 'node:crypto'
 import type { Queryable } from './pool.ts'
 
+/** GoTrue's flow-state lifetime (GOTRUE_EXTERNAL_FLOW_STATE_EXPIRY_DURATION). */
+export const FLOW_STATE_EXPIRY_SECONDS = 300
 
 export interface Pkce {
   challenge: string
@@ -45,13 +47,18 @@ export async function issueAuthCode(db: Queryable, id: string, userId: string, t
   return rows[0]?.auth_code
 }
 
-/** Takes the flow of `authCode` (deleted in the same statement: a code is redeemed once). */
-export async function takeFlowState(db: Queryable, authCode: string, expirySeconds: number): Promise<FlowState | undefined> {
+/**
+ * Locks the flow of `authCode` until the caller's transaction ends. The row
+ * stays until the caller deletes it after a verifier matched (GoTrue keeps it
+ * too), so a wrong verifier cannot spend the code; the lock makes a right
+ * verifier sent twice at once win only once (the second finds no row).
+ */
+export async function lockFlowState(db: Queryable, authCode: string, expirySeconds: number): Promise<FlowState | undefined> {
   const { rows } = await db.query<FlowState>(
-    `delete from auth.flow_state where auth_code = $1
-     returning id, user_id, auth_code, code_challenge_method::text as code_challenge_method, code_challenge, provider_type,
+    `select id, user_id, auth_code, code_challenge_method::text as code_challenge_method, code_challenge, provider_type,
        provider_access_token, provider_refresh_token, authentication_method, referrer,
-       coalesce(auth_code_issued_at, created_at) < now() - make_interval(secs => $2) as expired`,
+       coalesce(auth_code_issued_at, created_at) < now() - make_interval(secs => $2) as expired
+     from auth.flow_state where auth_code = $1 for update`,
     [authCode, expirySeconds],
   )
   return rows[0]

@@ -1,7 +1,7 @@
 // SQL on auth.one_time_tokens: the emailed codes (codes.ts makes and hashes them).
 import type { Queryable } from './pool.ts'
 
-export type TokenType = 'confirmation_token' | 'recovery_token' | 'email_change_token_new'
+export type TokenType = 'confirmation_token' | 'recovery_token' | 'email_change_token_new' | 'email_change_token_current' | 'reauthentication_token'
 
 export interface StoredCode {
   id: string
@@ -66,6 +66,16 @@ export async function secondsUntilNextCode(db: Queryable, userId: string, type: 
 /** Counts a wrong guess against each of these codes. */
 export async function countWrongGuess(db: Queryable, ids: string[]): Promise<void> {
   if (ids.length > 0) await db.query('update auth.one_time_tokens set failed_attempts = failed_attempts + 1, updated_at = now() where id = any($1::uuid[])', [ids])
+}
+
+/** Whether the user has a code of this type stored, whatever its state (expired or spent still count: only use or a new request removes one). */
+export async function hasCode(db: Queryable, userId: string, type: TokenType): Promise<boolean> {
+  const { rowCount } = await db.query('select 1 from auth.one_time_tokens where user_id = $1 and token_type = $2', [userId, type])
+  return (rowCount ?? 0) > 0
+}
+
+export async function deleteCodesOfType(db: Queryable, userId: string, types: TokenType[]): Promise<void> {
+  await db.query('delete from auth.one_time_tokens where user_id = $1 and token_type = any($2::auth.one_time_token_type[])', [userId, types])
 }
 
 export async function deleteCode(db: Queryable, id: string): Promise<void> {

@@ -131,14 +131,37 @@ export async function mergeMetadata(client: Queryable, userId: string, column: '
   await client.query(`update auth.users set ${column} = (${column} || $2::jsonb) - $3::text[], updated_at = now() where id = $1`, [userId, kept, removed])
 }
 
+/** Applies a confirmed address change: the email identity follows (verified), the pending change is cleared. */
 export async function setEmail(client: pg.ClientBase, userId: string, email: string): Promise<void> {
   await client.query(
     `with u as (update auth.users set email = $2, email_change = null, email_change_sent_at = null, email_change_token_new = null,
-                  email_change_confirm_status = 0, updated_at = now() where id = $1 returning id)
-     update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text), updated_at = now()
+                  email_change_token_current = '', email_change_confirm_status = 0, is_anonymous = false, updated_at = now()
+                where id = $1 returning id)
+     update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text, 'email_verified', true), updated_at = now()
      where user_id = (select id from u) and provider = 'email'`,
     [userId, email],
   )
+}
+
+export interface EmailChangeState {
+  /** The address asked for, or null when no change is pending. */
+  email_change: string | null
+  /** GoTrue's email_change_confirm_status: 1 once one of the two addresses has confirmed. */
+  email_change_confirm_status: number
+}
+
+/** Locked: the two addresses confirming at the same moment are taken one after the other, so the second sees the first. */
+export async function emailChangeState(db: Queryable, userId: string): Promise<EmailChangeState> {
+  const { rows } = await db.query<EmailChangeState>(
+    'select email_change, coalesce(email_change_confirm_status, 0)::int as email_change_confirm_status from auth.users where id = $1 for update',
+    [userId],
+  )
+  return rows[0] ?? { email_change: null, email_change_confirm_status: 0 }
+}
+
+/** The first of the two confirmations of a secure email change. */
+export async function markEmailChangeHalfConfirmed(db: Queryable, userId: string): Promise<void> {
+  await db.query('update auth.users set email_change_confirm_status = 1, updated_at = now() where id = $1', [userId])
 }
 
 /** A page of the users not deleted whose address or full name matches `like` (an ILIKE pattern; null: all), newest first. */
@@ -170,10 +193,16 @@ export async function replaceEmail(db: Queryable, userId: string, email: string)
   )
 }
 
-/** Records an address change waiting for confirmation; `sent` also stamps when its link was issued. */
+/**
+ * Records an address change waiting for confirmation, none of its addresses
+ * confirmed yet; `sent` also stamps when its link was issued.
+ */
 export async function setEmailChange(db: Queryable, userId: string, email: string, sent: boolean): Promise<void> {
-  if (sent) await db.query('update auth.users set email_change = $2, email_change_sent_at = now() where id = $1', [userId, email])
-  else await db.query('update auth.users set email_change = $2, updated_at = now() where id = $1', [userId, email])
+  await db.query(
+    `update auth.users set email_change = $2, email_change_confirm_status = 0, updated_at = now(),
+       email_change_sent_at = case when $3 then now() else email_change_sent_at end where id = $1`,
+    [userId, email, sent],
+  )
 }
 
 /** A repeated signup of an unconfirmed user: its new password and metadata replace the old. */
@@ -196,10 +225,20 @@ const SENT_AT = {
   recovery: 'recovery_sent_at = now()',
   magiclink: 'recovery_sent_at = now()',
   email_change: 'email_change_sent_at = now()',
+  reauthentication: 'reauthentication_sent_at = now()',
 } as const
 
 export async function markMailSent(db: Queryable, userId: string, link: keyof typeof SENT_AT): Promise<void> {
   await db.query(`update auth.users set ${SENT_AT[link]}, updated_at = now() where id = $1`, [userId])
+}
+
+/** Whether the session began less than `seconds` ago (GoTrue's reauthentication exemption for fresh sessions). */
+export async function sessionIsRecent(db: Queryable, userId: string, sessionId: string, seconds: number): Promise<boolean> {
+  const { rows } = await db.query<{ recent: boolean }>(
+    'select created_at > now() - make_interval(secs => $3) as recent from auth.sessions where id = $1 and user_id = $2',
+    [sessionId, userId, seconds],
+  )
+  return rows[0]?.recent === true
 }
 
 /** GoTrue's soft delete: the row stays (for foreign keys), unusable and without personal data. */

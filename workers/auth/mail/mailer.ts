@@ -6,6 +6,7 @@
 import nodemailer, { type Transporter } from 'nodemailer'
 import type pg from 'pg'
 import { log } from '../../../lib/log.ts'
+import { mailTally } from '../../../lib/metrics/thread-tallies.ts'
 import { mailSentLastHourLocked, recordMail } from '../db/mail-messages.ts'
 import { workerOptions } from '../../../lib/worker-context.ts'
 import { authErrors } from '../errors.ts'
@@ -13,6 +14,16 @@ import type { AuthSettings } from '../settings.ts'
 import { render, type TemplateKind, type TemplateValues } from './templates.ts'
 
 let transport: Transporter | undefined
+
+/** GoTrue's "Error sending ... email" wording per kind. */
+const FAILURE_NAME: Record<TemplateKind, string> = {
+  confirmation: 'confirmation',
+  recovery: 'recovery',
+  magic_link: 'magic link',
+  invite: 'invite',
+  email_change: 'email change',
+  reauthentication: 'reauthentication',
+}
 
 function smtpTransport(url: string): Transporter {
   transport ??= nodemailer.createTransport(url)
@@ -39,9 +50,11 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, ma
     try {
       await smtpTransport(smtpUrl).sendMail({ from, to: mail.to, subject, html })
     } catch (error) {
+      mailTally.add([mail.kind, 'smtp_failed'])
       log.error('auth mail delivery failed', error, { kind: mail.kind })
-      throw authErrors.unexpected(`Error sending ${mail.kind === 'recovery' ? 'recovery' : mail.kind === 'magic_link' ? 'magic link' : mail.kind === 'invite' ? 'invite' : mail.kind === 'email_change' ? 'email change' : 'confirmation'} email`)
+      throw authErrors.unexpected(`Error sending ${FAILURE_NAME[mail.kind]} email`)
     }
   }
   await recordMail(client, { kind: mail.kind, recipient: mail.to, subject, html: smtpUrl ? null : html, delivery: smtpUrl ? 'smtp' : 'outbox' })
+  mailTally.add([mail.kind, smtpUrl ? 'smtp' : 'outbox'])
 }

@@ -1,7 +1,22 @@
-// The five email kinds, their default subjects and bodies, and rendering of
+// The six email kinds, their default subjects and bodies, and rendering of
 // GoTrue's template variables ({{ .ConfirmationURL }} and friends).
-export const TEMPLATE_KINDS = ['confirmation', 'recovery', 'magic_link', 'invite', 'email_change'] as const
+export const TEMPLATE_KINDS = ['confirmation', 'recovery', 'magic_link', 'invite', 'email_change', 'reauthentication'] as const
 export type TemplateKind = (typeof TEMPLATE_KINDS)[number]
+
+/**
+ * What a saved body must contain so that the mail still does its job: the
+ * link, except for reauthentication, whose mail is only a code (GoTrue's
+ * reauthentication template has no link).
+ */
+const LINK = { name: '{{ .ConfirmationURL }}', pattern: /\{\{\s*\.ConfirmationURL\s*\}\}/ }
+export const REQUIRED_VARIABLE: Record<TemplateKind, { name: string; pattern: RegExp }> = {
+  confirmation: LINK,
+  recovery: LINK,
+  magic_link: LINK,
+  invite: LINK,
+  email_change: LINK,
+  reauthentication: { name: '{{ .Token }}', pattern: /\{\{\s*\.Token\s*\}\}/ },
+}
 
 export interface TemplateValues {
   ConfirmationURL: string
@@ -43,6 +58,14 @@ const DEFAULTS: Record<TemplateKind, { subject: string; body: string }> = {
   email_change: {
     subject: 'Confirm Email Change',
     body: body('Confirm your new email address', 'Follow the link below to change the address of your account on {{ .SiteURL }} from {{ .Email }} to {{ .NewEmail }}.', 'Change email address'),
+  },
+  // GoTrue's subject; a code only, entered by the app as the `nonce` of a password change.
+  reauthentication: {
+    subject: 'Confirm reauthentication',
+    body: `<h2>Confirm reauthentication</h2>
+<p>To confirm it is you on {{ .SiteURL }}, enter the code: {{ .Token }}</p>
+<p>If you did not ask for it, ignore this mail and consider changing your password.</p>
+`,
   },
 }
 

@@ -4,7 +4,7 @@ import type { DatabasePool } from '../../../lib/db/project-pools.ts'
 import { withRequestTransaction } from '../../../lib/db/request-transaction.ts'
 import { json, type ServiceRequest, type ServiceResponse } from '../../../lib/service.ts'
 import { pushErrors } from '../errors.ts'
-import { insertMessages, readMessage, type MessageInput } from '../store/messages.ts'
+import { firstUnseenDevice, insertMessages, readMessage, type MessageInput } from '../store/messages.ts'
 import { mapDatabaseError, parseBody, requireIdentity, UUID } from './request.ts'
 
 const MAX_BATCH = 1000
@@ -61,7 +61,12 @@ export async function postMessages(request: ServiceRequest, pool: DatabasePool):
   if (list.length === 0 || list.length > MAX_BATCH) throw pushErrors.validation(`Send 1 to ${MAX_BATCH} messages per request`)
   const messages = list.map((m, i) => parseMessage(m, many ? `[${i}].` : ''))
   try {
-    await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => insertMessages(client, messages))
+    await withRequestTransaction(pool, identity, request.project.roleTimeouts, async (client) => {
+      await insertMessages(client, messages)
+      // A device the caller cannot see is refused as absent; throwing rolls the insert back.
+      const unseen = await firstUnseenDevice(client, [...new Set(messages.flatMap((m) => (m.device_id === null ? [] : [m.device_id.toLowerCase()])))])
+      if (unseen !== undefined) throw pushErrors.deviceNotFound(unseen)
+    })
   } catch (err) {
     mapDatabaseError(err, pushErrors.sendNotAllowed)
   }

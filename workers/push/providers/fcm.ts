@@ -38,12 +38,16 @@ export function fcmMessage(delivery: Delivery): Record<string, unknown> {
     'apns-priority': hasNotification && delivery.priority === 'high' ? '10' : '5',
   }
   if (delivery.collapseKey !== null) apnsHeaders['apns-collapse-id'] = delivery.collapseKey
+  // iOS hands a data-only message to a backgrounded app only as a background
+  // push: content-available in aps and apns-push-type background (push.md 1.2).
+  if (!hasNotification) apnsHeaders['apns-push-type'] = 'background'
+  const apns = hasNotification ? { headers: apnsHeaders } : { headers: apnsHeaders, payload: { aps: { 'content-available': 1 } } }
   return {
     token: delivery.token,
     ...(hasNotification ? { notification } : {}),
     data: fcmData(delivery.data),
     android,
-    apns: { headers: apnsHeaders },
+    apns,
   }
 }
 

@@ -31,6 +31,26 @@ export async function insertMessages(client: pg.ClientBase, messages: MessageInp
   )
 }
 
+/**
+ * The first of `deviceIds` the caller's policies do not show (or that does not
+ * exist), so a send to it is refused instead of queueing nothing. A role
+ * without select on push.devices (anon, by default) sees none of them.
+ */
+export async function firstUnseenDevice(client: pg.ClientBase, deviceIds: string[]): Promise<string | undefined> {
+  if (deviceIds.length === 0) return undefined
+  try {
+    const { rows } = await client.query<{ id: string }>(
+      `select w.id::text as id from unnest($1::uuid[]) with ordinality as w(id, n)
+        where not exists (select 1 from push.devices d where d.id = w.id) order by w.n limit 1`,
+      [deviceIds],
+    )
+    return rows[0]?.id
+  } catch (err) {
+    if ((err as { code?: string }).code === '42501') return deviceIds[0]
+    throw err
+  }
+}
+
 export interface MessageView {
   id: string
   user_id: string | null

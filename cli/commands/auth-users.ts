@@ -1,0 +1,69 @@
+// `baseplane auth users list|invite|delete REF ...`: a project's Auth users,
+// through control-plane/auth-users.ts (the project's own Auth admin API, as
+// the dashboard's Users tab), so the platform must be running.
+import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
+import { integerOption, refusedValue, stringOption, table, UsageError, type CliContext, type Command } from '../command.ts'
+
+async function usersOf(context: CliContext): Promise<AuthUsers> {
+  return new AuthUsers(await context.controlPlane(), context.addressing)
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export const authUserCommands: Command[] = [
+  {
+    words: ['auth', 'users', 'list'],
+    positionals: ['REF'],
+    usage: 'auth users list REF [--email TEXT] [--page N] [--per-page N]',
+    summary: "List a project's Auth users, newest first",
+    options: { email: { type: 'string' }, page: { type: 'string' }, 'per-page': { type: 'string' } },
+    optionHelp: { email: 'only users whose email contains TEXT', page: 'which page, from 1 (default 1)', 'per-page': 'users a page, 1 to 1000 (default 50)' },
+    async run(context, args) {
+      const users = await usersOf(context)
+      return users.list(args.positionals[0]!, {
+        email: stringOption(args, 'email', false),
+        page: integerOption(args, 'page', { min: 1, max: 1_000_000 }) ?? 1,
+        perPage: integerOption(args, 'per-page', { min: 1, max: 1000 }) ?? 50,
+      })
+    },
+    human: (page: UserPage) =>
+      page.total === 0
+        ? 'No users.'
+        : `${table([
+            ['ID', 'EMAIL', 'LAST SIGN-IN', 'CREATED'],
+            ...page.users.map((u) => [u.id, u.email ?? '', u.last_sign_in_at ?? 'never', u.created_at]),
+          ])}\n${page.total} user${page.total === 1 ? '' : 's'}, page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.per_page))}`,
+  },
+  {
+    words: ['auth', 'users', 'invite'],
+    positionals: ['REF', 'EMAIL'],
+    usage: 'auth users invite REF EMAIL',
+    summary: 'Send an invitation mail (the invite template); the user appears as invited',
+    async run(context, args) {
+      return (await usersOf(context)).invite(args.positionals[0]!, args.positionals[1]!)
+    },
+    human: (user: AuthUser) => `Invited ${user.email} (user ${user.id})`,
+  },
+  {
+    words: ['auth', 'users', 'delete'],
+    positionals: ['REF', 'USER'],
+    usage: 'auth users delete REF USER --yes',
+    summary: 'Delete a user (by id or exact email) and everything Auth keeps about them',
+    options: { yes: { type: 'boolean' } },
+    optionHelp: { yes: 'confirm: the user, their identities, factors and sessions are gone for good' },
+    async run(context, args) {
+      const [ref, given] = [args.positionals[0]!, args.positionals[1]!]
+      if (args.values.yes !== true) throw new UsageError(`deleting user ${given} cannot be undone: add --yes to confirm`)
+      const users = await usersOf(context)
+      let id = given
+      if (!UUID.test(given)) {
+        const match = (await users.list(ref, { email: given, perPage: 1000 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
+        if (!match) throw refusedValue(`project ${ref} has no user with the email ${given}`)
+        id = match.id
+      }
+      await users.delete(ref, id)
+      return { ref, deleted: id }
+    },
+    human: (result: { deleted: string }) => `Deleted user ${result.deleted}`,
+  },
+]

@@ -1,0 +1,74 @@
+// `baseplane --help` (every command), `baseplane <command> --help` (one
+// command's usage and options) and `baseplane <group> --help` (a family).
+import { VERSION } from '../control-plane/version.ts'
+import type { Command } from './command.ts'
+
+/** Options every command takes. */
+export const GLOBAL_OPTIONS: Array<[string, string]> = [
+  ['--json', 'print the result as JSON'],
+  ['--home DIR', 'the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)'],
+  ['--help', 'print this help'],
+]
+
+const MAX_LEFT = 60
+
+const EXIT_CODES = 'Exit status: 0 done; 1 the operation was refused or failed; 2 the command line is wrong (unknown command or option, missing or unexpected argument).'
+
+/** Two columns; a left cell too long to share its line puts the right one on the next. */
+function columns(rows: Array<[string, string]>): string[] {
+  const fits = rows.filter(([left]) => left.length <= MAX_LEFT)
+  const width = Math.max(0, ...fits.map(([left]) => left.length))
+  return rows.map(([left, right]) =>
+    left.length <= MAX_LEFT ? `  ${left.padEnd(width)}  ${right}`.trimEnd() : `  ${left}\n  ${' '.repeat(width)}  ${right}`,
+  )
+}
+
+function optionLabel(name: string, spec: { type: 'string' | 'boolean'; multiple?: boolean }): string {
+  const value = name.replace(/^.*-/, '').toUpperCase()
+  return spec.type === 'string' ? `--${name} ${value}${spec.multiple ? ' ...' : ''}` : `--${name}`
+}
+
+/** The list of commands, and where this invocation's platform lives. */
+export function listHelp(commands: Command[], where: string): string {
+  const rows = commands.map((command): [string, string] => [`baseplane ${command.usage}`, command.summary])
+  return [
+    `Baseplane ${VERSION}`,
+    '',
+    'Usage:',
+    ...columns(rows),
+    '',
+    'Every command takes:',
+    ...columns(GLOBAL_OPTIONS),
+    '',
+    '`baseplane <command> --help` prints what a command does and its options.',
+    EXIT_CODES,
+    '',
+    where,
+  ].join('\n')
+}
+
+/** The commands of a family (`baseplane projects --help`). */
+export function groupHelp(commands: Command[], group: string): string {
+  const rows = commands.filter((command) => command.words[0] === group).map((command): [string, string] => [`baseplane ${command.usage}`, command.summary])
+  return ['Usage:', ...columns(rows), '', '`baseplane <command> --help` prints what a command does and its options.'].join('\n')
+}
+
+export function commandHelp(command: Command, where: string): string {
+  const own = Object.entries(command.options ?? {}).map(([name, spec]): [string, string] => [
+    optionLabel(name, spec as { type: 'string' | 'boolean'; multiple?: boolean }),
+    command.optionHelp?.[name] ?? '',
+  ])
+  return [
+    `Usage: baseplane ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    ...(own.length ? ['Options:', ...columns(own), ''] : []),
+    'Every command takes:',
+    ...columns(GLOBAL_OPTIONS),
+    ...(command.notes ? ['', command.notes] : []),
+    '',
+    EXIT_CODES,
+    where,
+  ].join('\n')
+}

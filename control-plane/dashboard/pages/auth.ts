@@ -1,0 +1,211 @@
+// The project's Auth tab: site URL and allowed redirects, the five email
+// templates (and their editor), Google sign-in, and recent mail.
+import type { ProjectRecord } from '../../../lib/catalogue.ts'
+import { REF_PARAM } from '../../admin-api.ts'
+import { getAuthSettings, listMail, listTemplates, resetTemplate, setGoogle, setRedirects, setTemplate } from '../../auth-settings.ts'
+import { keysView } from '../../views.ts'
+import { attempt, FormState, NO_STATE } from '../form-state.ts'
+import { empty, html, table, type Safe } from '../html.ts'
+import { NEXT_REQUEST, type DashboardContext, type DashboardModule, type Screen } from '../module.ts'
+
+const CHANGE_NAMES: Record<string, string> = {
+  site_url: 'site URL',
+  allow: 'allowed redirect URLs',
+  client_id: 'client ID',
+  client_secret: 'client secret',
+  enabled: 'switched on',
+  disabled: 'switched off',
+}
+
+function changed(values: string[]): string {
+  const names = values.map((v) => CHANGE_NAMES[v]).filter(Boolean)
+  return names.length === 0 ? 'nothing changed' : names.join(', ')
+}
+
+/** One URL a line, as the box says; blank lines are dropped. */
+export function redirectLines(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((line) => line.trim())
+    .filter(Boolean)
+}
+
+function authOff(project: ProjectRecord): Screen {
+  return {
+    title: 'Auth',
+    project,
+    tab: 'auth',
+    body: html`<section><h2>Auth</h2>${empty(
+      html`Auth is off. Turn it on under <a href="/dashboard/projects/${project.ref}/settings">Settings</a> to sign users in, then set the site URL, redirects, email templates and Google sign-in here.`,
+    )}</section>`,
+  }
+}
+
+export function authPage(context: DashboardContext): DashboardModule {
+  const { controlPlane } = context
+
+  async function screen(ref: string, state: FormState): Promise<Screen> {
+    const project = await controlPlane.get(ref)
+    if (!project.authEnabled) return authOff(project)
+    const [settings, templates, mail] = await Promise.all([getAuthSettings(controlPlane, ref), listTemplates(controlPlane, ref), listMail(controlPlane, ref, 20).catch(() => [])])
+    const google = settings.google
+    const callback = `${keysView(project, context.addressing).base_url}/auth/v1/callback`
+    const body: Safe = html`<section><h2>Redirects</h2><form method="post" action="/dashboard/projects/${ref}/auth/redirects">
+<label for="site-url">Site URL</label><input type="url" id="site-url" name="site_url" value="${state.value('redirects', 'site_url', settings.site_url)}" required ${state.attrs('redirects', 'site_url')}>
+${state.error('redirects', 'site_url')}
+<label for="allow">Also allowed (one per line)</label><textarea id="allow" name="allow" ${state.attrs('redirects', 'allow')}>${state.value(
+      'redirects',
+      'allow',
+      settings.additional_redirect_urls.join('\n'),
+    )}</textarea>
+${state.error('redirects', 'allow')}
+<p><button>Save redirects</button></p></form></section>
+<section><h2>Email templates</h2>${table(
+      ['Kind', 'Subject', 'Action'],
+      templates.map(
+        (t) =>
+          html`<tr><td>${t.kind}</td><td>${t.subject} ${t.custom ? html`<em>(custom)</em>` : ''}</td><td><a href="/dashboard/projects/${ref}/auth/templates/${t.kind}" aria-label="Edit the ${t.kind} template">Edit</a></td></tr>`,
+      ),
+    )}</section>
+<section><h2>Google sign-in</h2>
+<p id="google-state">${google.offered ? html`<span class="on">Offered to users</span>` : html`<span class="off">Not offered</span>: missing ${google.missing.join(', ')}`}</p>
+<p>Register this exact redirect URI with Google: <code id="google-callback">${callback}</code> (it stays the same with a custom domain).</p>
+<form method="post" action="/dashboard/projects/${ref}/auth/google">
+<label for="client-id">Client ID</label><input type="text" id="client-id" name="client_id" value="${state.value('google', 'client_id', google.client_id ?? '')}" ${state.attrs('google', 'client_id')}>
+${state.error('google', 'client_id')}
+<label for="client-secret">Client secret ${google.client_secret_set ? '(set; leave empty to keep it)' : '(not set)'}</label>
+<input type="password" id="client-secret" name="client_secret" autocomplete="off" ${state.attrs('google', 'client_secret')}>
+${state.error('google', 'client_secret')}
+<label class="check"><input type="checkbox" id="google-enabled" name="enabled" value="true" ${
+      state.value('google', 'enabled', google.enabled ? 'true' : '') === 'true' ? 'checked' : ''
+    }> Offer Google sign-in</label>
+${state.error('google', '')}
+<p><button>Save Google settings</button></p></form></section>
+<section><h2>Mail</h2>${
+      mail.length === 0
+        ? empty('No mail sent yet. Sign-up confirmations, magic links, recoveries and invitations show here as they are sent.')
+        : table(
+            ['When', 'To', 'Kind', 'Subject', 'Delivery'],
+            mail.map((m) => html`<tr><td>${m.created_at}</td><td>${m.to}</td><td>${m.kind}</td><td>${m.subject}</td><td>${m.delivery}</td></tr>`),
+          )
+    }</section>`
+    return { title: 'Auth', body, project, tab: 'auth' }
+  }
+
+  async function templateScreen(ref: string, kind: string, state: FormState): Promise<Screen | undefined> {
+    const project = await controlPlane.get(ref)
+    if (!project.authEnabled) return authOff(project)
+    const template = (await listTemplates(controlPlane, ref)).find((t) => t.kind === kind)
+    if (!template) return undefined
+    const body = html`<section><h2>Template <code>${template.kind}</code></h2><p><a href="/dashboard/projects/${ref}/auth">Back to Auth</a></p>
+<form method="post" action="/dashboard/projects/${ref}/auth/templates/${template.kind}">
+<label for="subject">Subject</label><input type="text" id="subject" name="subject" value="${state.value('template', 'subject', template.subject)}" required ${state.attrs('template', 'subject')}>
+${state.error('template', 'subject')}
+<label for="body">HTML body (must contain <code>{{ .ConfirmationURL }}</code>; also <code>{{ .Token }}</code>, <code>{{ .SiteURL }}</code>, <code>{{ .Email }}</code>, <code>{{ .NewEmail }}</code>)</label>
+<textarea id="body" name="body" rows="14" ${state.attrs('template', 'body')}>${state.value('template', 'body', template.body)}</textarea>
+${state.error('template', 'body')}
+<p><button>Save template</button></p></form>
+${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/auth/templates/${template.kind}/reset"><button class="secondary">Reset to default</button></form>` : ''}
+</section>`
+    return { title: `Template ${template.kind}`, body, project, tab: 'auth' }
+  }
+
+  const template = { ...REF_PARAM, kind: '[a-z_]+' }
+  const authPath = (ref: string) => `/projects/${ref}/auth`
+
+  return {
+    tab: { id: 'auth', label: 'Auth' },
+    pages: [
+      { method: 'GET', path: '/projects/:ref/auth', where: REF_PARAM, page: ({ params }) => screen(params.ref!, NO_STATE) },
+      {
+        method: 'GET',
+        path: '/projects/:ref/auth/templates/:kind',
+        where: template,
+        page: ({ params }) => templateScreen(params.ref!, params.kind!, NO_STATE),
+      },
+    ],
+    forms: [
+      {
+        method: 'POST',
+        path: '/projects/:ref/auth/redirects',
+        where: REF_PARAM,
+        form: (input) =>
+          attempt(input, {
+            form: 'redirects',
+            fields: ['site_url', 'allow'],
+            fieldOf: (message) => (message.startsWith('Site URL') ? 'site_url' : 'allow'),
+            run: async () => {
+              const ref = input.params.ref!
+              const before = await getAuthSettings(controlPlane, ref)
+              const after = await setRedirects(controlPlane, ref, { siteUrl: input.field('site_url'), allow: redirectLines(input.field('allow')) })
+              const changes = [
+                before.site_url !== after.site_url ? 'site_url' : '',
+                before.additional_redirect_urls.join('\n') !== after.additional_redirect_urls.join('\n') ? 'allow' : '',
+              ].filter(Boolean)
+              return { to: authPath(ref), notice: 'redirects', values: changes }
+            },
+            screen: (state) => screen(input.params.ref!, state),
+          }),
+      },
+      {
+        method: 'POST',
+        path: '/projects/:ref/auth/google',
+        where: REF_PARAM,
+        form: (input) =>
+          attempt(input, {
+            form: 'google',
+            fields: ['client_id', 'enabled'],
+            fieldOf: (message) => (/client ID/.test(message) ? 'client_id' : /secret/.test(message) ? 'client_secret' : undefined),
+            run: async () => {
+              const ref = input.params.ref!
+              const before = (await getAuthSettings(controlPlane, ref)).google
+              const secret = input.field('client_secret')
+              const enabled = input.field('enabled') === 'true'
+              const clientId = input.field('client_id')
+              await setGoogle(controlPlane, ref, { clientId: clientId === '' && before.client_id === null ? undefined : clientId, clientSecret: secret || undefined, enabled })
+              const changes = [
+                clientId !== (before.client_id ?? '') ? 'client_id' : '',
+                secret ? 'client_secret' : '',
+                enabled !== before.enabled ? (enabled ? 'enabled' : 'disabled') : '',
+              ].filter(Boolean)
+              return { to: authPath(ref), notice: 'google', values: changes }
+            },
+            screen: (state) => screen(input.params.ref!, state),
+          }),
+      },
+      {
+        method: 'POST',
+        path: '/projects/:ref/auth/templates/:kind',
+        where: template,
+        form: (input) =>
+          attempt(input, {
+            form: 'template',
+            fields: ['subject', 'body'],
+            fieldOf: (message) => (/subject/i.test(message) ? 'subject' : 'body'),
+            run: async () => {
+              const before = (await listTemplates(controlPlane, input.params.ref!)).find((t) => t.kind === input.params.kind)
+              await setTemplate(controlPlane, input.params.ref!, input.params.kind!, { subject: input.field('subject'), body: input.field('body') })
+              const changes = [before?.subject !== input.field('subject') ? 'subject' : '', before?.body !== input.field('body') ? 'body' : ''].filter(Boolean)
+              return { to: `${authPath(input.params.ref!)}/templates/${input.params.kind!}`, notice: 'template_saved', values: [input.params.kind!, ...changes] }
+            },
+            screen: (state) => templateScreen(input.params.ref!, input.params.kind!, state),
+          }),
+      },
+      {
+        method: 'POST',
+        path: '/projects/:ref/auth/templates/:kind/reset',
+        where: template,
+        form: async ({ params }) => {
+          await resetTemplate(controlPlane, params.ref!, params.kind!)
+          return { to: `${authPath(params.ref!)}/templates/${params.kind!}`, notice: 'template_reset', values: [params.kind!] }
+        },
+      },
+    ],
+    notices: {
+      redirects: (values) => (values.length === 0 ? 'Redirects saved; nothing changed.' : `Redirects saved: ${changed(values)}. ${NEXT_REQUEST}`),
+      google: (values) => (values.length === 0 ? 'Google settings saved; nothing changed.' : `Google settings saved: ${changed(values)}. ${NEXT_REQUEST}`),
+      template_saved: ([kind, ...parts]) => `Template ${kind} saved${parts.length ? `: ${parts.map((p) => (p === 'subject' ? 'subject' : p === 'body' ? 'body' : '')).filter(Boolean).join(', ')}` : '; nothing changed'}. ${NEXT_REQUEST}`,
+      template_reset: ([kind]) => `Template ${kind} reset to the default. ${NEXT_REQUEST}`,
+    },
+  }
+}

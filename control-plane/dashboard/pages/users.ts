@@ -1,0 +1,227 @@
+// The project's Users tab: Auth users with search by email and paging, a
+// user's detail (identities, factors, sessions, last sign-in), and the admin
+// operations (create, invite, recovery link, ban, delete, remove a factor,
+// sign out everywhere), all through control-plane/auth-users.ts.
+import type { ProjectRecord } from '../../../lib/catalogue.ts'
+import { REF_PARAM } from '../../admin-api.ts'
+import { AuthUsers, type AuthUser } from '../../auth-users.ts'
+import { attempt, FormState, NO_STATE } from '../form-state.ts'
+import { empty, html, table, type Safe } from '../html.ts'
+import type { DashboardContext, DashboardModule, FormInput, Screen } from '../module.ts'
+
+const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
+const PER_PAGE = 20
+const BANS: Array<[string, string]> = [
+  ['1h', '1 hour'],
+  ['24h', '1 day'],
+  ['168h', '1 week'],
+  ['720h', '30 days'],
+  ['876000h', 'indefinitely (100 years)'],
+]
+
+function when(value: string | null | undefined): string {
+  return value ? value.replace('T', ' ').replace(/\.\d+/, '').replace(/\+00:00$|Z$/, ' UTC') : 'never'
+}
+
+function banned(user: AuthUser): boolean {
+  return !!user.banned_until && new Date(user.banned_until) > new Date()
+}
+
+function status(user: AuthUser): string {
+  if (banned(user)) return `banned until ${when(user.banned_until)}`
+  if (!user.email_confirmed_at) return user.invited_at ? 'invited' : 'unconfirmed'
+  return 'active'
+}
+
+function authOff(project: ProjectRecord): Screen {
+  return {
+    title: 'Users',
+    project,
+    tab: 'users',
+    body: html`<section><h2>Users</h2>${empty(html`Auth is off, so the project has no users yet. Turn Auth on under <a href="/dashboard/projects/${project.ref}/settings">Settings</a>.`)}</section>`,
+  }
+}
+
+export function usersPage(context: DashboardContext): DashboardModule {
+  const { controlPlane } = context
+  const users = new AuthUsers(controlPlane, context.addressing)
+
+  async function listScreen(ref: string, query: URLSearchParams, state: FormState): Promise<Screen> {
+    const project = await controlPlane.get(ref)
+    if (!project.authEnabled) return authOff(project)
+    const email = query.get('email') ?? ''
+    const page = Math.max(1, Math.min(1_000_000, Number.parseInt(query.get('page') ?? '1', 10) || 1))
+    const list = await users.list(ref, { email: email || undefined, page, perPage: PER_PAGE })
+    const pages = Math.max(1, Math.ceil(list.total / PER_PAGE))
+    const link = (p: number) => `/dashboard/projects/${ref}/users?${new URLSearchParams({ ...(email ? { email } : {}), page: String(p) })}`
+    const rows = list.users.map(
+      (u) =>
+        html`<tr><td><a href="/dashboard/projects/${ref}/users/${u.id}">${u.email || u.phone || u.id}</a></td><td>${status(u)}</td><td>${when(u.last_sign_in_at)}</td><td>${when(u.created_at)}</td></tr>`,
+    )
+    const listing =
+      list.total === 0
+        ? empty(
+            email
+              ? html`No user's email contains “${email}”. <a href="/dashboard/projects/${ref}/users">Show every user</a>.`
+              : 'No users yet. Create one or send an invitation below; users who sign up from your app appear here.',
+          )
+        : html`${table(['Email', 'Status', 'Last sign-in', 'Created'], rows)}
+<nav class="row" aria-label="Pages"><span id="users-count">${list.total} user${list.total === 1 ? '' : 's'}, page ${page} of ${pages}</span>${
+            page > 1 ? html`<a href="${link(page - 1)}" rel="prev">Previous page</a>` : ''
+          }${page < pages ? html`<a href="${link(page + 1)}" rel="next">Next page</a>` : ''}</nav>`
+    const body = html`<section><h2>Users</h2>
+<form method="get" action="/dashboard/projects/${ref}/users" role="search" class="row">
+<label for="user-search" class="check">Email contains</label><input type="search" id="user-search" name="email" value="${email}" style="max-width:20rem">
+<button class="secondary">Search</button></form>
+${listing}</section>
+<section><h2>New user</h2><form method="post" action="/dashboard/projects/${ref}/users">
+<label for="new-email">Email</label><input type="email" id="new-email" name="email" required value="${state.value('create', 'email', '')}" ${state.attrs('create', 'email')}>
+${state.error('create', 'email')}
+<label for="new-password">Password (optional: without one, the user signs in by link or recovery)</label>
+<input type="password" id="new-password" name="password" autocomplete="new-password" ${state.attrs('create', 'password')}>
+${state.error('create', 'password')}
+<p class="muted">The address is marked confirmed.</p>
+<p><button>Create user</button></p></form></section>
+<section><h2>Invite</h2><form method="post" action="/dashboard/projects/${ref}/users/invite">
+<label for="invite-email">Email</label><input type="email" id="invite-email" name="email" required value="${state.value('invite', 'email', '')}" ${state.attrs('invite', 'email')}>
+${state.error('invite', 'email')}
+<p class="muted">Sends the invite mail (Auth's invite template); the link lands on the site URL.</p>
+<p><button>Send invitation</button></p></form></section>`
+    return { title: 'Users', body, project, tab: 'users' }
+  }
+
+  async function userScreen(ref: string, id: string, state: FormState): Promise<Screen | undefined> {
+    const project = await controlPlane.get(ref)
+    if (!project.authEnabled) return authOff(project)
+    const [user, sessions] = await Promise.all([users.get(ref, id), users.sessions(ref, id)])
+    const base = `/dashboard/projects/${ref}/users/${user.id}`
+    const name = user.email || user.phone || user.id
+    const factors: Safe = (user.factors ?? []).length
+      ? table(
+          ['Type', 'Name', 'Status', 'Created', 'Action'],
+          (user.factors ?? []).map(
+            (f) =>
+              html`<tr><td>${f.factor_type}</td><td>${f.friendly_name ?? ''}</td><td>${f.status}</td><td>${when(f.created_at)}</td><td><form method="post" action="${base}/factors/${f.id}/delete" data-confirm="Remove this factor? The user signs in without it."><button class="secondary" aria-label="Remove ${f.factor_type} factor ${f.friendly_name || f.id}">Remove</button></form></td></tr>`,
+          ),
+        )
+      : empty('No second factors. The user can enrol a TOTP app from your app (supabase.auth.mfa.enroll).')
+    const body = html`<section><h2 id="user-email">${name}</h2><div class="scroll"><table>
+<tr><th scope="row">ID</th><td><code id="user-id">${user.id}</code></td></tr>
+<tr><th scope="row">Status</th><td id="user-status">${status(user)}</td></tr>
+<tr><th scope="row">Last sign-in</th><td id="user-last-sign-in">${when(user.last_sign_in_at)}</td></tr>
+<tr><th scope="row">Created</th><td>${when(user.created_at)}</td></tr>
+<tr><th scope="row">Email confirmed</th><td>${when(user.email_confirmed_at)}</td></tr>
+<tr><th scope="row">Role</th><td>${user.role ?? 'authenticated'}</td></tr>
+</table></div><p><a href="/dashboard/projects/${ref}/users">All users</a></p></section>
+<section><h2>Identities</h2>${
+      (user.identities ?? []).length
+        ? table(
+            ['Provider', 'Email', 'Created', 'Last sign-in'],
+            (user.identities ?? []).map((i) => html`<tr><td>${i.provider}</td><td>${i.email ?? ''}</td><td>${when(i.created_at)}</td><td>${when(i.last_sign_in_at)}</td></tr>`),
+          )
+        : empty('No identities: the user has not signed in with email or a provider yet.')
+    }</section>
+<section><h2>Factors</h2>${factors}${state.error('factor', '')}</section>
+<section><h2>Sessions</h2>${
+      sessions.length
+        ? table(
+            ['Started', 'Last refreshed', 'Level', 'Client', 'Address'],
+            sessions.map((s) => html`<tr><td>${when(s.created_at)}</td><td>${when(s.updated_at)}</td><td>${s.aal ?? ''}</td><td>${s.user_agent ?? ''}</td><td>${s.ip ?? ''}</td></tr>`),
+          )
+        : empty('No sessions: the user is signed in nowhere.')
+    }
+<form method="post" action="${base}/logout" data-confirm="End every session of this user?"><p><button class="secondary" ${sessions.length ? '' : 'disabled'}>Sign out everywhere</button></p></form></section>
+<section><h2>Actions</h2>
+<form method="post" action="${base}/recovery"><p><button class="secondary" ${user.email ? '' : 'disabled'}>Send a recovery link</button></p>${state.error('recovery', '')}</form>
+<form method="post" action="${base}/ban" class="row"><label for="ban-duration" class="check">Ban for</label>
+<select id="ban-duration" name="duration" style="max-width:16rem" ${state.attrs('ban', 'duration')}>${BANS.map(
+      ([value, label]) => html`<option value="${value}" ${state.value('ban', 'duration', '24h') === value ? 'selected' : ''}>${label}</option>`,
+    )}${banned(user) ? html`<option value="none">lift the ban</option>` : ''}</select><button class="secondary">Ban</button></form>
+${state.error('ban', 'duration')}
+${banned(user) ? html`<form method="post" action="${base}/ban"><input type="hidden" name="duration" value="none"><p><button class="secondary">Lift the ban</button></p></form>` : ''}
+<form method="post" action="${base}/delete" data-confirm="Delete this user and everything Auth keeps about them?"><p><button class="danger">Delete user</button></p></form></section>`
+    return { title: name, body, project, tab: 'users' }
+  }
+
+  const userParams = { ...REF_PARAM, id: UUID }
+  const userPath = (input: FormInput) => `/projects/${input.params.ref!}/users/${input.params.id!}`
+  const userAction = (form: string, run: (input: FormInput) => Promise<void>, notice: string | ((input: FormInput) => string), fields: string[] = [], to?: (input: FormInput) => string) => ({
+    method: 'POST',
+    where: userParams,
+    form: (input: FormInput) =>
+      attempt(input, {
+        form,
+        fields,
+        fieldOf: () => fields[0] ?? '',
+        run: async () => {
+          await run(input)
+          return { to: to ? to(input) : userPath(input), notice: typeof notice === 'string' ? notice : notice(input) }
+        },
+        screen: (state) => userScreen(input.params.ref!, input.params.id!, state),
+      }),
+  })
+
+  return {
+    tab: { id: 'users', label: 'Users' },
+    pages: [
+      { method: 'GET', path: '/projects/:ref/users', where: REF_PARAM, page: ({ params, query }) => listScreen(params.ref!, query, NO_STATE) },
+      { method: 'GET', path: '/projects/:ref/users/:id', where: userParams, page: ({ params }) => userScreen(params.ref!, params.id!, NO_STATE) },
+    ],
+    forms: [
+      {
+        method: 'POST',
+        path: '/projects/:ref/users',
+        where: REF_PARAM,
+        form: (input) =>
+          attempt(input, {
+            form: 'create',
+            fields: ['email'],
+            fieldOf: (message) => (/password/i.test(message) ? 'password' : 'email'),
+            run: async () => {
+              const user = await users.create(input.params.ref!, { email: input.field('email'), password: input.field('password') || undefined })
+              return { to: `/projects/${input.params.ref!}/users/${user.id}`, notice: 'user_created' }
+            },
+            screen: (state) => listScreen(input.params.ref!, new URLSearchParams(), state),
+          }),
+      },
+      {
+        method: 'POST',
+        path: '/projects/:ref/users/invite',
+        where: REF_PARAM,
+        form: (input) =>
+          attempt(input, {
+            form: 'invite',
+            fields: ['email'],
+            fieldOf: () => 'email',
+            run: async () => {
+              const user = await users.invite(input.params.ref!, input.field('email'))
+              return { to: `/projects/${input.params.ref!}/users/${user.id}`, notice: 'user_invited' }
+            },
+            screen: (state) => listScreen(input.params.ref!, new URLSearchParams(), state),
+          }),
+      },
+      { path: '/projects/:ref/users/:id/recovery', ...userAction('recovery', async (i) => users.sendRecovery(i.params.ref!, (await users.get(i.params.ref!, i.params.id!)).email ?? ''), 'recovery_sent') },
+      { path: '/projects/:ref/users/:id/ban', ...userAction('ban', (i) => users.ban(i.params.ref!, i.params.id!, i.field('duration')).then(() => {}), (i) => (i.field('duration') === 'none' ? 'user_unbanned' : 'user_banned'), ['duration']) },
+      { path: '/projects/:ref/users/:id/logout', ...userAction('logout', (i) => users.signOutEverywhere(i.params.ref!, i.params.id!), 'signed_out') },
+      {
+        path: '/projects/:ref/users/:id/delete',
+        ...userAction('delete', (i) => users.delete(i.params.ref!, i.params.id!), 'user_deleted', [], (i) => `/projects/${i.params.ref!}/users`),
+      },
+      {
+        path: '/projects/:ref/users/:id/factors/:factor/delete',
+        ...userAction('factor', (i) => users.removeFactor(i.params.ref!, i.params.id!, i.params.factor!), 'factor_removed'),
+        where: { ...userParams, factor: UUID },
+      },
+    ],
+    notices: {
+      user_created: () => 'User created, with the address confirmed.',
+      user_invited: () => 'Invitation sent: the user appears as invited until they follow the link.',
+      recovery_sent: () => 'Recovery link sent to the user’s address.',
+      user_banned: () => 'Ban saved: the user cannot sign in or refresh a session until it ends.',
+      user_unbanned: () => 'Ban lifted: the user can sign in again.',
+      signed_out: () => 'Signed out everywhere: every session ended; access tokens already issued run out at their expiry.',
+      user_deleted: () => 'User deleted.',
+      factor_removed: () => 'Factor removed: the user signs in without it.',
+    },
+  }
+}

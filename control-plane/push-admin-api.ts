@@ -1,0 +1,93 @@
+// The admin API's Push routes (`/platform/v1/projects/{ref}/push/...`): the
+// operations of push-admin.ts, as the CLI and the dashboard's Push tab use them.
+import { platformErrors } from '../lib/errors.ts'
+import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
+import type { ControlPlane } from './control-plane.ts'
+import {
+  listPushDevices,
+  pushDeliveryLog,
+  removePushCredentials,
+  sendTestNotification,
+  setPushCredentials,
+  showPushCredentials,
+  type PushAdminOptions,
+} from './push-admin.ts'
+
+/** A query parameter as a whole number, refused as the admin API's invalid_argument otherwise. */
+function queryNumber(query: URLSearchParams, name: string): number | undefined {
+  const raw = query.get(name)
+  if (raw === null || raw === '') return undefined
+  if (!/^\d+$/.test(raw)) throw platformErrors.invalidArgument(`${name} must be a whole number, got "${raw.slice(0, 40)}"`)
+  return Number(raw)
+}
+
+function queryBoolean(query: URLSearchParams, name: string): boolean | undefined {
+  const raw = query.get(name)
+  if (raw === null || raw === '') return undefined
+  if (raw !== 'true' && raw !== 'false') throw platformErrors.invalidArgument(`${name} must be true or false`)
+  return raw === 'true'
+}
+
+/** Admin API routes (`/platform/v1/projects/{ref}/push/...`), the same operations as the CLI and the dashboard. */
+export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOptions = {}): AdminRoute[] {
+  const keyed = { ...REF_PARAM, provider: 'apns|fcm' }
+  return [
+    { method: 'GET', path: '/projects/:ref/push/credentials', where: REF_PARAM, handler: async ({ params }) => [200, await showPushCredentials(controlPlane, params.ref!)] },
+    {
+      method: 'PUT',
+      path: '/projects/:ref/push/credentials/:provider',
+      where: keyed,
+      handler: async ({ params, body }) => [200, await setPushCredentials(controlPlane, params.ref!, params.provider!, await body(), options)],
+    },
+    {
+      method: 'DELETE',
+      path: '/projects/:ref/push/credentials/:provider',
+      where: keyed,
+      handler: async ({ params }) => {
+        await removePushCredentials(controlPlane, params.ref!, params.provider!)
+        return [204, null]
+      },
+    },
+    {
+      method: 'GET',
+      path: '/projects/:ref/push/devices',
+      where: REF_PARAM,
+      handler: async ({ params, query }) =>
+        [
+          200,
+          await listPushDevices(controlPlane, params.ref!, {
+            platform: query.get('platform') ?? undefined,
+            user: query.get('user') ?? undefined,
+            active: queryBoolean(query, 'active'),
+            limit: queryNumber(query, 'limit'),
+            offset: queryNumber(query, 'offset'),
+          }),
+        ],
+    },
+    {
+      method: 'GET',
+      path: '/projects/:ref/push/log',
+      where: REF_PARAM,
+      handler: async ({ params, query }) =>
+        [
+          200,
+          await pushDeliveryLog(controlPlane, params.ref!, {
+            status: query.get('status') ?? undefined,
+            provider: query.get('provider') ?? undefined,
+            user: query.get('user') ?? undefined,
+            limit: queryNumber(query, 'limit'),
+            before: queryNumber(query, 'before'),
+          }),
+        ],
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/push/devices/:device/test',
+      where: { ...REF_PARAM, device: '[0-9a-fA-F-]{36}' },
+      handler: async ({ params, body }) => {
+        const fields = adminFields(await body())
+        return [201, await sendTestNotification(controlPlane, params.ref!, params.device!, { title: fields.optionalString('title'), body: fields.optionalString('body') })]
+      },
+    },
+  ]
+}

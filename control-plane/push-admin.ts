@@ -1,0 +1,297 @@
+// The operator's Push operations on one project, shared by the dashboard's
+// Push page, the CLI (`baseplane push ...`) and the admin API: what identifies
+// the stored provider keys (never the keys), storing checked keys and removing
+// them, the devices, the delivery log, and a test notification to one device.
+// Each runs in the project's own database as the server's admin role; the
+// checks and SQL are Push's own (workers/push), so nothing here is a copy.
+import type pg from 'pg'
+import { platformErrors } from '../lib/errors.ts'
+import type { ProjectRecord } from '../lib/catalogue.ts'
+import {
+  deleteCredentials,
+  describeCredentials,
+  setApnsCredentials,
+  setFcmCredentials,
+  type ApnsCredentialsSummary,
+  type CredentialStatus,
+  type FcmCredentialsSummary,
+} from '../workers/push/credentials.ts'
+import { pushErrors } from '../workers/push/errors.ts'
+import { parseMessage } from '../workers/push/api/messages.ts'
+import { insertMessages } from '../workers/push/store/messages.ts'
+import { stopAdvice } from '../workers/push/stop-advice.ts'
+import type { ControlPlane } from './control-plane.ts'
+import { runInProjectDatabase } from './project-database.ts'
+
+export const PROVIDERS = ['apns', 'fcm'] as const
+export type KeyedProvider = (typeof PROVIDERS)[number]
+export const PLATFORMS = ['apns', 'fcm', 'web'] as const
+export const LOG_STATUSES = ['sent', 'failed', 'retry', 'held', 'expired'] as const
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+const MAX_LIMIT = 500
+
+export interface PushAdminOptions {
+  /** The OAuth token endpoint service accounts are checked against (config BASEPLANE_FCM_TOKEN_URL). */
+  fcmTokenUrl?: string
+}
+
+type Stopped = { stopped_reason: string | null; stopped_at: string | null; what_to_do: string | null }
+
+/** Only what identifies each stored key, whether sending through it is stopped, and what to do then. */
+export interface PushCredentialsView {
+  ref: string
+  apns: (NonNullable<CredentialStatus['apns']> & Stopped) | null
+  fcm: (NonNullable<CredentialStatus['fcm']> & Stopped) | null
+  web: CredentialStatus['web']
+}
+
+export interface DeviceEntry {
+  id: string
+  platform: string
+  user_id: string | null
+  /** The start of the token or endpoint, enough to tell devices apart (the rest is the app's). */
+  token_prefix: string
+  app: string | null
+  active: boolean
+  deactivated_reason: string | null
+  deactivated_at: string | null
+  created_at: string
+}
+
+export interface DeviceFilter {
+  platform?: string
+  user?: string
+  active?: boolean
+  limit?: number
+  offset?: number
+}
+
+export interface DevicePage {
+  ref: string
+  devices: DeviceEntry[]
+  /** The offset of the next page; null on the last. */
+  next_offset: number | null
+}
+
+export interface LogEntry {
+  id: number
+  attempted_at: string
+  message_id: string
+  device_id: string
+  user_id: string | null
+  provider: string
+  status: string
+  attempt: number
+  http_status: number | null
+  reason: string | null
+}
+
+export interface LogFilter {
+  status?: string
+  provider?: string
+  user?: string
+  limit?: number
+  /** Entries older than this id (the `next_before` of the previous page). */
+  before?: number
+}
+
+export interface LogPage {
+  ref: string
+  entries: LogEntry[]
+  /** Pass as `before` for the next (older) page; null on the last. */
+  next_before: number | null
+}
+
+async function pushProject(controlPlane: ControlPlane, ref: string): Promise<{ project: ProjectRecord; serverUrl: string }> {
+  const project = await controlPlane.get(ref)
+  if (!project.pushEnabled) throw platformErrors.productDisabled('push', project.ref)
+  return { project, serverUrl: await controlPlane.serverUrl(project.dbServer) }
+}
+
+async function inPushDatabase<T>(controlPlane: ControlPlane, ref: string, work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
+  const { project, serverUrl } = await pushProject(controlPlane, ref)
+  try {
+    return await runInProjectDatabase(serverUrl, project.dbName, work)
+  } catch (err) {
+    const code = (err as { code?: string }).code
+    if (code === '42P01' || code === '3F000') throw pushErrors.pushNotInstalled()
+    throw err
+  }
+}
+
+function oneOf(value: string | undefined, allowed: readonly string[], name: string): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (!allowed.includes(value)) throw platformErrors.invalidArgument(`${name} must be one of ${allowed.join(', ')}, got "${value.slice(0, 40)}"`)
+  return value
+}
+
+function userId(value: string | undefined, name = 'user'): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (!UUID.test(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`)
+  return value.toLowerCase()
+}
+
+function count(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
+  if (value === undefined) return fallback
+  if (!Number.isInteger(value) || value < min || value > max) throw platformErrors.invalidArgument(`${name} must be a whole number from ${min} to ${max}`)
+  return value
+}
+
+export function provider(value: string): KeyedProvider {
+  if (!(PROVIDERS as readonly string[]).includes(value)) throw platformErrors.invalidArgument(`provider must be apns or fcm, got "${value.slice(0, 40)}"`)
+  return value as KeyedProvider
+}
+
+const withAdvice = <T extends { stopped_reason: string | null; stopped_at: string | null }>(entry: T | null): (T & Stopped) | null =>
+  entry && { ...entry, what_to_do: entry.stopped_reason ? stopAdvice(entry.stopped_reason) : null }
+
+const credentialsView = (ref: string, status: CredentialStatus): PushCredentialsView => ({ ref, apns: withAdvice(status.apns), fcm: withAdvice(status.fcm), web: status.web })
+
+export async function showPushCredentials(controlPlane: ControlPlane, ref: string): Promise<PushCredentialsView> {
+  return credentialsView(ref, await inPushDatabase(controlPlane, ref, describeCredentials))
+}
+
+/**
+ * Checks and stores a provider's keys as PUT /push/v1/credentials/apns|fcm does:
+ * APNs `{topic, key_id, team_id, keys: [{p8}], environment?}`; FCM the
+ * service-account file (its text or parsed JSON), which must obtain a token.
+ */
+export async function setPushCredentials(controlPlane: ControlPlane, ref: string, which: 'apns', input: unknown): Promise<ApnsCredentialsSummary>
+export async function setPushCredentials(controlPlane: ControlPlane, ref: string, which: 'fcm', input: unknown, options?: PushAdminOptions): Promise<FcmCredentialsSummary>
+export async function setPushCredentials(controlPlane: ControlPlane, ref: string, which: string, input: unknown, options?: PushAdminOptions): Promise<ApnsCredentialsSummary | FcmCredentialsSummary>
+export async function setPushCredentials(controlPlane: ControlPlane, ref: string, which: string, input: unknown, options: PushAdminOptions = {}) {
+  const keyed = provider(which)
+  const { project, serverUrl } = await pushProject(controlPlane, ref)
+  return keyed === 'apns' ? setApnsCredentials(project, serverUrl, input) : setFcmCredentials(project, serverUrl, input, { fcmTokenUrl: options.fcmTokenUrl })
+}
+
+/** Removes a provider's stored keys; sending through it stops (404 credentials_not_found when none are set). */
+export async function removePushCredentials(controlPlane: ControlPlane, ref: string, which: string): Promise<{ ref: string; removed: KeyedProvider }> {
+  const keyed = provider(which)
+  const removed = await inPushDatabase(controlPlane, ref, (db) => deleteCredentials(db, keyed))
+  if (!removed) throw pushErrors.credentialsNotFound(keyed)
+  return { ref, removed: keyed }
+}
+
+/** Validated device filters (refused as invalid_argument, naming the field). */
+export interface DeviceQuery {
+  platform: string | null
+  user: string | null
+  active: boolean | null
+  limit: number
+  offset: number
+}
+
+/** Validated delivery-log filters. */
+export interface LogQuery {
+  status: string | null
+  provider: string | null
+  user: string | null
+  limit: number
+  before: number | null
+}
+
+export function deviceQuery(filter: DeviceFilter = {}): DeviceQuery {
+  return {
+    platform: oneOf(filter.platform, PLATFORMS, 'platform') ?? null,
+    user: userId(filter.user) ?? null,
+    active: filter.active ?? null,
+    limit: count(filter.limit, 'limit', 50, 1, MAX_LIMIT),
+    offset: count(filter.offset, 'offset', 0, 0, 1_000_000),
+  }
+}
+
+export function logQuery(filter: LogFilter = {}): LogQuery {
+  return {
+    status: oneOf(filter.status, LOG_STATUSES, 'status') ?? null,
+    provider: oneOf(filter.provider, PLATFORMS, 'provider') ?? null,
+    user: userId(filter.user) ?? null,
+    limit: count(filter.limit, 'limit', 50, 1, MAX_LIMIT),
+    before: filter.before === undefined ? null : count(filter.before, 'before', 0, 1, Number.MAX_SAFE_INTEGER),
+  }
+}
+
+async function readDevices(db: pg.ClientBase, ref: string, q: DeviceQuery): Promise<DevicePage> {
+  const { rows } = await db.query<Omit<DeviceEntry, 'deactivated_at' | 'created_at'> & { deactivated_at: Date | null; created_at: Date }>(
+    `select id, platform, user_id, left(token, 16) as token_prefix, app, active, deactivated_reason, deactivated_at, created_at
+       from push.devices
+      where ($1::text is null or platform = $1) and ($2::uuid is null or user_id = $2) and ($3::boolean is null or active = $3)
+      order by created_at desc, id desc limit $4 offset $5`,
+    [q.platform, q.user, q.active, q.limit + 1, q.offset],
+  )
+  const devices = rows.slice(0, q.limit).map((r) => ({
+    ...r,
+    token_prefix: r.token_prefix.length === 16 ? `${r.token_prefix}…` : r.token_prefix,
+    deactivated_at: r.deactivated_at?.toISOString() ?? null,
+    created_at: r.created_at.toISOString(),
+  }))
+  return { ref, devices, next_offset: rows.length > q.limit ? q.offset + q.limit : null }
+}
+
+async function readLog(db: pg.ClientBase, ref: string, q: LogQuery): Promise<LogPage> {
+  // The device's owner now (the log records devices, not users).
+  const { rows } = await db.query<Omit<LogEntry, 'attempted_at' | 'id'> & { id: string; attempted_at: Date }>(
+    `select l.id, l.attempted_at, l.message_id, l.device_id, d.user_id, l.provider, l.status, l.attempt, l.http_status, l.reason
+       from push.delivery_log l left join push.devices d on d.id = l.device_id
+      where ($1::text is null or l.status = $1) and ($2::text is null or l.provider = $2)
+        and ($3::uuid is null or d.user_id = $3) and ($4::bigint is null or l.id < $4)
+      order by l.id desc limit $5`,
+    [q.status, q.provider, q.user, q.before, q.limit + 1],
+  )
+  const entries = rows.slice(0, q.limit).map((r) => ({ ...r, id: Number(r.id), attempted_at: r.attempted_at.toISOString() }))
+  return { ref, entries, next_before: rows.length > q.limit ? entries[entries.length - 1]!.id : null }
+}
+
+/** The project's devices, newest first, filtered and paged. */
+export async function listPushDevices(controlPlane: ControlPlane, ref: string, filter: DeviceFilter = {}): Promise<DevicePage> {
+  const q = deviceQuery(filter)
+  return inPushDatabase(controlPlane, ref, (db) => readDevices(db, ref, q))
+}
+
+/** Delivery attempts, newest first: one row per attempt, with the provider's reason. */
+export async function pushDeliveryLog(controlPlane: ControlPlane, ref: string, filter: LogFilter = {}): Promise<LogPage> {
+  const q = logQuery(filter)
+  return inPushDatabase(controlPlane, ref, (db) => readLog(db, ref, q))
+}
+
+/** What the Push page shows, read over one connection: the credentials, and the devices and log asked for. */
+export async function pushOverview(
+  controlPlane: ControlPlane,
+  ref: string,
+  queries: { devices?: DeviceQuery; log?: LogQuery },
+): Promise<{ credentials: PushCredentialsView; devices?: DevicePage; log?: LogPage }> {
+  return inPushDatabase(controlPlane, ref, async (db) => ({
+    credentials: credentialsView(ref, await describeCredentials(db)),
+    devices: queries.devices && (await readDevices(db, ref, queries.devices)),
+    log: queries.log && (await readLog(db, ref, queries.log)),
+  }))
+}
+
+export interface TestNotification {
+  title?: string
+  body?: string
+}
+
+/**
+ * A notification to one device, sent as the API sends: an insert into
+ * push.messages as service_role, which the project's actor delivers. The
+ * outcome shows in the delivery log.
+ */
+export async function sendTestNotification(controlPlane: ControlPlane, ref: string, deviceId: string, input: TestNotification = {}): Promise<{ ref: string; id: string; device_id: string }> {
+  if (!UUID.test(deviceId)) throw pushErrors.deviceNotFound(deviceId.slice(0, 40))
+  const message = parseMessage({
+    device_id: deviceId,
+    title: input.title?.trim() || 'Test notification',
+    body: input.body?.trim() || `Sent by the operator of project ${ref} from Baseplane.`,
+    data: { baseplane_test: true },
+  })
+  await inPushDatabase(controlPlane, ref, async (db) => {
+    const { rows } = await db.query<{ active: boolean; deactivated_reason: string | null }>('select active, deactivated_reason from push.devices where id = $1', [deviceId])
+    if (!rows[0]) throw pushErrors.deviceNotFound(deviceId)
+    if (!rows[0].active) throw pushErrors.deviceInactive(deviceId, rows[0].deactivated_reason)
+    await db.query('set local role service_role')
+    await insertMessages(db, [message])
+  })
+  return { ref, id: message.id, device_id: deviceId.toLowerCase() }
+}

@@ -1,0 +1,58 @@
+// `baseplane auth users list|invite|delete REF ...` against a running
+// platform (the commands go through the project's Auth admin API, as the
+// dashboard's Users tab does), and their refusals. Each run is a new process:
+// the file keeps to a few.
+import t from 'tap'
+import { runCli } from '../helpers/cli.ts'
+import { request } from '../helpers/http.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
+
+const platform = await startTestPlatform(t)
+const project = await platform.createProject({ name: 'Cli Users', auth: true })
+const off = await platform.createProject({ name: 'Cli No Auth' })
+const port = new URL(platform.origin).port
+const baseplane = (args: string[]) => runCli(args, { DATABASE_URL: platform.catalogueUrl, PORT: port })
+
+t.test('invite, list, search and delete', async (t) => {
+  const invited = await baseplane(['auth', 'users', 'invite', project.ref, 'ada@example.com'])
+  t.equal(invited.code, 0, invited.stderr)
+  t.match(invited.stdout, /^Invited ada@example\.com \(user [0-9a-f-]{36}\)\n$/)
+  const bob = await request(`${project.baseUrl}/auth/v1/admin/users`, {
+    headers: { apikey: project.serviceRoleKey, authorization: `Bearer ${project.serviceRoleKey}` },
+    body: { email: 'bob@example.com', email_confirm: true },
+  })
+  t.equal(bob.status, 200)
+
+  const listed = await baseplane(['auth', 'users', 'list', project.ref])
+  t.equal(listed.code, 0, listed.stderr)
+  t.match(listed.stdout, /^ID\s+EMAIL\s+LAST SIGN-IN\s+CREATED\n/)
+  t.match(listed.stdout, /2 users, page 1 of 1\n$/)
+
+  const searched = JSON.parse((await baseplane(['auth', 'users', 'list', project.ref, '--email', 'ada', '--per-page', '1', '--json'])).stdout)
+  t.match(searched, { ref: project.ref, total: 1, page: 1, per_page: 1 })
+  t.equal(searched.users[0].email, 'ada@example.com')
+
+  const unconfirmed = await baseplane(['auth', 'users', 'delete', project.ref, 'ada@example.com'])
+  t.equal(unconfirmed.code, 2, 'without --yes: a usage error')
+  t.match(unconfirmed.stderr, 'add --yes')
+  const deleted = await baseplane(['auth', 'users', 'delete', project.ref, 'ada@example.com', '--yes', '--json'])
+  t.equal(deleted.code, 0, deleted.stderr)
+  t.same(JSON.parse(deleted.stdout), { ref: project.ref, deleted: searched.users[0].id })
+  const left = await request<{ users: Array<{ email: string }> }>(`${project.baseUrl}/auth/v1/admin/users`, {
+    headers: { apikey: project.serviceRoleKey, authorization: `Bearer ${project.serviceRoleKey}` },
+  })
+  t.same(left.json.users.map((u) => u.email), ['bob@example.com'])
+})
+
+t.test('refusals', async (t) => {
+  const nobody = await baseplane(['auth', 'users', 'delete', project.ref, 'nobody@example.com', '--yes'])
+  t.equal(nobody.code, 1)
+  t.match(nobody.stderr, 'has no user with the email nobody@example.com')
+  const authOff = await baseplane(['auth', 'users', 'list', off.ref])
+  t.equal(authOff.code, 1)
+  t.match(authOff.stderr, `Auth is off for project ${off.ref}`)
+  const stopped = await runCli(['auth', 'users', 'list', project.ref], { DATABASE_URL: platform.catalogueUrl, BASEPLANE_PUBLIC_URL: 'http://127.0.0.1:9' })
+  t.equal(stopped.code, 1)
+  t.match(stopped.stderr, 'does not answer')
+  t.match(stopped.stderr, 'baseplane start')
+})

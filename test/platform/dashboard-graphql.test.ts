@@ -1,0 +1,136 @@
+// The GraphQL tab's explorer and the Overview's charts in headless Chromium:
+// a document run as anon, as a chosen user (a token the dashboard mints) and
+// as service_role, each under the table's row-level security; the refusals;
+// the schema's types by introspection; the schema report when turned on; and
+// the last hour's figures drawn with uPlot from the package.
+import pg from 'pg'
+import t from 'tap'
+import { createClient } from '@supabase/supabase-js'
+import ws from 'ws'
+import { ownerUrlOf } from '../../lib/catalogue.ts'
+import { request } from '../helpers/http.ts'
+import { dashboardSession, haveChromium } from './dashboard-browser.ts'
+
+if (haveChromium(t)) {
+  const { platform, page, dashboard, offsite, text, signIn } = await dashboardSession(t, 'dashboard-graphql')
+  const project = await platform.createProject({ name: 'Notes', auth: true })
+  const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false }, realtime: { transport: ws as never } })
+  const ada = await admin.auth.admin.createUser({ email: 'ada@example.com', email_confirm: true })
+  const bob = await admin.auth.admin.createUser({ email: 'bob@example.com', email_confirm: true })
+  // Assertions before the first subtest would end tap's root test early: a fixture that fails throws.
+  if (ada.error || bob.error) throw ada.error ?? bob.error
+  const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+  await owner.connect()
+  await owner.query(`
+    create table public.notes (id serial primary key, owner uuid not null, body text not null);
+    alter table public.notes enable row level security;
+    create policy own on public.notes for select to authenticated using (owner = auth.uid());
+    grant select on public.notes to anon, authenticated;
+    create table public.scratch (body text);
+    grant select on public.scratch to anon, authenticated;
+    insert into public.notes (owner, body) values ('${ada.data.user!.id}', 'ada''s note'), ('${bob.data.user!.id}', 'bob''s note');`)
+  await owner.end()
+  const graphql = `${dashboard}/projects/${project.ref}/graphql`
+  const notes = '{ notesCollection { edges { node { body } } } }'
+  const answer = async () => JSON.parse(await text('#gql-answer')) as { data?: { notesCollection: { edges: Array<{ node: { body: string } }> } }; errors?: unknown[] }
+  const bodies = async () => (await answer()).data!.notesCollection.edges.map((e) => e.node.body)
+  const run = async () => {
+    const done = page.waitForResponse((r) => r.url().endsWith('/graphql/run'))
+    await page.click('#gql-run')
+    await done
+    await page.waitForFunction(() => !document.querySelector('#gql-status')!.textContent!.startsWith('Running'))
+  }
+  await signIn()
+
+  t.test('the explorer runs as anon, as a chosen user and as service_role', async (t) => {
+    await page.goto(graphql)
+    t.equal(await page.title(), 'GraphQL · Notes · Baseplane')
+    t.equal(await text('#graphql-endpoint'), `${project.baseUrl}/graphql/v1`)
+    await page.fill('#gql-query', notes)
+    await run()
+    t.match(await text('#gql-status'), /^HTTP 200 in \d+ ms$/)
+    t.same(await bodies(), [], 'anon sees no notes (no policy for anon)')
+
+    await page.selectOption('#gql-role', 'user')
+    t.ok(await page.locator('#gql-user').isVisible())
+    await page.fill('#gql-user', 'ada@example.com')
+    await run()
+    t.same(await bodies(), ["ada's note"], 'the user sees their own note')
+    await page.fill('#gql-user', bob.data.user!.id)
+    await run()
+    t.same(await bodies(), ["bob's note"], 'a user chosen by id')
+
+    await page.selectOption('#gql-role', 'service_role')
+    await run()
+    t.same((await bodies()).sort(), ["ada's note", "bob's note"], 'service_role bypasses row-level security')
+  })
+
+  t.test('variables, GraphQL errors and refusals', async (t) => {
+    await page.fill('#gql-query', 'query($n: Int) { notesCollection(first: $n) { edges { node { body } } } }')
+    await page.fill('#gql-variables', '{"n": 1}')
+    await run()
+    t.equal((await bodies()).length, 1)
+
+    await page.fill('#gql-variables', '{not json')
+    await page.click('#gql-run')
+    t.match(await text('#gql-problem'), /^Variables are not JSON/)
+
+    await page.fill('#gql-variables', '{}')
+    await page.fill('#gql-query', '{ nope }')
+    await run()
+    t.ok((await answer()).errors, 'the endpoint\'s errors are shown as it answered them')
+
+    await page.selectOption('#gql-role', 'user')
+    await page.fill('#gql-user', 'nobody@example.com')
+    await page.click('#gql-run')
+    await page.waitForSelector('#gql-problem:not([hidden])')
+    t.equal(await text('#gql-problem'), 'No user with the email nobody@example.com')
+    await page.fill('#gql-user', '')
+    await page.click('#gql-run')
+    await page.waitForFunction(() => document.querySelector('#gql-problem')!.textContent!.startsWith('Give'))
+    t.equal(await text('#gql-problem'), "Give the user's email or id to run as")
+
+    const cookies = await page.context().cookies()
+    const cookie = cookies.map((c) => `${c.name}=${c.value}`).join('; ')
+    const badRole = await request<{ code: string }>(`${graphql}/run`, { headers: { cookie }, body: { query: notes, role: 'postgres' } })
+    t.equal(badRole.status, 400)
+    t.equal(badRole.json.code, 'invalid_argument')
+    const signedOut = await request<{ code: string }>(`${graphql}/run`, { body: { query: notes, role: 'service_role' } })
+    t.equal(signedOut.status, 401, 'no session, no run')
+    const crossSite = await request(`${graphql}/run`, { headers: { cookie, origin: 'http://evil.example' }, body: { query: notes, role: 'service_role' } })
+    t.equal(crossSite.status, 403)
+  })
+
+  t.test('the schema report and the types: how to turn them on, then what they show', async (t) => {
+    await page.goto(graphql)
+    await page.waitForSelector('#gql-types-off')
+    t.match(await text('#gql-types'), 'Introspection is off')
+    t.match(await text('#gql-report'), 'The schema report is off')
+    const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+    await owner.connect()
+    await owner.query(`comment on schema public is e'@graphql({"introspection": true, "schemaReport": {"enabled": true}})'`)
+    await owner.end()
+    await page.reload()
+    await page.waitForSelector('#gql-report-summary')
+    t.match(await text('#gql-report'), /public\.scratch\s+table\s+no primary key/)
+    await page.selectOption('#gql-types-role', 'service_role')
+    await page.click('#gql-types-load')
+    await page.click('button[aria-label="Show type notes"]')
+    t.equal(await text('#gql-type-name'), 'notes (object)')
+    t.match(await text('#gql-type'), 'body: String!')
+  })
+
+  t.test('the Overview draws the last hour', async (t) => {
+    for (let i = 0; i < 3; i++) await request(`${project.baseUrl}/rest-nothing`, { headers: { apikey: project.anonKey } })
+    await page.goto(`${dashboard}/projects/${project.ref}`)
+    await page.waitForSelector('#chart-requests canvas')
+    t.equal(await page.locator('#charts figure').count(), 3)
+    t.match(await text('#chart-requests'), 'Requests by status')
+    const samples = await page.evaluate(async (url) => (await fetch(url)).json(), `/dashboard/projects/${project.ref}/metrics.json`)
+    t.equal((samples as { minutes: unknown[] }).minutes.length, 60)
+  })
+
+  t.test('no request left 127.0.0.1', async (t) => {
+    t.same(offsite, [])
+  })
+}

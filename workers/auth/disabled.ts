@@ -1,0 +1,59 @@
+// What Baseplane's Auth does not offer (SPEC: email and password, and Google
+// as the one external provider), answered as GoTrue answers with each feature
+// switched off rather than with 404 not_found, so supabase-js apps get the
+// error code they can act on. Codes and statuses: reference/auth-clients.md §7.
+// The refusals that sit inside an offered endpoint (anonymous and phone
+// sign-up, phone OTP, phone and WebAuthn factors, web3 and phone grants) are
+// thrown by that endpoint; the routes here exist only to refuse.
+import type { ServiceResponse } from '../../lib/service.ts'
+import { authErrors } from './errors.ts'
+import { requireUser, type AuthRequest } from './request.ts'
+
+/** What GET /settings reports as off (GoTrue's fields; web3, linking and MFA have none there). */
+export const NOT_OFFERED = {
+  anonymousUsers: false,
+  phone: false,
+  phoneAutoconfirm: false,
+  smsProvider: '',
+  saml: false,
+  passkeys: false,
+} as const
+
+/** POST /sso, GET /sso/saml/metadata, POST /sso/saml/acs: GoTrue's requireSAMLEnabled. */
+export async function sso(): Promise<ServiceResponse> {
+  throw authErrors.samlDisabled()
+}
+
+/**
+ * GET /user/identities/authorize and DELETE /user/identities/{id}: behind
+ * requireAuthentication, then requireManualLinkingEnabled, as in GoTrue.
+ */
+export async function identities(req: AuthRequest): Promise<ServiceResponse> {
+  requireUser(req)
+  throw authErrors.manualLinkingDisabled()
+}
+
+/** /passkeys/*: passkeys as a first factor (GoTrue's requirePasskeyEnabled). */
+export async function passkeys(): Promise<ServiceResponse> {
+  throw authErrors.passkeysDisabled()
+}
+
+/** /oauth/authorizations/* and /user/oauth/grants: Auth as an OAuth server. */
+export async function oauthServer(): Promise<ServiceResponse> {
+  throw authErrors.oauthServerDisabled()
+}
+
+/** GoTrue's validatePhone: `+` and spaces dropped, then E.164 digits. */
+function isE164(phone: string): boolean {
+  return /^[1-9]\d{1,14}$/.test(phone.replace(/^\+/, '').replace(/ /g, ''))
+}
+
+/**
+ * POST /verify with type sms or phone_change. GoTrue checks the number's
+ * format, then looks for the user with that phone; with phones not offered
+ * there is none, so any code is "expired or invalid" (403).
+ */
+export function phoneVerifyRefusal(phone: string | undefined, email: string | undefined) {
+  if (phone && !email && !isE164(phone)) return authErrors.invalidPhone()
+  return authErrors.otpExpired()
+}
