@@ -22,7 +22,7 @@ function readFile(path: string): string {
   try {
     return fs.readFileSync(path, 'utf8')
   } catch (error) {
-    throw new UsageError(`cannot read --file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
+    throw refusedValue(`cannot read --file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`)
   }
 }
 
@@ -41,7 +41,7 @@ export const pushCommands: Command[] = [
     },
     async run(context, args) {
       const [ref, provider] = args.positionals as [string, string]
-      if (provider !== 'apns' && provider !== 'fcm') throw new UsageError(`unknown provider "${provider}": use apns or fcm`)
+      if (provider !== 'apns' && provider !== 'fcm') throw refusedValue(`unknown provider "${provider}": use apns or fcm`)
       const file = readFile(stringOption(args, 'file', true))
       if (provider === 'fcm') {
         for (const flag of ['topic', 'key-id', 'team-id', 'environment']) {
@@ -93,7 +93,7 @@ export const pushCommands: Command[] = [
     summary: "Remove a project's stored APNs or FCM keys (sending through that provider stops)",
     async run(context, args) {
       const [ref, provider] = args.positionals as [string, string]
-      if (provider !== 'apns' && provider !== 'fcm') throw new UsageError(`unknown provider "${provider}": use apns or fcm`)
+      if (provider !== 'apns' && provider !== 'fcm') throw refusedValue(`unknown provider "${provider}": use apns or fcm`)
       return removePushCredentials(await context.controlPlane(), ref, provider)
     },
     human: (result: { ref: string; removed: string }) =>

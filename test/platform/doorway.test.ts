@@ -86,9 +86,16 @@ t.test('encoders: GoTrue\'s two shapes, the gate\'s bad_jwt as GoTrue words it, 
   t.same(graphqlDataErrorResponse('boom'), { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":null,"errors":[{"message":"boom"}]}' })
 })
 
-t.test('manifests: the open routes are Auth\'s emailed link and provider redirects, and only the manifests name concern paths', async (t) => {
+t.test('manifests: the open routes are Auth\'s emailed link, provider redirects, the public JWKS and the SAML endpoints an identity provider calls, and only the manifests name concern paths', async (t) => {
   const open = [authManifest, graphqlManifest, pushManifest].flatMap((m) => m.routes.filter((r) => r.open).map((r) => `${r.method} ${m.prefix}${r.path}`))
-  t.same(open, ['GET /auth/v1/verify', 'GET /auth/v1/authorize', 'GET /auth/v1/callback'])
+  t.same(open, [
+    'GET /auth/v1/verify',
+    'GET /auth/v1/.well-known/jwks.json',
+    'GET /auth/v1/authorize',
+    'GET /auth/v1/callback',
+    'GET /auth/v1/sso/saml/metadata',
+    'POST /auth/v1/sso/saml/acs',
+  ])
   const dataPlane = fs.readdirSync(path.join(ROOT, 'data-plane')).filter((f) => f.endsWith('.ts'))
   for (const file of dataPlane) {
     const text = fs.readFileSync(path.join(ROOT, 'data-plane', file), 'utf8')

@@ -64,8 +64,8 @@ t.test('the baseplane CLI: push credentials set REF apns|fcm', async (t) => {
   t.equal(listed.json.apns!.topic, 'com.example.cli2')
 
   const refusals: Array<[string[], number, RegExp]> = [
-    [['push', 'credentials', 'set', ref, 'hms', '--file', 'x'], 2, /^baseplane: unknown provider "hms": use apns or fcm\n$/],
-    [['push', 'credentials', 'set', ref, 'apns', '--topic', 'com.example.cli2', '--key-id', key.keyId, '--team-id', key.teamId, '--file', path.join(dir, 'missing.p8')], 2, /^baseplane: cannot read --file .*missing\.p8: ENOENT\n$/],
+    [['push', 'credentials', 'set', ref, 'hms', '--file', 'x'], 1, /^baseplane: unknown provider "hms": use apns or fcm\n$/],
+    [['push', 'credentials', 'set', ref, 'apns', '--topic', 'com.example.cli2', '--key-id', key.keyId, '--team-id', key.teamId, '--file', path.join(dir, 'missing.p8')], 1, /^baseplane: cannot read --file .*missing\.p8: ENOENT\n$/],
     [['push', 'credentials', 'set', ref, 'apns', '--topic', 'com.example.cli2', '--key-id', key.keyId, '--team-id', key.teamId, '--file', path.join(dir, 'bad.p8')], 1, /^baseplane: .+\n$/],
     [['push', 'credentials', 'set', ref, 'apns', '--file', path.join(dir, 'key.p8')], 2, /^baseplane: missing --topic\n$/],
     [['push', 'credentials', 'set', ref, 'fcm', '--topic', 'x', '--file', path.join(dir, 'sa.json')], 2, /^baseplane: --topic is for apns, not fcm\n$/],
