@@ -105,6 +105,7 @@ export async function startTestPlatform(t: TestContext, env: Record<string, stri
     },
     async startAnotherNode() {
       const other = testConfig(catalogueUrl, await freePort(), { ...env, BASEPLANE_ADMIN_TOKEN: config.adminToken! })
+      t.teardown(() => fs.rmSync(other.home, { recursive: true, force: true }))
       const node = await startPlatform(other, catalogueUrl)
       nodes.push(node)
       return node

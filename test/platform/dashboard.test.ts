@@ -4,6 +4,7 @@
 // line, server-side sign-out, no URL text in the alert box, phone widths,
 // contrast, distinct accessible names).
 import t from 'tap'
+import { getAuthSettings } from '../../control-plane/auth-settings.ts'
 import { request } from '../helpers/http.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
 
@@ -162,6 +163,23 @@ if (haveChromium(t)) {
     await page.click('button:has-text("Save Google settings")')
     t.match(await text('#google-client_id-error'), 'must not be empty')
     t.equal(await page.inputValue('#client-id'), '   ')
+  })
+
+  t.test('Google: app client IDs for native sign-in, and removing client ID and secret', async (t) => {
+    await page.goto(`${dashboard}/projects/${ref}/auth`)
+    await page.fill('#additional-client-ids', 'ios.apps.googleusercontent.com\n\n  android.apps.googleusercontent.com  ')
+    await page.click('button:has-text("Save Google settings")')
+    t.equal(await text('[role=status]'), 'Google settings saved: app client IDs. It applies from the next request.')
+    t.equal(await page.inputValue('#additional-client-ids'), 'ios.apps.googleusercontent.com\nandroid.apps.googleusercontent.com')
+    t.same((await getAuthSettings(platform.platform.controlPlane, ref)).google.additional_client_ids, ['ios.apps.googleusercontent.com', 'android.apps.googleusercontent.com'])
+
+    await page.click('button:has-text("Remove client ID and secret")')
+    t.equal(await text('[role=status]'), 'Google client ID and secret removed; Google sign-in is not offered. It applies from the next request.')
+    t.match(await text('#google-state'), /Not offered: missing client ID, client secret/)
+    t.equal(await page.inputValue('#client-id'), '')
+    t.equal(await page.locator('button:has-text("Remove client ID and secret")').count(), 0, 'nothing left to remove')
+    const google = (await getAuthSettings(platform.platform.controlPlane, ref)).google
+    t.same({ client_id: google.client_id, client_secret_set: google.client_secret_set, offered: google.offered }, { client_id: null, client_secret_set: false, offered: false })
   })
 
   t.test('the alert box shows no text from the URL', async (t) => {

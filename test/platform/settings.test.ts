@@ -1,3 +1,4 @@
+import fs from 'node:fs'
 import t from 'tap'
 import { startPlatform } from '../../server/platform.ts'
 import { freePort } from '../../lib/db/embedded.ts'
@@ -62,8 +63,12 @@ t.test('no request is dropped while settings change under load', async (t) => {
 
 t.test('a restart keeps every project and its keys', async (t) => {
   const project = await platform.createProject({ name: 'Durable', auth: true })
-  const restarted = await startPlatform(testConfig(platform.catalogueUrl, await freePort()), platform.catalogueUrl)
-  t.teardown(() => restarted.stop())
+  const config = testConfig(platform.catalogueUrl, await freePort())
+  const restarted = await startPlatform(config, platform.catalogueUrl)
+  t.teardown(async () => {
+    await restarted.stop()
+    fs.rmSync(config.home, { recursive: true, force: true })
+  })
   const reply = await request(`http://127.0.0.1:${restarted.port}/project/${project.ref}/auth/v1/health`, { headers: { apikey: project.anonKey } })
   t.equal(reply.status, 200)
   const again = await restarted.controlPlane.get(project.ref)

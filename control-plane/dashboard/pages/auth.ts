@@ -1,4 +1,4 @@
-// The project's Auth tab: site URL and allowed redirects, the five email
+// The project's Auth tab: site URL and allowed redirects, the six email
 // templates (and their editor), Google sign-in, and recent mail.
 import type { ProjectRecord } from '../../../lib/catalogue.ts'
 import { REF_PARAM } from '../../admin-api.ts'
@@ -15,6 +15,7 @@ const CHANGE_NAMES: Record<string, string> = {
   client_secret: 'client secret',
   enabled: 'switched on',
   disabled: 'switched off',
+  additional_client_ids: 'app client IDs',
 }
 
 function changed(values: string[]): string {
@@ -76,11 +77,23 @@ ${state.error('google', 'client_id')}
 <label for="client-secret">Client secret ${google.client_secret_set ? '(set; leave empty to keep it)' : '(not set)'}</label>
 <input type="password" id="client-secret" name="client_secret" autocomplete="off" ${state.attrs('google', 'client_secret')}>
 ${state.error('google', 'client_secret')}
+<label for="additional-client-ids">App client IDs for native sign-in (iOS, Android; one per line)</label>
+<textarea id="additional-client-ids" name="additional_client_ids" rows="2" ${state.attrs('google', 'additional_client_ids')}>${state.value(
+      'google',
+      'additional_client_ids',
+      google.additional_client_ids.join('\n'),
+    )}</textarea>
+${state.error('google', 'additional_client_ids')}
 <label class="check"><input type="checkbox" id="google-enabled" name="enabled" value="true" ${
       state.value('google', 'enabled', google.enabled ? 'true' : '') === 'true' ? 'checked' : ''
     }> Offer Google sign-in</label>
 ${state.error('google', '')}
-<p><button>Save Google settings</button></p></form></section>
+<p><button>Save Google settings</button></p></form>
+${
+  google.client_id !== null || google.client_secret_set
+    ? html`<form method="post" action="/dashboard/projects/${ref}/auth/google/clear"><p><button class="secondary">Remove client ID and secret</button> (Google sign-in is then no longer offered)</p></form>`
+    : ''
+}</section>
 <section><h2>Mail</h2>${
       mail.length === 0
         ? empty('No mail sent yet. Sign-up confirmations, magic links, recoveries and invitations show here as they are sent.')
@@ -101,7 +114,9 @@ ${state.error('google', '')}
 <form method="post" action="/dashboard/projects/${ref}/auth/templates/${template.kind}">
 <label for="subject">Subject</label><input type="text" id="subject" name="subject" value="${state.value('template', 'subject', template.subject)}" required ${state.attrs('template', 'subject')}>
 ${state.error('template', 'subject')}
-<label for="body">HTML body (must contain <code>{{ .ConfirmationURL }}</code>; also <code>{{ .Token }}</code>, <code>{{ .SiteURL }}</code>, <code>{{ .Email }}</code>, <code>{{ .NewEmail }}</code>)</label>
+<label for="body">HTML body (must contain <code>${template.kind === 'reauthentication' ? '{{ .Token }}' : '{{ .ConfirmationURL }}'}</code>; also ${
+      template.kind === 'reauthentication' ? html`<code>{{ .ConfirmationURL }}</code>, ` : html`<code>{{ .Token }}</code>, `
+    }<code>{{ .SiteURL }}</code>, <code>{{ .Email }}</code>, <code>{{ .NewEmail }}</code>)</label>
 <textarea id="body" name="body" rows="14" ${state.attrs('template', 'body')}>${state.value('template', 'body', template.body)}</textarea>
 ${state.error('template', 'body')}
 <p><button>Save template</button></p></form>
@@ -154,24 +169,41 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
         form: (input) =>
           attempt(input, {
             form: 'google',
-            fields: ['client_id', 'enabled'],
-            fieldOf: (message) => (/client ID/.test(message) ? 'client_id' : /secret/.test(message) ? 'client_secret' : undefined),
+            fields: ['client_id', 'additional_client_ids', 'enabled'],
+            fieldOf: (message) =>
+              /additional_client_ids|app client/i.test(message) ? 'additional_client_ids' : /client ID/.test(message) ? 'client_id' : /secret/.test(message) ? 'client_secret' : undefined,
             run: async () => {
               const ref = input.params.ref!
               const before = (await getAuthSettings(controlPlane, ref)).google
               const secret = input.field('client_secret')
               const enabled = input.field('enabled') === 'true'
               const clientId = input.field('client_id')
-              await setGoogle(controlPlane, ref, { clientId: clientId === '' && before.client_id === null ? undefined : clientId, clientSecret: secret || undefined, enabled })
+              const additionalClientIds = redirectLines(input.field('additional_client_ids'))
+              await setGoogle(controlPlane, ref, {
+                clientId: clientId === '' && before.client_id === null ? undefined : clientId,
+                clientSecret: secret || undefined,
+                enabled,
+                additionalClientIds,
+              })
               const changes = [
                 clientId !== (before.client_id ?? '') ? 'client_id' : '',
                 secret ? 'client_secret' : '',
+                additionalClientIds.join('\n') !== before.additional_client_ids.join('\n') ? 'additional_client_ids' : '',
                 enabled !== before.enabled ? (enabled ? 'enabled' : 'disabled') : '',
               ].filter(Boolean)
               return { to: authPath(ref), notice: 'google', values: changes }
             },
             screen: (state) => screen(input.params.ref!, state),
           }),
+      },
+      {
+        method: 'POST',
+        path: '/projects/:ref/auth/google/clear',
+        where: REF_PARAM,
+        form: async ({ params }) => {
+          await setGoogle(controlPlane, params.ref!, { clientId: null, clientSecret: null })
+          return { to: authPath(params.ref!), notice: 'google_cleared', values: [] }
+        },
       },
       {
         method: 'POST',
@@ -205,6 +237,7 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
       redirects: (values) => (values.length === 0 ? 'Redirects saved; nothing changed.' : `Redirects saved: ${changed(values)}. ${NEXT_REQUEST}`),
       google: (values) => (values.length === 0 ? 'Google settings saved; nothing changed.' : `Google settings saved: ${changed(values)}. ${NEXT_REQUEST}`),
       template_saved: ([kind, ...parts]) => `Template ${kind} saved${parts.length ? `: ${parts.map((p) => (p === 'subject' ? 'subject' : p === 'body' ? 'body' : '')).filter(Boolean).join(', ')}` : '; nothing changed'}. ${NEXT_REQUEST}`,
+      google_cleared: () => `Google client ID and secret removed; Google sign-in is not offered. ${NEXT_REQUEST}`,
       template_reset: ([kind]) => `Template ${kind} reset to the default. ${NEXT_REQUEST}`,
     },
   }
