@@ -182,6 +182,33 @@ if (haveChromium(t)) {
     t.same({ client_id: google.client_id, client_secret_set: google.client_secret_set, offered: google.offered }, { client_id: null, client_secret_set: false, offered: false })
   })
 
+  t.test('Auth settings: numbers and switches; a refused number keeps what was typed beside its field and stores nothing', async (t) => {
+    await page.goto(`${dashboard}/projects/${ref}/auth`)
+    t.equal(await page.inputValue('#setting-mail_per_hour'), '30')
+    t.equal(await page.isChecked('#setting-mailer_secure_email_change_enabled'), true, 'secure email change is on by default')
+    await page.fill('#setting-mail_per_hour', '120')
+    await page.check('#setting-disable_signup')
+    await page.click('button:has-text("Save settings")')
+    t.equal(await text('[role=status]'), 'Settings saved: mails per hour, sign-ups closed. It applies from the next request.')
+    const saved = await getAuthSettings(platform.platform.controlPlane, ref)
+    t.same([saved.mail_per_hour, saved.disable_signup, saved.mailer_secure_email_change_enabled], [120, true, true])
+
+    await page.fill('#setting-otp_expiry_seconds', '5')
+    await page.uncheck('#setting-disable_signup')
+    await page.click('button:has-text("Save settings")')
+    t.equal(await text('#settings-otp_expiry_seconds-error'), 'Email links and codes expire after: a whole number from 60 to 86400, got "5"')
+    t.equal(await page.inputValue('#setting-otp_expiry_seconds'), '5', 'the typed number stays')
+    t.equal(await page.isChecked('#setting-disable_signup'), false, 'the typed switch stays')
+    const unchanged = await getAuthSettings(platform.platform.controlPlane, ref)
+    t.same([unchanged.otp_expiry_seconds, unchanged.disable_signup], [saved.otp_expiry_seconds, true], 'nothing of the refused form was stored')
+
+    await page.goto(`${dashboard}/projects/${ref}/auth`)
+    await page.uncheck('#setting-disable_signup')
+    await page.click('button:has-text("Save settings")')
+    t.equal(await text('[role=status]'), 'Settings saved: sign-ups open. It applies from the next request.')
+    t.equal((await getAuthSettings(platform.platform.controlPlane, ref)).disable_signup, false)
+  })
+
   t.test('the alert box shows no text from the URL', async (t) => {
     await page.goto(`${dashboard}/projects/${ref}/auth?error=Your+account+is+suspended,+call+555&notice=Send+bitcoin`)
     t.equal(await page.locator('[role=status], .error').count(), 0)

@@ -1,8 +1,10 @@
-// The project's Auth tab: site URL and allowed redirects, the six email
+// The project's Auth tab: site URL and allowed redirects, the settings, the six email
 // templates (and their editor), Google sign-in, and recent mail.
 import type { ProjectRecord } from '../../../lib/catalogue.ts'
 import { REF_PARAM } from '../../admin-api.ts'
-import { getAuthSettings, listMail, listTemplates, resetTemplate, setGoogle, setRedirects, setTemplate } from '../../auth-settings.ts'
+import { getAuthSettings, listMail, listTemplates, resetTemplate, setAuthOptions, setGoogle, setRedirects, setTemplate } from '../../auth-settings.ts'
+import { platformErrors } from '../../../lib/errors.ts'
+import { BOOLEAN_SETTINGS, NUMERIC_SETTINGS } from '../../../workers/auth/settings.ts'
 import { keysView } from '../../views.ts'
 import { attempt, FormState, NO_STATE } from '../form-state.ts'
 import { empty, html, table, type Safe } from '../html.ts'
@@ -18,8 +20,53 @@ const CHANGE_NAMES: Record<string, string> = {
   additional_client_ids: 'app client IDs',
 }
 
+/** The settings form's numbers and switches, in the order drawn, with the words the page uses. */
+const NUMBER_FIELDS: Array<{ name: keyof typeof NUMERIC_SETTINGS; label: string; changed: string }> = [
+  { name: 'mail_per_hour', label: 'Mails per hour (all addresses together)', changed: 'mails per hour' },
+  { name: 'mail_min_interval_seconds', label: 'Seconds between two mails to one address', changed: 'interval between mails' },
+  { name: 'otp_expiry_seconds', label: 'Email links and codes expire after (seconds)', changed: 'link and code expiry' },
+  { name: 'jwt_expiry_seconds', label: 'Access tokens expire after (seconds)', changed: 'access token expiry' },
+  { name: 'refresh_token_reuse_interval_seconds', label: 'Refresh token reuse interval (seconds)', changed: 'refresh token reuse interval' },
+  { name: 'password_min_length', label: 'Shortest password', changed: 'shortest password' },
+]
+/** Each switch with what the notice says when it is turned on and off. */
+const SWITCH_FIELDS: Array<{ name: (typeof BOOLEAN_SETTINGS)[number]; label: string; on: string; off: string }> = [
+  { name: 'disable_signup', label: 'Sign-ups are closed (only invited or created users)', on: 'sign-ups closed', off: 'sign-ups open' },
+  { name: 'mailer_autoconfirm', label: 'Confirm new addresses without a mail', on: 'addresses confirmed without a mail', off: 'addresses confirmed by mail' },
+  { name: 'mailer_secure_email_change_enabled', label: 'An email change is confirmed by both addresses', on: 'email changes confirmed by both addresses', off: 'email changes confirmed by the new address' },
+  {
+    name: 'security_update_password_require_reauthentication',
+    label: 'A password change needs a code sent by mail (sessions older than 24 hours)',
+    on: 'password changes need a code',
+    off: 'password changes need no code',
+  },
+]
+const SETTING_LABELS: Record<string, string> = Object.fromEntries([
+  ...NUMBER_FIELDS.map((f) => [f.name, f.changed]),
+  ...SWITCH_FIELDS.flatMap((f) => [
+    [`${f.name}:on`, f.on],
+    [`${f.name}:off`, f.off],
+  ]),
+])
+
+/** The form's values as the settings store them; a number out of range is refused naming its field. */
+function settingsPatch(field: (name: string) => string): Record<string, unknown> {
+  const patch: Record<string, unknown> = {}
+  for (const { name, label } of NUMBER_FIELDS) {
+    const text = field(name).trim()
+    const { min, max } = NUMERIC_SETTINGS[name]!
+    const value = Number(text)
+    if (!/^\d+$/.test(text) || value < min || value > max) {
+      throw platformErrors.invalidArgument(`${label.replace(/ \(.*\)$/, '')}: a whole number from ${min} to ${max}, got "${text}"`)
+    }
+    patch[name] = value
+  }
+  for (const { name } of SWITCH_FIELDS) patch[name] = field(name) === 'true'
+  return patch
+}
+
 function changed(values: string[]): string {
-  const names = values.map((v) => CHANGE_NAMES[v]).filter(Boolean)
+  const names = values.map((v) => CHANGE_NAMES[v] ?? SETTING_LABELS[v]).filter(Boolean)
   return names.length === 0 ? 'nothing changed' : names.join(', ')
 }
 
@@ -61,6 +108,23 @@ ${state.error('redirects', 'site_url')}
     )}</textarea>
 ${state.error('redirects', 'allow')}
 <p><button>Save redirects</button></p></form></section>
+<section><h2>Settings</h2><form method="post" action="/dashboard/projects/${ref}/auth/settings">
+${NUMBER_FIELDS.map(
+  ({ name, label }) => html`<label for="setting-${name}">${label}</label><input type="number" inputmode="numeric" id="setting-${name}" name="${name}" value="${state.value(
+    'settings',
+    name,
+    String((settings as Record<string, unknown>)[name]),
+  )}" ${state.attrs('settings', name)}>
+${state.error('settings', name)}`,
+)}
+${SWITCH_FIELDS.map(
+  ({ name, label }) =>
+    html`<label class="check"><input type="checkbox" id="setting-${name}" name="${name}" value="true" ${
+      state.value('settings', name, (settings as Record<string, unknown>)[name] === true ? 'true' : '') === 'true' ? 'checked' : ''
+    }> ${label}</label>`,
+)}
+${state.error('settings', '')}
+<p><button>Save settings</button></p></form></section>
 <section><h2>Email templates</h2>${table(
       ['Kind', 'Subject', 'Action'],
       templates.map(
@@ -198,6 +262,28 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
       },
       {
         method: 'POST',
+        path: '/projects/:ref/auth/settings',
+        where: REF_PARAM,
+        form: (input) =>
+          attempt(input, {
+            form: 'settings',
+            fields: [...NUMBER_FIELDS.map((f) => f.name), ...SWITCH_FIELDS.map((f) => f.name)],
+            fieldOf: (message) => NUMBER_FIELDS.find((f) => message.startsWith(f.label.replace(/ \(.*\)$/, '') + ':'))?.name,
+            run: async () => {
+              const ref = input.params.ref!
+              const before = (await getAuthSettings(controlPlane, ref)) as Record<string, unknown>
+              const patch = settingsPatch(input.field)
+              await setAuthOptions(controlPlane, ref, patch)
+              const changes = Object.keys(patch)
+                .filter((name) => before[name] !== patch[name])
+                .map((name) => (typeof patch[name] === 'boolean' ? `${name}:${patch[name] ? 'on' : 'off'}` : name))
+              return { to: authPath(ref), notice: 'settings', values: changes }
+            },
+            screen: (state) => screen(input.params.ref!, state),
+          }),
+      },
+      {
+        method: 'POST',
         path: '/projects/:ref/auth/google/clear',
         where: REF_PARAM,
         form: async ({ params }) => {
@@ -237,6 +323,7 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
       redirects: (values) => (values.length === 0 ? 'Redirects saved; nothing changed.' : `Redirects saved: ${changed(values)}. ${NEXT_REQUEST}`),
       google: (values) => (values.length === 0 ? 'Google settings saved; nothing changed.' : `Google settings saved: ${changed(values)}. ${NEXT_REQUEST}`),
       template_saved: ([kind, ...parts]) => `Template ${kind} saved${parts.length ? `: ${parts.map((p) => (p === 'subject' ? 'subject' : p === 'body' ? 'body' : '')).filter(Boolean).join(', ')}` : '; nothing changed'}. ${NEXT_REQUEST}`,
+      settings: (values) => (values.length === 0 ? 'Settings saved; nothing changed.' : `Settings saved: ${changed(values)}. ${NEXT_REQUEST}`),
       google_cleared: () => `Google client ID and secret removed; Google sign-in is not offered. ${NEXT_REQUEST}`,
       template_reset: ([kind]) => `Template ${kind} reset to the default. ${NEXT_REQUEST}`,
     },
