@@ -31,8 +31,7 @@ import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { createClient } from '@supabase/supabase-js'
-import { createLocalJWKSet, jwtVerify } from 'jose'
-import ws from 'ws'
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
 import { signJwt, verifyJwt } from '../lib/jwt.ts'
 import { startOidcProvider, type OidcProvider } from '../test/helpers/oidc-provider.ts'
 import { acceptTimeStep, deleteUnverifiedFactors, lockFactorForVerify } from '../workers/auth/db/factors.ts'
@@ -43,6 +42,7 @@ import { newRefreshToken } from '../workers/auth/tokens.ts'
 import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
+import { nodeRealtime } from '../test/helpers/realtime.ts'
 
 const threads = Number(process.env.BENCH_THREADS ?? Math.max(1, Math.floor(os.cpus().length / 2)))
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -208,14 +208,14 @@ async function main(): Promise<void> {
  * HS256 with the secret (jose, key imported once), `connections` at a time.
  */
 async function benchLocalVerification(project: ProjectRecord, base: string, es256Token: string): Promise<void> {
-  const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as { keys: unknown[] }
-  const keySet = createLocalJWKSet(jwks as never)
+  const jwks = (await (await fetch(`${base}/.well-known/jwks.json`)).json()) as JSONWebKeySet
+  const keySet = createLocalJWKSet(jwks)
   const hs256Token = signJwt(project.jwtSecret, JSON.parse(Buffer.from(es256Token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>)
   // Imported once, as the JWKS's key is: given raw bytes, jose would import them on every call.
   const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode(project.jwtSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
   const supabase = createClient(base.replace(/\/auth\/v1$/, ''), project.anonKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: { transport: ws as never },
+    realtime: nodeRealtime,
   })
   const first = await supabase.auth.getClaims(es256Token)
   if (first.error) throw new Error(`getClaims failed: ${first.error.message}`)

@@ -13,7 +13,7 @@ import { signAccessToken } from '../../lib/jwt.ts'
 import { rotateRefreshToken, type RefreshedRow } from '../../workers/auth/db/sessions.ts'
 import { userWithSession } from '../../workers/auth/db/users.ts'
 import { userJson } from '../../workers/auth/serialize.ts'
-import { newRefreshToken } from '../../workers/auth/tokens.ts'
+import { accessTokenClaims, newRefreshToken } from '../../workers/auth/tokens.ts'
 
 export interface MainThreadAuth {
   /** `{origin}/auth/v1`, as the platform's base for the same paths. */
@@ -26,22 +26,7 @@ const JWT_EXPIRY_SECONDS = 3600
 function session(project: ProjectRecord, baseUrl: string, row: RefreshedRow, refreshToken: string): string {
   const now = Date.now()
   const iat = Math.floor(now / 1000)
-  const claims = {
-    iss: `${baseUrl}/auth/v1`,
-    sub: row.id,
-    aud: row.aud || 'authenticated',
-    exp: iat + JWT_EXPIRY_SECONDS,
-    iat,
-    email: row.email ?? '',
-    phone: row.phone ?? '',
-    app_metadata: row.raw_app_meta_data ?? {},
-    user_metadata: row.raw_user_meta_data ?? {},
-    role: row.role || 'authenticated',
-    aal: row.aal,
-    amr: row.amr ?? [],
-    session_id: row.session_id,
-    is_anonymous: row.is_anonymous,
-  }
+  const claims = accessTokenClaims(baseUrl, row, row.session_id, row.aal, row.amr ?? [], iat, JWT_EXPIRY_SECONDS)
   return JSON.stringify({
     access_token: signAccessToken(project, claims, now),
     token_type: 'bearer',

@@ -60,6 +60,8 @@ export class SnapshotHistogram extends PromHistogram {
       values.push({ labels, value: histogram.sum, metricName: `${name}_sum` })
       values.push({ labels, value: histogram.count, metricName: `${name}_count` })
     }
+    // prom-client's typings declare `type` as an enum and require `collect`; at run time the registry
+    // reads the string 'histogram' (as its own Histogram.get() returns) and no collect.
     return { name, help: this.#help, type: 'histogram', values, aggregator: 'sum' } as unknown as Exported
   }
 }

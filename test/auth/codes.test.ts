@@ -6,6 +6,7 @@ import t from 'tap'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { adminQuery, withDatabase, serverUrl } from '../helpers/db.ts'
 import { ALLOWED, authFixture, call, codeOf, fragmentOf, linkOf, SITE_URL } from './helpers.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 t.test('codes, links, redirects and PKCE', async (t) => {
   const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
@@ -172,10 +173,9 @@ t.test('codes, links, redirects and PKCE', async (t) => {
   await t.test('supabase-js PKCE flow: signUp then exchangeCodeForSession', async (t) => {
     const storage = new Map<string, string>()
     const { createClient } = await import('@supabase/supabase-js')
-    const ws = (await import('ws')).default
     const client = createClient(f.project.baseUrl, f.project.anonKey, {
       auth: { flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) } },
-      realtime: { transport: ws as never },
+      realtime: nodeRealtime,
     })
     const email = 'pkcejs@example.test'
     const since = f.mail.messages.length

@@ -4,8 +4,8 @@
 // phone and WebAuthn factors, passkeys; and GET /settings says each is off.
 import { createClient, type SupabaseClient } from '@supabase/supabase-js'
 import t, { type Test } from 'tap'
-import ws from 'ws'
 import { authFixture, call, type AuthFixture } from './helpers.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 type Result = { error: { status?: number; code?: string; message: string } | null }
 
@@ -16,7 +16,7 @@ function refused(t: Test, label: string, result: Result, status: number, code: s
 function client(f: AuthFixture): SupabaseClient {
   return createClient(f.project.baseUrl, f.project.anonKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, experimental: { passkey: true } } as never,
-    realtime: { transport: ws as never },
+    realtime: nodeRealtime,
   })
 }
 

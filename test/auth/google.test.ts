@@ -6,11 +6,11 @@
 // error_description.
 import { createClient } from '@supabase/supabase-js'
 import t from 'tap'
-import ws from 'ws'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts'
 import { authFixture, call, fragmentOf, SITE_URL, type AuthFixture } from './helpers.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 const APP = 'http://localhost:3000/welcome'
 
@@ -151,7 +151,7 @@ t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeC
   const { f, google } = await setup(t)
   await configure(f, google)
   google.user = { sub: '42', email: 'Grace@Example.com', email_verified: true, name: 'Grace Hopper' }
-  const supabase = createClient(f.project.baseUrl, f.project.anonKey, { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce' }, realtime: { transport: ws as never } })
+  const supabase = createClient(f.project.baseUrl, f.project.anonKey, { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce' }, realtime: nodeRealtime })
   const { data } = await supabase.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })
   t.match(data.url, /code_challenge=[A-Za-z0-9_-]{43}&code_challenge_method=s256/)
   const { location, hops } = await browse(data.url!)

@@ -3,10 +3,10 @@
 // and its redirect settings, and the unmodified supabase-js client.
 import { createClient, type SupabaseClient } from '@supabase/supabase-js'
 import { SMTPServer } from 'smtp-server'
-import ws from 'ws'
 import { setAuthOptions, setRedirects } from '../../control-plane/auth-settings.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startTestPlatform, type TestPlatform, type TestProject } from '../helpers/platform.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -124,7 +124,7 @@ export async function authFixture(t: Teardown, env: Record<string, string> = {},
   const client = (key: string) =>
     createClient(project.baseUrl, key, {
       auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-      realtime: { transport: ws as never },
+      realtime: nodeRealtime,
     })
   return {
     test,

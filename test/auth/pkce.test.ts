@@ -5,9 +5,9 @@
 import crypto from 'node:crypto'
 import { createClient } from '@supabase/supabase-js'
 import t from 'tap'
-import ws from 'ws'
 import { runInProjectDatabase } from '../../control-plane/project-database.ts'
 import { authFixture, call, linkOf, type AuthFixture } from './helpers.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 const CALLBACK = 'http://localhost:3000/cb'
 
@@ -42,7 +42,7 @@ t.test('PKCE exchange', async (t) => {
     const storage = new Map<string, string>()
     const client = createClient(f.project.baseUrl, f.project.anonKey, {
       auth: { flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) } },
-      realtime: { transport: ws as never },
+      realtime: nodeRealtime,
     })
     const email = 'wrong-then-right@example.test'
     const since = f.mail.messages.length

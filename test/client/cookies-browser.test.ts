@@ -8,12 +8,12 @@ import http from 'node:http'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import t from 'tap'
-import ws from 'ws'
 import { chromium, type BrowserContext, type Page } from 'playwright-core'
 import { createClient } from '@supabase/supabase-js'
 import { cookieStorage, HeaderCookieJar, NO_STORE_HEADERS, storageKeyFor } from '../../client/cookies.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 const PARENT = 'parent.test'
 const PASSWORD = 'correct horse battery'
@@ -27,7 +27,7 @@ async function browserTests(executablePath: string): Promise<void> {
   const project = await platform.createProject({ auth: true })
   const admin = createClient(project.baseUrl, project.serviceRoleKey, {
     auth: { persistSession: false, autoRefreshToken: false },
-    realtime: { transport: ws as never },
+    realtime: nodeRealtime,
   })
   for (const [email, metadata] of [['big@example.test', { bio: 'Grüße 🎉 '.repeat(300) }], ['small@example.test', {}]] as const) {
     const { error } = await admin.auth.admin.createUser({ email, password: PASSWORD, email_confirm: true, user_metadata: metadata })
@@ -110,7 +110,7 @@ function testApp(project: TestProject): http.Server {
   const serverClient = (jar: HeaderCookieJar) =>
     createClient(project.baseUrl, project.anonKey, {
       auth: { storage: cookieStorage(jar, options), flowType: 'pkce', autoRefreshToken: false, detectSessionInUrl: false, persistSession: true },
-      realtime: { transport: ws as never },
+      realtime: nodeRealtime,
     })
   const send = (res: http.ServerResponse, type: string, body: string | Buffer) => {
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' })

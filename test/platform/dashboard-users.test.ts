@@ -5,10 +5,10 @@
 // test/cli/auth-users.test.ts.
 import { createClient } from '@supabase/supabase-js'
 import t from 'tap'
-import ws from 'ws'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { startMailCatcher } from '../auth/helpers.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 if (haveChromium(t)) {
   const mail = await startMailCatcher(t)
@@ -19,7 +19,7 @@ if (haveChromium(t)) {
   const client = () =>
     createClient(project.baseUrl, project.anonKey, {
       auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-      realtime: { transport: ws as never },
+      realtime: nodeRealtime,
     })
   const users = `${dashboard}/projects/${project.ref}/users`
   await signIn()
@@ -87,7 +87,7 @@ if (haveChromium(t)) {
   })
 
   t.test('search by email and paging', async (t) => {
-    const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false }, realtime: { transport: ws as never } })
+    const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false }, realtime: nodeRealtime })
     for (let i = 0; i < 20; i++) {
       const { error } = await admin.auth.admin.createUser({ email: `bulk${String(i).padStart(2, '0')}@example.org`, email_confirm: true })
       t.equal(error, null)

@@ -7,13 +7,13 @@ import crypto from 'node:crypto'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose'
-import ws from 'ws'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { dropExpiredSigningKeys, newSigningKey, STANDBY_SECONDS, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { publicJwkOf, signerOf, signingKeyState, signJwt, signWithKey, type SigningKey } from '../../lib/jwt.ts'
 import { runCli } from '../helpers/cli.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { nodeRealtime } from '../helpers/realtime.ts'
 
 const platform = await startTestPlatform(t)
 const { controlPlane } = platform.platform
@@ -43,7 +43,7 @@ function client(project: TestProject) {
   const paths: string[] = []
   const supabase = createClient(project.baseUrl, project.anonKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: { transport: ws as never },
+    realtime: nodeRealtime,
     global: {
       fetch: (input, init) => {
         paths.push(new URL(input instanceof Request ? input.url : String(input)).pathname.replace(`/project/${project.ref}`, ''))

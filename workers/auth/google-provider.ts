@@ -12,6 +12,7 @@
 // own verifySignedJwtWithCertsAsync with the configured issuer.
 import crypto from 'node:crypto'
 import { OAuth2Client, type TokenPayload } from 'google-auth-library'
+import { decodeProtectedHeader } from 'jose'
 import { workerOptions } from '../../lib/worker-context.ts'
 
 export const GOOGLE_SCOPES = ['openid', 'email', 'profile']
@@ -98,8 +99,8 @@ async function certsFor(kid: string | undefined): Promise<Record<string, string>
 
 function headerKid(idToken: string): string | undefined {
   try {
-    const header = JSON.parse(Buffer.from(idToken.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown }
-    return typeof header.kid === 'string' ? header.kid : undefined
+    const { kid } = decodeProtectedHeader(idToken)
+    return typeof kid === 'string' ? kid : undefined
   } catch {
     return undefined
   }

@@ -4,6 +4,7 @@
 // check it as GoTrue's token_oidc.go does (reference/auth-clients.md §3) and
 // sign the user in as the web flow does. Google stays the one provider.
 import crypto from 'node:crypto'
+import { decodeJwt } from 'jose'
 import { log } from '../../lib/log.ts'
 import { transaction } from './db/pool.ts'
 import { authErrors } from './errors.ts'
@@ -32,8 +33,8 @@ function isAzureIssuer(issuer: string): boolean {
 /** The token's `iss`, unverified: only to name Azure's issuer in the refusal, as GoTrue detects it. */
 function unverifiedIssuer(idToken: string): string | undefined {
   try {
-    const payload = JSON.parse(Buffer.from(idToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { iss?: unknown }
-    return typeof payload.iss === 'string' ? payload.iss : undefined
+    const { iss } = decodeJwt(idToken)
+    return typeof iss === 'string' ? iss : undefined
   } catch {
     return undefined
   }

@@ -28,12 +28,10 @@ export interface Session {
   user: Record<string, unknown>
 }
 
-export async function accessToken(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[]): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
-  const now = Date.now()
-  const iat = Math.floor(now / 1000)
-  const expiresIn = req.settings.jwtExpirySeconds
-  const claims = {
-    iss: `${req.raw.project.baseUrl}/auth/v1`,
+/** GoTrue's access token claims for `user` in session `sessionId`, issued at `iat` (seconds). */
+export function accessTokenClaims(baseUrl: string, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], iat: number, expiresIn: number) {
+  return {
+    iss: `${baseUrl}/auth/v1`,
     sub: user.id,
     aud: user.aud || 'authenticated',
     exp: iat + expiresIn,
@@ -48,6 +46,13 @@ export async function accessToken(req: AuthRequest, user: UserRow, sessionId: st
     session_id: sessionId,
     is_anonymous: user.is_anonymous,
   }
+}
+
+export async function accessToken(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[]): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
+  const now = Date.now()
+  const iat = Math.floor(now / 1000)
+  const expiresIn = req.settings.jwtExpirySeconds
+  const claims = accessTokenClaims(req.raw.project.baseUrl, user, sessionId, aal, amr, iat, expiresIn)
   // The project's signing key in use (header kid), or its legacy secret while it has none.
   return { token: signAccessToken(req.raw.project, claims, now), expiresAt: iat + expiresIn, expiresIn }
 }

@@ -49,19 +49,28 @@ const SETTING_LABELS: Record<string, string> = Object.fromEntries([
   ]),
 ])
 
-/** The form's values as the settings store them; a number out of range is refused naming its field. */
-function settingsPatch(field: (name: string) => string): Record<string, unknown> {
-  const patch: Record<string, unknown> = {}
+/** A number field's name in its refusal: its label without the unit in brackets. */
+const titleOf = (label: string) => label.replace(/ \(.*\)$/, '')
+
+/**
+ * The settings the form changes, as the settings store them (unchanged ones stay unstored, so they
+ * keep following the platform's defaults); a number out of range is refused naming its field.
+ */
+function settingsPatch(field: (name: string) => string, before: Record<string, unknown>): Record<string, number | boolean> {
+  const patch: Record<string, number | boolean> = {}
   for (const { name, label } of NUMBER_FIELDS) {
     const text = field(name).trim()
     const { min, max } = NUMERIC_SETTINGS[name]!
     const value = Number(text)
     if (!/^\d+$/.test(text) || value < min || value > max) {
-      throw platformErrors.invalidArgument(`${label.replace(/ \(.*\)$/, '')}: a whole number from ${min} to ${max}, got "${text}"`)
+      throw platformErrors.invalidArgument(`${titleOf(label)}: a whole number from ${min} to ${max}, got "${text}"`)
     }
-    patch[name] = value
+    if (value !== before[name]) patch[name] = value
   }
-  for (const { name } of SWITCH_FIELDS) patch[name] = field(name) === 'true'
+  for (const { name } of SWITCH_FIELDS) {
+    const on = field(name) === 'true'
+    if (on !== before[name]) patch[name] = on
+  }
   return patch
 }
 
@@ -70,8 +79,8 @@ function changed(values: string[]): string {
   return names.length === 0 ? 'nothing changed' : names.join(', ')
 }
 
-/** One URL a line, as the box says; blank lines are dropped. */
-export function redirectLines(text: string): string[] {
+/** One entry a line (redirect URLs, client IDs), as the boxes say; blank lines are dropped. */
+function entryLines(text: string): string[] {
   return text
     .split(/\r?\n/)
     .map((line) => line.trim())
@@ -97,6 +106,7 @@ export function authPage(context: DashboardContext): DashboardModule {
     if (!project.authEnabled) return authOff(project)
     const [settings, templates, mail] = await Promise.all([getAuthSettings(controlPlane, ref), listTemplates(controlPlane, ref), listMail(controlPlane, ref, 20).catch(() => [])])
     const google = settings.google
+    const current: Record<string, unknown> = settings
     const callback = `${keysView(project, context.addressing).base_url}/auth/v1/callback`
     const body: Safe = html`<section><h2>Redirects</h2><form method="post" action="/dashboard/projects/${ref}/auth/redirects">
 <label for="site-url">Site URL</label><input type="url" id="site-url" name="site_url" value="${state.value('redirects', 'site_url', settings.site_url)}" required ${state.attrs('redirects', 'site_url')}>
@@ -113,14 +123,14 @@ ${NUMBER_FIELDS.map(
   ({ name, label }) => html`<label for="setting-${name}">${label}</label><input type="number" inputmode="numeric" id="setting-${name}" name="${name}" value="${state.value(
     'settings',
     name,
-    String((settings as Record<string, unknown>)[name]),
+    String(current[name]),
   )}" ${state.attrs('settings', name)}>
 ${state.error('settings', name)}`,
 )}
 ${SWITCH_FIELDS.map(
   ({ name, label }) =>
     html`<label class="check"><input type="checkbox" id="setting-${name}" name="${name}" value="true" ${
-      state.value('settings', name, (settings as Record<string, unknown>)[name] === true ? 'true' : '') === 'true' ? 'checked' : ''
+      state.value('settings', name, current[name] === true ? 'true' : '') === 'true' ? 'checked' : ''
     }> ${label}</label>`,
 )}
 ${state.error('settings', '')}
@@ -216,7 +226,7 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
             run: async () => {
               const ref = input.params.ref!
               const before = await getAuthSettings(controlPlane, ref)
-              const after = await setRedirects(controlPlane, ref, { siteUrl: input.field('site_url'), allow: redirectLines(input.field('allow')) })
+              const after = await setRedirects(controlPlane, ref, { siteUrl: input.field('site_url'), allow: entryLines(input.field('allow')) })
               const changes = [
                 before.site_url !== after.site_url ? 'site_url' : '',
                 before.additional_redirect_urls.join('\n') !== after.additional_redirect_urls.join('\n') ? 'allow' : '',
@@ -242,7 +252,7 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
               const secret = input.field('client_secret')
               const enabled = input.field('enabled') === 'true'
               const clientId = input.field('client_id')
-              const additionalClientIds = redirectLines(input.field('additional_client_ids'))
+              const additionalClientIds = entryLines(input.field('additional_client_ids'))
               await setGoogle(controlPlane, ref, {
                 clientId: clientId === '' && before.client_id === null ? undefined : clientId,
                 clientSecret: secret || undefined,
@@ -268,15 +278,12 @@ ${template.custom ? html`<form method="post" action="/dashboard/projects/${ref}/
           attempt(input, {
             form: 'settings',
             fields: [...NUMBER_FIELDS.map((f) => f.name), ...SWITCH_FIELDS.map((f) => f.name)],
-            fieldOf: (message) => NUMBER_FIELDS.find((f) => message.startsWith(f.label.replace(/ \(.*\)$/, '') + ':'))?.name,
+            fieldOf: (message) => NUMBER_FIELDS.find((f) => message.startsWith(`${titleOf(f.label)}:`))?.name,
             run: async () => {
               const ref = input.params.ref!
-              const before = (await getAuthSettings(controlPlane, ref)) as Record<string, unknown>
-              const patch = settingsPatch(input.field)
-              await setAuthOptions(controlPlane, ref, patch)
-              const changes = Object.keys(patch)
-                .filter((name) => before[name] !== patch[name])
-                .map((name) => (typeof patch[name] === 'boolean' ? `${name}:${patch[name] ? 'on' : 'off'}` : name))
+              const patch = settingsPatch(input.field, await getAuthSettings(controlPlane, ref))
+              if (Object.keys(patch).length > 0) await setAuthOptions(controlPlane, ref, patch)
+              const changes = Object.entries(patch).map(([name, value]) => (typeof value === 'boolean' ? `${name}:${value ? 'on' : 'off'}` : name))
               return { to: authPath(ref), notice: 'settings', values: changes }
             },
             screen: (state) => screen(input.params.ref!, state),
