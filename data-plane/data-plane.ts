@@ -11,7 +11,7 @@ import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
-import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/http.ts'
+import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
 import { refusalResponse } from '../lib/http/errors.ts'
 import type { ConcernManifest, ConcernRoute } from '../lib/http/manifest.ts'
 import { Router } from '../lib/http/router.ts'
@@ -47,7 +47,7 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-max-age': '86400',
 }
 
-function withCors(response: OutgoingResponse, request: IncomingRequest): OutgoingResponse {
+function withCors<R extends OutgoingResponse<ResponseBody>>(response: R, request: IncomingRequest): R {
   // Only browsers need these, and a browser's cross-origin request always carries Origin.
   if (request.headers.origin !== undefined) Object.assign(response.headers, CORS_HEADERS)
   return response
@@ -156,7 +156,7 @@ export class DataPlane {
    * Answers synchronously when everything it needs is cached (the common
    * case), so the hot path costs no promise; otherwise returns a promise.
    */
-  handle(request: IncomingRequest): OutgoingResponse | Promise<OutgoingResponse> {
+  handle(request: IncomingRequest): OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...CORS_HEADERS }, body: '' }
     const target = this.resolve(request)
     if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
@@ -183,7 +183,7 @@ export class DataPlane {
   }
 
   /** Counts a project request's answer where it leaves for the server to write (the metrics' one hot-path cost). */
-  #counted(response: OutgoingResponse, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse {
+  #counted(response: OutgoingResponse<ResponseBody>, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse<ResponseBody> {
     this.#deps.figures?.answered(ref, concern ? concern.service : OTHER_SERVICE, response.status, performance.now() - started)
     return response
   }
@@ -194,7 +194,7 @@ export class DataPlane {
     return withCors(refusalResponse(known, concern?.manifest.refusals, request.headers), request)
   }
 
-  async #platform(request: IncomingRequest): Promise<OutgoingResponse> {
+  async #platform(request: IncomingRequest): Promise<OutgoingResponse<ResponseBody>> {
     if (request.path === '/health' && request.method === 'GET') {
       if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }

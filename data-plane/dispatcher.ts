@@ -11,19 +11,15 @@ import type { Plan } from '../lib/catalogue.ts'
 import { BaseplaneError } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { PLAN_LIMITS } from '../lib/plans.ts'
+import { threadExecArgv, threadModule } from '../lib/thread-module.ts'
 import type { Concern, ServiceRequest, ServiceResponse, WorkerOptions } from '../lib/service.ts'
 import { serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { WorkerSnapshot } from '../lib/metrics/worker-snapshot.ts'
 import { FairShare, type FairShareObserver, type FairShareStats, type Limits } from './fair-share.ts'
 
-// Compiled (dist/) the workers are .js files beside this one; from source
-// (tests and benchmarks, under tsx) they are .ts files, which the threads load
-// through tsx as the process does.
-const fromSource = import.meta.url.endsWith('.ts')
-const workerFile = (concern: Concern) => new URL(`../workers/${concern}/worker.${fromSource ? 'ts' : 'js'}`, import.meta.url)
+const workerFile = (concern: Concern) => threadModule(`../workers/${concern}/worker`, import.meta.url)
 // The scrape-time snapshot task (lib/metrics/worker-snapshot.ts), run on each thread beside its concern's module.
-const snapshotFile = new URL(`../lib/metrics/worker-snapshot.${fromSource ? 'ts' : 'js'}`, import.meta.url).href
-const workerExecArgv = !fromSource || process.execArgv.some((arg) => arg.includes('tsx')) ? process.execArgv : [...process.execArgv, '--import', 'tsx']
+const snapshotFile = threadModule('../lib/metrics/worker-snapshot', import.meta.url).href
 
 export interface DispatcherOptions {
   /** Log level of the worker threads (they read it from their environment). */
@@ -89,7 +85,9 @@ export class Dispatcher {
             // which stops its timers: idle connections would never close and a
             // thread could not free connections another thread waits for.
             atomics: 'disabled',
-            execArgv: workerExecArgv,
+            // Piscina's own run and wait histograms: nothing reads them, and they cost every task a record.
+            recordTiming: false,
+            execArgv: threadExecArgv,
             env: { ...process.env, BASEPLANE_LOG_LEVEL: options.logLevel },
             workerData: options.worker,
           }),

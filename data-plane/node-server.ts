@@ -3,7 +3,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { platformErrors } from '../lib/errors.ts'
-import type { IncomingRequest, OutgoingResponse } from '../lib/http.ts'
+import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { platformErrorResponse } from '../lib/http/errors.ts'
@@ -39,7 +39,7 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
       peerAddress: () => req.socket.remoteAddress ?? '',
       body: () => body,
     }
-    const write = (response: OutgoingResponse) => {
+    const write = (response: OutgoingResponse<ResponseBody>) => {
       res.writeHead(response.status, response.headers)
       res.end(response.body)
     }

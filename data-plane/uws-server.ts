@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http'
 import uWS from '@trufflesuite/uws-js-unofficial'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
-import type { IncomingRequest, OutgoingResponse } from '../lib/http.ts'
+import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { platformErrorResponse } from '../lib/http/errors.ts'
@@ -81,7 +81,7 @@ class InFlight {
   }
 }
 
-function send(res: uWS.HttpResponse, response: OutgoingResponse, closeConnection: boolean): void {
+function send(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): void {
   res.cork(() => {
     res.writeStatus(statusLine(response.status))
     for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
@@ -89,7 +89,7 @@ function send(res: uWS.HttpResponse, response: OutgoingResponse, closeConnection
   })
 }
 
-function write(res: uWS.HttpResponse, state: RequestState, response: OutgoingResponse, inFlight: InFlight): void {
+function write(res: uWS.HttpResponse, state: RequestState, response: OutgoingResponse<ResponseBody>, inFlight: InFlight): void {
   // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
   if (!state.aborted) send(res, response, inFlight.draining)
   inFlight.end(state)
@@ -157,7 +157,7 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
       body = readBody(res, state)
       body.catch(() => {})
     }
-    let answer: OutgoingResponse | Promise<OutgoingResponse>
+    let answer: OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>>
     try {
       answer = dataPlane.handle(new UwsRequest(res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body))
     } catch (error) {

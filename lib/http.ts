@@ -14,11 +14,14 @@ export interface IncomingRequest {
   body(): Promise<string>
 }
 
-export interface OutgoingResponse {
+/** What the servers write: text, or bytes already encoded (a large answer made on another thread, handed over without a copy). */
+export type ResponseBody = string | Uint8Array
+
+export interface OutgoingResponse<Body extends ResponseBody = string> {
   status: number
   headers: Record<string, string>
-  body: string
+  body: Body
 }
 
 /** Routes of the platform itself (admin API, dashboard), tried when no project is named. */
-export type PlatformRoutes = (request: IncomingRequest) => Promise<OutgoingResponse | undefined>
+export type PlatformRoutes = (request: IncomingRequest) => Promise<OutgoingResponse<ResponseBody> | undefined>

@@ -177,6 +177,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
         await server.close(graceMillis)
         await health.close()
         await pushActors?.stop()
+        await metrics.close()
         await dispatcher.close()
         // After the workers (their last answers may record failures), before the catalogue pool ends.
         await throttle.close()

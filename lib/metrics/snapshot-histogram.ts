@@ -1,15 +1,15 @@
 // A prom-client histogram whose series are read, at scrape time, from
-// histograms counted elsewhere (project-figures.ts's typed arrays) instead of
-// observed through prom-client: its observe() hashes a label object per call,
-// too dear for every request on the main thread. Only get() and
+// histograms counted elsewhere (project-figures.ts's typed arrays, copied by
+// figures-packet.ts) instead of observed through prom-client: its observe()
+// hashes a label object per call, too dear for every request on the main thread. Only get() and
 // getForPromString() (what the registry calls to write the text) are replaced;
 // the name, help, type and the registry's formatting stay prom-client's.
 import { Histogram as PromHistogram } from 'prom-client'
-import type { Histogram } from './project-figures.ts'
+import type { HistogramFigures } from './figures-packet.ts'
 
 export interface HistogramSeries {
   labels: Record<string, string>
-  histogram: Histogram
+  histogram: HistogramFigures
 }
 
 export interface SnapshotHistogramOptions {

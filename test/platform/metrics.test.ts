@@ -11,7 +11,8 @@ import { getMetricsFromStream, type PromData, type PromHistogramData, type PromM
 import t from 'tap'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { PLAN_LIMITS } from '../../lib/plans.ts'
-import { ProjectFigures, serviceIndexOf } from '../../lib/metrics/project-figures.ts'
+import { LATENCY_BUCKETS, ProjectFigures, serviceIndexOf } from '../../lib/metrics/project-figures.ts'
+import { packFigures, packetSeries } from '../../lib/metrics/figures-packet.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import { signJwt } from '../../lib/jwt.ts'
 import { request, type ErrorBody, type Reply } from '../helpers/http.ts'
@@ -269,4 +270,37 @@ t.test('figures by minute: status classes, percentiles, refs that name nothing, 
   figures.answered('known', graphql, 200, 5)
   t.same(figures.recent('known').at(-1)!.requests, { '2xx': 1, '3xx': 0, '4xx': 0, '5xx': 0 }, 'its slot is reused from zero')
   t.equal(figures.recent('stranger').length, 60, 'a ref never seen has 60 empty minutes')
+})
+
+t.test('the figures handed to the exposition thread are the figures counted', async (t) => {
+  const figures = new ProjectFigures({ known: () => true })
+  const [auth, graphql, push] = ['auth', 'graphql', 'push'].map(serviceIndexOf) as [number, number, number]
+  for (let ms = 1; ms <= 30; ms++) figures.answered('first', graphql, ms % 3 === 0 ? 500 : 200, ms)
+  figures.answered('first', auth, 401, 2)
+  figures.refused('first', graphql)
+  figures.waited('first', graphql, 7)
+  figures.answered('second', push, 200, 40000)
+  figures.unrouted[2] = 3
+  const counted = [...figures.series()]
+  const packet = packFigures(figures)
+  t.same(packet.refs, ['first', 'second'])
+  t.same([...packet.unrouted], [0, 0, 3, 0])
+  const read = [...packetSeries(packet)]
+  t.equal(read.length, 2)
+  read.forEach((series, i) => {
+    const source = counted[i]!
+    t.equal(series.ref, source.ref)
+    t.same([...series.requests], [...source.requests], `${source.ref}: requests by service and status class`)
+    t.same([...series.refusals], [...source.refusals], `${source.ref}: refusals`)
+    for (const part of ['latency', 'waits'] as const) {
+      series[part].forEach((histogram, s) => {
+        const counted = source[part][s]
+        const want = counted ? { counts: [...counted.counts], sum: counted.sum, count: counted.count } : { counts: new Array(histogram.counts.length).fill(0), sum: 0, count: 0 }
+        t.same({ counts: [...Array.from(histogram.counts)], sum: histogram.sum, count: histogram.count }, want, `${source.ref}: ${part} of service ${s}`)
+      })
+    }
+  })
+  t.equal(read[0]!.latency[graphql]!.count, 30)
+  t.equal(read[1]!.latency[push]!.counts[LATENCY_BUCKETS.indexOf(60)], 1, '40 s lands in the 60 s bucket')
+  t.equal(read[1]!.latency[auth]!.count, 0, 'a service never used reads as empty')
 })
