@@ -39,6 +39,7 @@ import { amrOf, rotateRefreshToken, upgradeSession } from '../workers/auth/db/se
 import { userById, userWithSession } from '../workers/auth/db/users.ts'
 import { totpTimeStep } from '../workers/auth/totp.ts'
 import { newRefreshToken } from '../workers/auth/tokens.ts'
+import { CpuTime } from './lib/cpu-time.ts'
 import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
@@ -136,13 +137,16 @@ async function main(): Promise<void> {
     mainPool.on('error', () => {})
     const main: MainThreadAuth = await startMainThreadAuth(project, `${bench.origin}/project/${project.ref}`, mainPool)
     const mainRefreshRounds: LoadResult[] = []
+    // Where each side's CPU goes (the main thread, the worker and other threads, PostgreSQL): the hop's price in CPU.
+    const refreshCpu = new CpuTime()
+    const mainRefreshCpu = new CpuTime()
     for (let round = 0; round < ROUNDS; round++) {
       // Each round starts fresh chains (wrk does not report the last token it saw).
       const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
-      refreshRounds.push(await wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script }))
+      refreshRounds.push(await refreshCpu.measure(() => wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script })))
       for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
       const mainScript = writeScript(`main-refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
-      mainRefreshRounds.push(await wrk(`${main.base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script: mainScript }))
+      mainRefreshRounds.push(await mainRefreshCpu.measure(() => wrk(`${main.base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script: mainScript })))
       for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
       peerRefreshRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async (i) => {
         const next = newRefreshToken()
@@ -158,7 +162,9 @@ async function main(): Promise<void> {
     console.log(formatLoad('main-thread uWS: same refresh', mainRefresh))
     console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
     console.log(`ratio refresh / main-thread handler: ${(refresh.requestsPerSecond / mainRefresh.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-    console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)\n`)
+    console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)`)
+    console.log(`refresh, platform: ${refreshCpu.describe()}`)
+    console.log(`refresh, main-thread handler: ${mainRefreshCpu.describe()}\n`)
 
     // 3. GET /user vs the same statement.
     const token = (await signIn()).access_token
@@ -166,10 +172,12 @@ async function main(): Promise<void> {
     const userRounds: LoadResult[] = []
     const mainUserRounds: LoadResult[] = []
     const peerUserRounds: number[] = []
+    const userCpu = new CpuTime()
+    const mainUserCpu = new CpuTime()
     const userHeaders = { apikey: project.anonKey, authorization: `Bearer ${token}` }
     for (let round = 0; round < ROUNDS; round++) {
-      userRounds.push(await wrk(`${base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
-      mainUserRounds.push(await wrk(`${main.base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 }))
+      userRounds.push(await userCpu.measure(() => wrk(`${base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
+      mainUserRounds.push(await mainUserCpu.measure(() => wrk(`${main.base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
       peerUserRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async () => {
         const row = await userWithSession(api, claims.sub as string, claims.session_id as string)
         if (!row?.session_ok) throw new Error('peer user lookup failed')
@@ -182,7 +190,9 @@ async function main(): Promise<void> {
     console.log(formatLoad('main-thread uWS: same GET /user', mainUser))
     console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
     console.log(`ratio GET /user / main-thread handler: ${(user.requestsPerSecond / mainUser.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-    console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)\n`)
+    console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)`)
+    console.log(`GET /user, platform: ${userCpu.describe()}`)
+    console.log(`GET /user, main-thread handler: ${mainUserCpu.describe()}\n`)
     await main.close()
     await mainPool.end()
 
@@ -418,6 +428,7 @@ function mean(values: number[]): number {
 function combine(rounds: LoadResult[]): LoadResult {
   return {
     requestsPerSecond: mean(rounds.map((r) => r.requestsPerSecond)),
+    requests: rounds.reduce((a, r) => a + r.requests, 0),
     p50Ms: mean(rounds.map((r) => r.p50Ms)),
     p99Ms: Math.max(...rounds.map((r) => r.p99Ms)),
     non2xx: rounds.reduce((a, r) => a + r.non2xx, 0),

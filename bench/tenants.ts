@@ -105,6 +105,7 @@ function medianOf(rounds: TenantLoad[]): TenantLoad {
   }
   return {
     requestsPerSecond: median(rounds.map((r) => r.requestsPerSecond)),
+    requests: rounds.reduce((sum, r) => sum + r.requests, 0),
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     non2xx: rounds.reduce((sum, r) => sum + r.non2xx, 0),

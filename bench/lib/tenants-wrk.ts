@@ -85,6 +85,7 @@ export function wrkTenants(origin: string, options: TenantLoadOptions): Promise<
       const non2xx = Object.entries(figures.statuses).reduce((sum, [status, n]) => (status.startsWith('2') ? sum : sum + n), 0)
       resolve({
         requestsPerSecond: figures.requests / (figures.durationUs / 1e6),
+        requests: figures.requests,
         p50Ms: figures.p50Us / 1000,
         p99Ms: figures.p99Us / 1000,
         non2xx,

@@ -3,6 +3,8 @@ import { execFile } from 'node:child_process'
 
 export interface LoadResult {
   requestsPerSecond: number
+  /** Requests answered in the whole run. */
+  requests: number
   p50Ms: number
   p99Ms: number
   non2xx: number
@@ -28,12 +30,14 @@ export function wrk(url: string, options: { headers?: Record<string, string>; se
       const p50 = /\s50%\s+([\d.]+)(us|ms|s)/.exec(stdout)
       const p99 = /\s99%\s+([\d.]+)(us|ms|s)/.exec(stdout)
       const non2xx = /Non-2xx or 3xx responses:\s+(\d+)/.exec(stdout)
-      if (!rps || !p50 || !p99) {
+      const requests = /(\d+) requests in /.exec(stdout)
+      if (!rps || !p50 || !p99 || !requests) {
         reject(new Error(`could not read wrk output:\n${stdout}`))
         return
       }
       resolve({
         requestsPerSecond: Number(rps[1]),
+        requests: Number(requests[1]),
         p50Ms: toMs(p50[1]!, p50[2]!),
         p99Ms: toMs(p99[1]!, p99[2]!),
         non2xx: non2xx ? Number(non2xx[1]) : 0,

@@ -1,4 +1,4 @@
-// `baseplane auth users list|invite|delete REF ...`: a project's Auth users,
+// `baseplane auth users list|create|invite|delete REF ...`: a project's Auth users,
 // through control-plane/auth-users.ts (the project's own Auth admin API, as
 // the dashboard's Users tab), so the platform must be running.
 import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
@@ -33,6 +33,27 @@ export const authUserCommands: Command[] = [
             ['ID', 'EMAIL', 'LAST SIGN-IN', 'CREATED'],
             ...page.users.map((u) => [u.id, u.email ?? '', u.last_sign_in_at ?? 'never', u.created_at]),
           ])}\n${page.total} user${page.total === 1 ? '' : 's'}, page ${page.page} of ${Math.max(1, Math.ceil(page.total / page.per_page))}`,
+  },
+  {
+    words: ['auth', 'users', 'create'],
+    positionals: ['REF', 'EMAIL'],
+    usage: 'auth users create REF EMAIL [--password-stdin] [--unconfirmed]',
+    summary: 'Create a user, its email confirmed; with a password read from standard input, it can sign in at once',
+    options: { 'password-stdin': { type: 'boolean' }, unconfirmed: { type: 'boolean' } },
+    optionHelp: {
+      'password-stdin': "read the user's password from standard input (never from the command line); without it the user signs in by link or code",
+      unconfirmed: 'leave the email unconfirmed (the user cannot sign in with a password until it is)',
+    },
+    async run(context, args) {
+      let password: string | undefined
+      if (args.values['password-stdin'] === true) {
+        // One line, as typed or piped: the line break that ends it is not part of the password.
+        password = (await context.readStdin()).replace(/\r?\n$/, '')
+        if (password === '') throw refusedValue('--password-stdin read an empty password')
+      }
+      return (await usersOf(context)).create(args.positionals[0]!, { email: args.positionals[1]!, password, confirm: args.values.unconfirmed !== true })
+    },
+    human: (user: AuthUser) => `Created ${user.email} (user ${user.id})${user.email_confirmed_at ? '' : ', email not confirmed'}`,
   },
   {
     words: ['auth', 'users', 'invite'],

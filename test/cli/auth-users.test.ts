@@ -1,4 +1,4 @@
-// `baseplane auth users list|invite|delete REF ...` against a running
+// `baseplane auth users list|create|invite|delete REF ...` against a running
 // platform (the commands go through the project's Auth admin API, as the
 // dashboard's Users tab does), and their refusals. Each run is a new process:
 // the file keeps to a few.
@@ -11,7 +11,7 @@ const platform = await startTestPlatform(t)
 const project = await platform.createProject({ name: 'Cli Users', auth: true })
 const off = await platform.createProject({ name: 'Cli No Auth' })
 const port = new URL(platform.origin).port
-const baseplane = (args: string[]) => runCli(args, { DATABASE_URL: platform.catalogueUrl, PORT: port })
+const baseplane = (args: string[], input = '') => runCli(args, { DATABASE_URL: platform.catalogueUrl, PORT: port }, input)
 
 t.test('invite, list, search and delete', async (t) => {
   const invited = await baseplane(['auth', 'users', 'invite', project.ref, 'ada@example.com'])
@@ -42,6 +42,49 @@ t.test('invite, list, search and delete', async (t) => {
     headers: { apikey: project.serviceRoleKey, authorization: `Bearer ${project.serviceRoleKey}` },
   })
   t.same(left.json.users.map((u) => u.email), ['bob@example.com'])
+})
+
+t.test('create, with a password from standard input, then sign in with it', async (t) => {
+  const created = await baseplane(['auth', 'users', 'create', project.ref, 'Cleo@Example.com', '--password-stdin'], 'correct horse battery\n')
+  t.equal(created.code, 0, created.stderr)
+  t.match(created.stdout, /^Created cleo@example\.com \(user [0-9a-f-]{36}\)\n$/)
+  const signIn = await request<{ access_token?: string; user?: { email: string } }>(`${project.baseUrl}/auth/v1/token?grant_type=password`, {
+    headers: { apikey: project.anonKey },
+    body: { email: 'cleo@example.com', password: 'correct horse battery' },
+  })
+  t.equal(signIn.status, 200, signIn.text)
+  t.equal(signIn.json.user?.email, 'cleo@example.com')
+  t.type(signIn.json.access_token, 'string')
+
+  const unconfirmed = await baseplane(['auth', 'users', 'create', project.ref, 'dan@example.com', '--password-stdin', '--unconfirmed', '--json'], 'another good one')
+  t.equal(unconfirmed.code, 0, unconfirmed.stderr)
+  t.match(JSON.parse(unconfirmed.stdout), { email: 'dan@example.com', email_confirmed_at: null })
+  const refused = await request<{ error_code?: string }>(`${project.baseUrl}/auth/v1/token?grant_type=password`, {
+    headers: { apikey: project.anonKey },
+    body: { email: 'dan@example.com', password: 'another good one' },
+  })
+  t.equal(refused.status, 400)
+  t.equal(refused.json.error_code, 'email_not_confirmed')
+
+  const noPassword = await baseplane(['auth', 'users', 'create', project.ref, 'eve@example.com', '--json'])
+  t.equal(noPassword.code, 0, noPassword.stderr)
+  t.match(JSON.parse(noPassword.stdout), { email: 'eve@example.com', email_confirmed_at: String })
+})
+
+t.test('create refuses what the admin API refuses, and writes nothing', async (t) => {
+  const empty = await baseplane(['auth', 'users', 'create', project.ref, 'fay@example.com', '--password-stdin'], '\n')
+  t.equal(empty.code, 1)
+  t.match(empty.stderr, '--password-stdin read an empty password')
+  const weak = await baseplane(['auth', 'users', 'create', project.ref, 'fay@example.com', '--password-stdin'], 'abc')
+  t.equal(weak.code, 1)
+  t.match(weak.stderr, /at least 6 characters/i)
+  const taken = await baseplane(['auth', 'users', 'create', project.ref, 'cleo@example.com'])
+  t.equal(taken.code, 1)
+  t.match(taken.stderr, 'already been registered')
+  const listed = JSON.parse((await baseplane(['auth', 'users', 'list', project.ref, '--email', 'fay', '--json'])).stdout)
+  t.equal(listed.total, 0, 'no user was made for the refused creates')
+  const missing = await baseplane(['auth', 'users', 'create', project.ref])
+  t.equal(missing.code, 2, 'no email: a usage error')
 })
 
 t.test('refusals', async (t) => {
