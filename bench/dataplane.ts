@@ -10,6 +10,7 @@ import uWS from '@trufflesuite/uws-js-unofficial'
 import { startNodeServer } from '../data-plane/node-server.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk } from './lib/wrk.ts'
+import { median } from './lib/stats.ts'
 
 async function trivialServers() {
   const body = '{"status":"ok"}'
@@ -85,7 +86,6 @@ try {
   for (let i = 0; i < 20; i++) {
     evicted.push(await graphql(i % 2 ? project.ref : other.ref, i % 2 ? project.anonKey : other.anonKey))
   }
-  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!
   console.log(`POST /graphql/v1 {__typename}, pool warm:    median ${median(warm).toFixed(2)} ms`)
   console.log(`POST /graphql/v1 {__typename}, pool evicted: median ${median(evicted).toFixed(2)} ms`)
 } finally {

@@ -9,12 +9,11 @@
 // 1 ms timer ticks during the scrape; medians of five scrapes each, alternating.
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
-import type { ConnectionBudget } from '../lib/db/connection-budget.ts'
 import { expositionText } from '../lib/metrics/exposition.ts'
 import { packFigures } from '../lib/metrics/figures-packet.ts'
 import { ProjectFigures } from '../lib/metrics/project-figures.ts'
-import type { Dispatcher } from '../data-plane/dispatcher.ts'
 import { PlatformMetrics } from '../server/metrics.ts'
+import { median } from './lib/stats.ts'
 
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 1000)
 const SCRAPES = 5
@@ -39,7 +38,6 @@ async function stallOf(scrape: () => Promise<number>): Promise<{ millis: number;
   return { millis, stall, bytes }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 
 async function main(): Promise<void> {
   const figures = new ProjectFigures({ known: () => true })
@@ -54,9 +52,7 @@ async function main(): Promise<void> {
     figures.refused(ref, 1)
   }
   // No worker threads or push actors here: their snapshots add a few lines per thread, not per project.
-  const dispatcher = { snapshots: async () => [] } as unknown as Dispatcher
-  const budget = { snapshot: () => [] } as unknown as ConnectionBudget
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget })
+  const metrics = new PlatformMetrics({ figures, dispatcher: { snapshots: async () => [] }, budget: { snapshot: () => [] } })
   const onThread = () => metrics.text().then((bytes) => bytes.byteLength)
   const onMain = async () => {
     const text = await expositionText({ lead: '', figures: packFigures(figures), workers: [], actors: undefined, servers: [], threads: [] })

@@ -20,6 +20,7 @@ import { createTenants, type Tenant } from './lib/tenants-projects.ts'
 import { postgresMemoryBytes, ServerWatch } from './lib/tenants-server.ts'
 import { wrkTenants, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
 import { formatLoad } from './lib/wrk.ts'
+import { median } from './lib/stats.ts'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback
@@ -51,7 +52,6 @@ const LOAD = { connections: 16, threads: 2 }
 // fair share that limits A, not the timeout cutting its queries short.
 const SLEEP_SECONDS = 2
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!
 const mb = (bytes: number) => bytes / (1024 * 1024)
 

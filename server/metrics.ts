@@ -48,8 +48,8 @@ function processMetrics(): Registry {
 
 export interface PlatformMetricsSources {
   figures: ProjectFigures
-  dispatcher: Dispatcher
-  budget: ConnectionBudget
+  dispatcher: Pick<Dispatcher, 'snapshots'>
+  budget: Pick<ConnectionBudget, 'snapshot'>
 }
 
 interface PushActorsSource {

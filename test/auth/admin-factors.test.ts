@@ -57,7 +57,7 @@ t.test('auth.admin.mfa.listFactors and deleteFactor', async (t) => {
     const deleted = await admin.mfa.deleteFactor({ userId: ada.id, id: phone.data!.id })
     t.error(deleted.error)
     // auth-js hands back _request's own {data, error} as `data`: the answer's body is one level down.
-    t.match((deleted.data as unknown as { data: unknown }).data, { id: phone.data!.id, status: 'verified', factor_type: 'totp', friendly_name: 'Ada phone' })
+    t.match(deleted.data, { data: { id: phone.data!.id, status: 'verified', factor_type: 'totp', friendly_name: 'Ada phone' } })
     const listed = await admin.mfa.listFactors({ userId: ada.id })
     t.error(listed.error)
     t.same(listed.data?.factors.map((x) => x.id), [tablet.data!.id], 'only the other factor is left')

@@ -33,11 +33,11 @@ t.test('admin listUsers', async (t) => {
   await t.test('no arguments: page 1 of 50, as auth-js sends it', async (t) => {
     const { data, error } = await admin.auth.admin.listUsers()
     t.error(error)
+    if (error) throw error
     t.equal(data.users.length, 50)
-    const page = data as unknown as { total: number; nextPage: number | null; lastPage: number }
-    t.equal(page.total, 55)
-    t.equal(page.nextPage, 2)
-    t.equal(page.lastPage, 2)
+    t.equal(data.total, 55)
+    t.equal(data.nextPage, 2)
+    t.equal(data.lastPage, 2)
     const raw = await call(f, 'GET', '/admin/users?page=&per_page=', undefined, service)
     t.equal(raw.status, 200)
     t.equal(raw.headers.get('x-total-count'), '55')
@@ -52,12 +52,12 @@ t.test('admin listUsers', async (t) => {
     for (let page = 1; page <= 6; page++) {
       const { data, error } = await admin.auth.admin.listUsers({ page, perPage: 10 })
       t.error(error)
+      if (error) throw error
       t.equal(data.users.length, page < 6 ? 10 : 5, `page ${page}`)
       for (const u of data.users) seen.add(u.id)
-      const meta = data as unknown as { total: number; nextPage: number | null; lastPage: number }
-      t.equal(meta.total, 55)
-      t.equal(meta.lastPage, 6)
-      t.equal(meta.nextPage, page < 6 ? page + 1 : null)
+      t.equal(data.total, 55)
+      t.equal(data.lastPage, 6)
+      t.equal(data.nextPage, page < 6 ? page + 1 : null)
     }
     t.equal(seen.size, 55, 'every user once across the pages')
     const beyond = await admin.auth.admin.listUsers({ page: 7, perPage: 10 })

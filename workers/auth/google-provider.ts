@@ -112,7 +112,10 @@ function headerKid(idToken: string): string | undefined {
  * (the id_token grant checks the audience itself, after the subject, as
  * GoTrue does).
  */
-export async function verifyGoogleIdToken(idToken: string, audience?: string): Promise<TokenPayload> {
+/** An ID token's claims as Google (or whoever signed it) sent them: callers check each claim's type at run time. */
+export type IdTokenClaims = Record<string, unknown>
+
+export async function verifyGoogleIdToken(idToken: string, audience?: string): Promise<IdTokenClaims> {
   const issuer = endpoints().issuer
   // Google signs with either form of its issuer (OpenID Connect Core 1.0, Google's discovery note).
   const issuers = issuer === 'https://accounts.google.com' ? [issuer, 'accounts.google.com'] : [issuer]
@@ -125,11 +128,11 @@ export async function verifyGoogleIdToken(idToken: string, audience?: string): P
     throw error instanceof IdTokenError ? error : new IdTokenError((error as Error).message)
   }
   if (payload === undefined) throw new IdTokenError('the ID token has no payload')
-  return payload
+  return { ...payload }
 }
 
 /** The web flow's check: our client ID as audience, and the flow's own nonce. */
-export async function verifyIdToken(client: GoogleClient, idToken: string, nonce: string): Promise<TokenPayload> {
+export async function verifyIdToken(client: GoogleClient, idToken: string, nonce: string): Promise<IdTokenClaims> {
   const payload = await verifyGoogleIdToken(idToken, client.clientId)
   if (payload.nonce !== nonce) throw new IdTokenError('the ID token nonce does not match the flow')
   return payload

@@ -195,7 +195,7 @@ async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, ref
   }
   let claims: Record<string, unknown>
   try {
-    claims = (await verifyIdToken(client, tokens.idToken, nonce)) as unknown as Record<string, unknown>
+    claims = await verifyIdToken(client, tokens.idToken, nonce)
   } catch (error) {
     if (!(error instanceof IdTokenError)) throw error
     log.info('google ID token refused', { ref: req.raw.project.ref, reason: reasonOf(error) })

@@ -87,7 +87,7 @@ export async function idTokenGrant(req: AuthRequest): Promise<Session> {
 
   let claims: Record<string, unknown>
   try {
-    claims = (await verifyGoogleIdToken(idToken)) as unknown as Record<string, unknown>
+    claims = await verifyGoogleIdToken(idToken)
     if (accessToken !== '' && typeof claims.at_hash === 'string' && !atHashMatches(accessToken, claims.at_hash)) {
       throw new IdTokenError('at_hash does not match the access token')
     }

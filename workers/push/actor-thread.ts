@@ -7,6 +7,7 @@ import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../lib/log.ts'
 import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
+import { fromSource } from '../../lib/thread-module.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
 export type PushActorThreadOptions = Omit<PushActorHostOptions, 'tokens' | 'onClaimsChanged'>
@@ -30,7 +31,6 @@ export type ActorThreadRequest = { kind: 'stop' } | { kind: 'snapshot'; id: numb
 
 // Compiled (dist/) the thread's entry is actor-thread-main.js; from source
 // (under tsx) it is the .ts file, imported by a plain JS launcher (see there).
-const fromSource = import.meta.url.endsWith('.ts')
 const ENTRY = new URL('./actor-thread-main.js', import.meta.url)
 const LAUNCHER = new URL('./actor-thread-launcher.mjs', import.meta.url)
 const SOURCE_ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
