@@ -6,7 +6,8 @@
 //    very same SQL statements (workers/auth/db) on N connections, and against
 //    a minimal uWebSockets.js server answering them on the main thread with the
 //    same checks and statements (bench/lib/main-thread-auth.ts: the price of
-//    the hop to a worker thread), same run, same wrk load.
+//    the hop to a worker thread), same run, same wrk load; at 2 requests at
+//    once and at 8 (BENCH_HOP_CONNECTIONS).
 // 3. TOTP verifications/s (POST /factors/{id}/verify, each on its own factor,
 //    session and challenge, since a code is accepted once per factor) against
 //    a plain pg script running the same statements with the same otplib check.
@@ -30,6 +31,8 @@ import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
+import { AUTH_ROLE } from '../lib/db/auth-transaction.ts'
+import { planLimits } from '../lib/plans.ts'
 import { createClient } from '@supabase/supabase-js'
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
 import { signJwt, verifyJwt } from '../lib/jwt.ts'
@@ -47,8 +50,19 @@ import { nodeRealtime } from '../test/helpers/realtime.ts'
 
 const threads = Number(process.env.BENCH_THREADS ?? Math.max(1, Math.floor(os.cpus().length / 2)))
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
-// Both sides of the refresh and GET /user comparisons run this many requests at once.
+// Sign-ins, TOTP, callbacks and local verification run this many requests at once.
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 2)
+// Refresh and GET /user run on every side at each of these: 2, where every
+// thread sleeps between requests, and 8, the most requests of one project the
+// bench project's plan runs at once (lib/plans.ts), so the platform queues
+// none of what the peers run.
+const hopConnections = (process.env.BENCH_HOP_CONNECTIONS ?? '2,8').split(',').map(Number)
+const BENCH_PLAN = 'business'
+
+interface Session {
+  access_token: string
+  refresh_token: string
+}
 
 async function rawBcrypt(n: number, ms: number): Promise<number> {
   const bcryptPath = createRequire(import.meta.url).resolve('bcrypt')
@@ -85,6 +99,8 @@ async function main(): Promise<void> {
   try {
     const project = await platform.controlPlane.create({ name: 'auth bench' })
     await platform.controlPlane.setProduct(project.ref, 'auth', true)
+    await platform.controlPlane.setPlan(project.ref, BENCH_PLAN)
+    if (Math.max(...hopConnections) > planLimits(BENCH_PLAN).concurrentRequests) throw new Error(`BENCH_HOP_CONNECTIONS above plan ${BENCH_PLAN}'s concurrent requests would queue the platform's side only`)
     await setAuthOptions(platform.controlPlane, project.ref, { mailer_autoconfirm: true })
     const base = `${bench.origin}/project/${project.ref}/auth/v1`
     const headers = { apikey: project.anonKey, 'content-type': 'application/json' }
@@ -95,9 +111,9 @@ async function main(): Promise<void> {
     const signIn = async () => {
       const r = await fetch(`${base}/token?grant_type=password`, { method: 'POST', headers, body: JSON.stringify({ email, password }) })
       if (r.status !== 200) throw new Error(`sign-in failed: ${r.status}`)
-      return (await r.json()) as { access_token: string; refresh_token: string }
+      return (await r.json()) as Session
     }
-    console.log(`auth benchmark: ${threads} auth thread(s), ${os.cpus().length} CPUs, ${seconds} s per run\n`)
+    console.log(`auth benchmark: ${threads} auth thread(s), ${os.cpus().length} CPUs, ${seconds} s per run, plan ${BENCH_PLAN}\n`)
 
     // 1. Password sign-ins vs raw bcrypt.
     // Alternating rounds, so load from elsewhere on the machine falls on both sides alike.
@@ -114,88 +130,15 @@ async function main(): Promise<void> {
     console.log(`${'raw bcrypt.compareSync, cost 10'.padEnd(34)} ${raw.toFixed(0).padStart(8)} /s      on ${threads} thread(s)`)
     console.log(`ratio sign-ins / raw bcrypt: ${(signIns.requestsPerSecond / raw).toFixed(2)} (goal >= 0.85)\n`)
 
-    // Sessions for the refresh and GET /user runs (HTTP side, then the peer).
-    const httpSessions = await Promise.all(Array.from({ length: connections }, signIn))
-    const peerSessions = await Promise.all(Array.from({ length: connections }, signIn))
-
-    // 2a. Refresh through the platform: each wrk thread (one connection) follows its own token chain.
-    const refreshRounds: LoadResult[] = []
-    const peerRefreshRounds: number[] = []
-    // 2b. The same statement from a plain pg script, one connection per auth thread.
-    const api = new pg.Pool({
-      host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword, max: connections,
-      // The same role the auth worker's connections switch to (workers/auth/db/pool.ts), set at connection start.
-      options: '-c role=baseplane_auth_admin -c timezone=UTC',
-    })
+    // The pool the TOTP peer and the statement checks below use.
+    const api = new pg.Pool({ ...apiRole(project), max: connections })
     // Dropping the databases at the end ends its idle connections: not an error of the run.
     api.on('error', () => {})
-    // 2c. The same requests answered on the main thread, no worker hop, on a pool of its own of the same size.
-    const mainPool = new pg.Pool({
-      host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword, max: connections,
-      options: '-c role=baseplane_auth_admin -c timezone=UTC',
-    })
-    mainPool.on('error', () => {})
-    const main: MainThreadAuth = await startMainThreadAuth(project, `${bench.origin}/project/${project.ref}`, mainPool)
-    const mainRefreshRounds: LoadResult[] = []
-    // Where each side's CPU goes (the main thread, the worker and other threads, PostgreSQL): the hop's price in CPU.
-    const refreshCpu = new CpuTime()
-    const mainRefreshCpu = new CpuTime()
-    for (let round = 0; round < ROUNDS; round++) {
-      // Each round starts fresh chains (wrk does not report the last token it saw).
-      const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
-      refreshRounds.push(await refreshCpu.measure(() => wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script })))
-      for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
-      const mainScript = writeScript(`main-refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
-      mainRefreshRounds.push(await mainRefreshCpu.measure(() => wrk(`${main.base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script: mainScript })))
-      for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
-      peerRefreshRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async (i) => {
-        const next = newRefreshToken()
-        const row = await rotateRefreshToken(api, peerSessions[i]!.refresh_token, next, '127.0.0.1')
-        if (!row) throw new Error('peer refresh failed')
-        peerSessions[i]!.refresh_token = next
-      }))
-    }
-    const refresh = combine(refreshRounds)
-    const mainRefresh = combine(mainRefreshRounds)
-    const peerRefresh = mean(peerRefreshRounds)
-    console.log(formatLoad('token refresh (POST /token)', refresh))
-    console.log(formatLoad('main-thread uWS: same refresh', mainRefresh))
-    console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
-    console.log(`ratio refresh / main-thread handler: ${(refresh.requestsPerSecond / mainRefresh.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-    console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)`)
-    console.log(`refresh, platform: ${refreshCpu.describe()}`)
-    console.log(`refresh, main-thread handler: ${mainRefreshCpu.describe()}\n`)
 
-    // 3. GET /user vs the same statement.
+    // 2 and 3: refresh and GET /user at each concurrency asked for.
+    for (const at of hopConnections) await benchHop(project, bench.origin, signIn, at)
+
     const token = (await signIn()).access_token
-    const claims = await verifyJwt(project, token)
-    const userRounds: LoadResult[] = []
-    const mainUserRounds: LoadResult[] = []
-    const peerUserRounds: number[] = []
-    const userCpu = new CpuTime()
-    const mainUserCpu = new CpuTime()
-    const userHeaders = { apikey: project.anonKey, authorization: `Bearer ${token}` }
-    for (let round = 0; round < ROUNDS; round++) {
-      userRounds.push(await userCpu.measure(() => wrk(`${base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
-      mainUserRounds.push(await mainUserCpu.measure(() => wrk(`${main.base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
-      peerUserRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async () => {
-        const row = await userWithSession(api, claims.sub as string, claims.session_id as string)
-        if (!row?.session_ok) throw new Error('peer user lookup failed')
-      }))
-    }
-    const user = combine(userRounds)
-    const mainUser = combine(mainUserRounds)
-    const peerUser = mean(peerUserRounds)
-    console.log(formatLoad('GET /user', user))
-    console.log(formatLoad('main-thread uWS: same GET /user', mainUser))
-    console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
-    console.log(`ratio GET /user / main-thread handler: ${(user.requestsPerSecond / mainUser.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-    console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)`)
-    console.log(`GET /user, platform: ${userCpu.describe()}`)
-    console.log(`GET /user, main-thread handler: ${mainUserCpu.describe()}\n`)
-    await main.close()
-    await mainPool.end()
-
     await benchLocalVerification(project, base, token)
 
     try {
@@ -209,6 +152,106 @@ async function main(): Promise<void> {
     await bench.close()
     await google.close()
   }
+}
+
+/**
+ * Connection settings of the project's API login role switched to the role
+ * the auth worker's connections use, with the same session settings
+ * (lib/db/auth-transaction.ts AUTH_SESSION), so the peers' statements run as
+ * the platform's do.
+ */
+function apiRole(project: ProjectRecord): pg.PoolConfig {
+  return {
+    host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword,
+    options: `-c role=${AUTH_ROLE} -c timezone=UTC -c statement_timeout=10s`,
+  }
+}
+
+/**
+ * Token refreshes/s and GET /user/s with `connections` requests at once:
+ * through the platform, through the main-thread handler (the same checks and
+ * statements without the worker hop, on a pool of its own of the same size),
+ * and from a plain pg script on as many connections, with where each side's
+ * CPU goes.
+ */
+async function benchHop(project: ProjectRecord, origin: string, signIn: () => Promise<Session>, connections: number): Promise<void> {
+  const base = `${origin}/project/${project.ref}/auth/v1`
+  const headers = { apikey: project.anonKey, 'content-type': 'application/json' }
+  console.log(`-- ${connections} request(s) at once --`)
+  // Sessions for the refresh and GET /user runs (HTTP side, then the peer).
+  const httpSessions = await Promise.all(Array.from({ length: connections }, signIn))
+  const peerSessions = await Promise.all(Array.from({ length: connections }, signIn))
+
+  // 2a. Refresh through the platform: each wrk thread (one connection) follows its own token chain.
+  const refreshRounds: LoadResult[] = []
+  const peerRefreshRounds: number[] = []
+  // 2b. The same statement from a plain pg script, on as many connections.
+  const api = new pg.Pool({ ...apiRole(project), max: connections })
+  api.on('error', () => {})
+  // 2c. The same requests answered on the main thread, no worker hop, on a pool of its own of the same size.
+  const mainPool = new pg.Pool({ ...apiRole(project), max: connections })
+  mainPool.on('error', () => {})
+  const main: MainThreadAuth = await startMainThreadAuth(project, `${origin}/project/${project.ref}`, mainPool)
+  const mainRefreshRounds: LoadResult[] = []
+  // Where each side's CPU goes (the main thread, the worker and other threads, PostgreSQL): the hop's price in CPU.
+  const refreshCpu = new CpuTime()
+  const mainRefreshCpu = new CpuTime()
+  for (let round = 0; round < ROUNDS; round++) {
+    // Each round starts fresh chains (wrk does not report the last token it saw).
+    const script = writeScript(`refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
+    refreshRounds.push(await refreshCpu.measure(() => wrk(`${base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script })))
+    for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
+    const mainScript = writeScript(`main-refresh${round}`, refreshScript(httpSessions.map((s) => s.refresh_token)))
+    mainRefreshRounds.push(await mainRefreshCpu.measure(() => wrk(`${main.base}/token?grant_type=refresh_token`, { headers, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: connections, script: mainScript })))
+    for (let i = 0; i < httpSessions.length; i++) httpSessions[i] = await signIn()
+    peerRefreshRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async (i) => {
+      const next = newRefreshToken()
+      const row = await rotateRefreshToken(api, peerSessions[i]!.refresh_token, next, '127.0.0.1')
+      if (!row) throw new Error('peer refresh failed')
+      peerSessions[i]!.refresh_token = next
+    }))
+  }
+  const refresh = combine(refreshRounds)
+  const mainRefresh = combine(mainRefreshRounds)
+  const peerRefresh = mean(peerRefreshRounds)
+  console.log(formatLoad('token refresh (POST /token)', refresh))
+  console.log(formatLoad('main-thread uWS: same refresh', mainRefresh))
+  console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
+  console.log(`ratio refresh / main-thread handler: ${(refresh.requestsPerSecond / mainRefresh.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
+  console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)`)
+  console.log(`refresh, platform: ${refreshCpu.describe()}`)
+  console.log(`refresh, main-thread handler: ${mainRefreshCpu.describe()}\n`)
+
+  // 3. GET /user vs the same statement.
+  const token = (await signIn()).access_token
+  const claims = await verifyJwt(project, token)
+  const userRounds: LoadResult[] = []
+  const mainUserRounds: LoadResult[] = []
+  const peerUserRounds: number[] = []
+  const userCpu = new CpuTime()
+  const mainUserCpu = new CpuTime()
+  const userHeaders = { apikey: project.anonKey, authorization: `Bearer ${token}` }
+  for (let round = 0; round < ROUNDS; round++) {
+    userRounds.push(await userCpu.measure(() => wrk(`${base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
+    mainUserRounds.push(await mainUserCpu.measure(() => wrk(`${main.base}/user`, { headers: userHeaders, seconds: Math.max(1, Math.round(seconds / ROUNDS)), connections, threads: 1 })))
+    peerUserRounds.push(await loop(connections, (seconds * 1000) / ROUNDS, async () => {
+      const row = await userWithSession(api, claims.sub as string, claims.session_id as string)
+      if (!row?.session_ok) throw new Error('peer user lookup failed')
+    }))
+  }
+  const user = combine(userRounds)
+  const mainUser = combine(mainUserRounds)
+  const peerUser = mean(peerUserRounds)
+  console.log(formatLoad('GET /user', user))
+  console.log(formatLoad('main-thread uWS: same GET /user', mainUser))
+  console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
+  console.log(`ratio GET /user / main-thread handler: ${(user.requestsPerSecond / mainUser.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
+  console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)`)
+  console.log(`GET /user, platform: ${userCpu.describe()}`)
+  console.log(`GET /user, main-thread handler: ${mainUserCpu.describe()}\n`)
+  await main.close()
+  await mainPool.end()
+  await api.end()
 }
 
 /**
