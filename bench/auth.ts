@@ -31,7 +31,7 @@ import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import { AUTH_ROLE } from '../lib/db/auth-transaction.ts'
+import { AUTH_SESSION_SETTINGS } from '../lib/db/auth-transaction.ts'
 import { planLimits } from '../lib/plans.ts'
 import { createClient } from '@supabase/supabase-js'
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose'
@@ -155,16 +155,31 @@ async function main(): Promise<void> {
 }
 
 /**
- * Connection settings of the project's API login role switched to the role
- * the auth worker's connections use, with the same session settings
- * (lib/db/auth-transaction.ts AUTH_SESSION), so the peers' statements run as
- * the platform's do.
+ * Connection settings of the project's API login role with the auth worker's
+ * session settings (role, time zone, statement timeout) applied at connection
+ * start, so the peers' statements run as the platform's do.
  */
 function apiRole(project: ProjectRecord): pg.PoolConfig {
   return {
     host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword,
-    options: `-c role=${AUTH_ROLE} -c timezone=UTC -c statement_timeout=10s`,
+    options: Object.entries(AUTH_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`).join(' '),
   }
+}
+
+/**
+ * One endpoint's lines: each side's rate, the two ratios, and where each
+ * side's CPU went. `name` labels the ratios, `title` the platform's rate,
+ * `statement` the plain pg script's.
+ */
+function reportHop(labels: { name: string; title: string; statement: string }, connections: number, sides: { platform: LoadResult; main: LoadResult; peer: number; platformCpu: CpuTime; mainCpu: CpuTime }): void {
+  const { name, title, statement } = labels
+  console.log(formatLoad(title, sides.platform))
+  console.log(formatLoad(`main-thread uWS: same ${name}`, sides.main))
+  console.log(`${`plain pg: same ${statement} statement`.padEnd(34)} ${sides.peer.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
+  console.log(`ratio ${name} / main-thread handler: ${(sides.platform.requestsPerSecond / sides.main.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
+  console.log(`ratio ${name} / plain pg: ${(sides.platform.requestsPerSecond / sides.peer).toFixed(2)} (goal >= 0.7)`)
+  console.log(`${name}, platform: ${sides.platformCpu.describe()}`)
+  console.log(`${name}, main-thread handler: ${sides.mainCpu.describe()}\n`)
 }
 
 /**
@@ -211,16 +226,7 @@ async function benchHop(project: ProjectRecord, origin: string, signIn: () => Pr
       peerSessions[i]!.refresh_token = next
     }))
   }
-  const refresh = combine(refreshRounds)
-  const mainRefresh = combine(mainRefreshRounds)
-  const peerRefresh = mean(peerRefreshRounds)
-  console.log(formatLoad('token refresh (POST /token)', refresh))
-  console.log(formatLoad('main-thread uWS: same refresh', mainRefresh))
-  console.log(`${'plain pg: same rotate statement'.padEnd(34)} ${peerRefresh.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
-  console.log(`ratio refresh / main-thread handler: ${(refresh.requestsPerSecond / mainRefresh.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-  console.log(`ratio refresh / plain pg: ${(refresh.requestsPerSecond / peerRefresh).toFixed(2)} (goal >= 0.7)`)
-  console.log(`refresh, platform: ${refreshCpu.describe()}`)
-  console.log(`refresh, main-thread handler: ${mainRefreshCpu.describe()}\n`)
+  reportHop({ name: 'refresh', title: 'token refresh (POST /token)', statement: 'rotate' }, connections, { platform: combine(refreshRounds), main: combine(mainRefreshRounds), peer: mean(peerRefreshRounds), platformCpu: refreshCpu, mainCpu: mainRefreshCpu })
 
   // 3. GET /user vs the same statement.
   const token = (await signIn()).access_token
@@ -239,16 +245,7 @@ async function benchHop(project: ProjectRecord, origin: string, signIn: () => Pr
       if (!row?.session_ok) throw new Error('peer user lookup failed')
     }))
   }
-  const user = combine(userRounds)
-  const mainUser = combine(mainUserRounds)
-  const peerUser = mean(peerUserRounds)
-  console.log(formatLoad('GET /user', user))
-  console.log(formatLoad('main-thread uWS: same GET /user', mainUser))
-  console.log(`${'plain pg: same user statement'.padEnd(34)} ${peerUser.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
-  console.log(`ratio GET /user / main-thread handler: ${(user.requestsPerSecond / mainUser.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
-  console.log(`ratio GET /user / plain pg: ${(user.requestsPerSecond / peerUser).toFixed(2)} (goal >= 0.7)`)
-  console.log(`GET /user, platform: ${userCpu.describe()}`)
-  console.log(`GET /user, main-thread handler: ${mainUserCpu.describe()}\n`)
+  reportHop({ name: 'GET /user', title: 'GET /user', statement: 'user' }, connections, { platform: combine(userRounds), main: combine(mainUserRounds), peer: mean(peerUserRounds), platformCpu: userCpu, mainCpu: mainUserCpu })
   await main.close()
   await mainPool.end()
   await api.end()

@@ -17,7 +17,8 @@ export const AUTH_ROLE = 'baseplane_auth_admin'
  * GOTRUE_API_MAX_REQUEST_DURATION for every statement (baseplane_auth_admin is
  * not an API role, whose per-request timeouts would apply).
  */
-const AUTH_SESSION = `set role ${AUTH_ROLE}; set timezone = 'UTC'; set statement_timeout = '10s'`
+export const AUTH_SESSION_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ role: AUTH_ROLE, timezone: 'UTC', statement_timeout: '10s' })
+const AUTH_SESSION = Object.entries(AUTH_SESSION_SETTINGS).map(([name, value]) => `set ${name} = '${value}'`).join('; ')
 
 const switched = new WeakSet<pg.ClientBase>()
 const sessions = new WeakMap<DatabasePool, DatabasePool>()
