@@ -46,7 +46,6 @@ import { CpuTime } from './lib/cpu-time.ts'
 import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
-import { nodeRealtime } from '../test/helpers/realtime.ts'
 
 const threads = Number(process.env.BENCH_THREADS ?? Math.max(1, Math.floor(os.cpus().length / 2)))
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -265,7 +264,6 @@ async function benchLocalVerification(project: ProjectRecord, base: string, es25
   const secret = await crypto.subtle.importKey('raw', new TextEncoder().encode(project.jwtSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify'])
   const supabase = createClient(base.replace(/\/auth\/v1$/, ''), project.anonKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: nodeRealtime,
   })
   const first = await supabase.auth.getClaims(es256Token)
   if (first.error) throw new Error(`getClaims failed: ${first.error.message}`)

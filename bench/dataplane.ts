@@ -1,16 +1,24 @@
 // npm run bench:dataplane
 // An apikey-checked request (apikey + Bearer, as supabase-js sends them) on
 // the uWebSockets.js data plane, against node:http running the very same
-// DataPlane.handle in the same process, one after the other, with wrk as the
-// load. Then the first-request latency of a project whose pool was evicted.
+// DataPlane.handle in the same process, and against each server answering a
+// constant, with wrk as the load; then the first-request latency of a project
+// whose pool was evicted. Run once per Node (22 from the checkout, the
+// machine's own, BENCH_NODES=path,path to choose), each in a process of its
+// own, one after the other, so the Node versions compare in the same run.
+import { execFileSync, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import uWS from '@trufflesuite/uws-js-unofficial'
-import { startNodeServer } from '../data-plane/node-server.ts'
+import uWS from '@based/uws'
+import { loadHttpEngine } from '../data-plane/http-engine.ts'
 import { benchPlatform } from './lib/platform.ts'
-import { formatLoad, wrk } from './lib/wrk.ts'
+import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
+
+const ROOT = path.resolve(import.meta.dirname, '..')
 
 async function trivialServers() {
   const body = '{"status":"ok"}'
@@ -34,60 +42,118 @@ async function trivialServers() {
   }
 }
 
-const seconds = Number(process.env.BENCH_SECONDS ?? 10)
-// One pool of one connection per worker thread, so a second project evicts the first.
-const bench = await benchPlatform({ BASEPLANE_MAX_PROJECT_CONNECTIONS: '3', BASEPLANE_PROJECT_POOL_SIZE: '1' })
-try {
-  const project = await bench.platform.controlPlane.create({ name: 'bench' })
-  const headers = { apikey: project.anonKey, authorization: `Bearer ${project.anonKey}` }
-  const node = await startNodeServer(bench.platform.dataPlane, '127.0.0.1', 0)
-  const uwsUrl = `${bench.origin}/project/${project.ref}/health`
-  const nodeUrl = `http://127.0.0.1:${node.port}/project/${project.ref}/health`
-  // Warm both (caches, JIT) before measuring.
-  await wrk(uwsUrl, { headers, seconds: 2 })
-  await wrk(nodeUrl, { headers, seconds: 2 })
-  const uws = await wrk(uwsUrl, { headers, seconds })
-  const nodeHttp = await wrk(nodeUrl, { headers, seconds })
-  await node.close()
-  // The ceiling on this machine right now: each server answering a constant, no checks.
-  const trivial = await trivialServers()
-  const uwsTrivial = await wrk(trivial.uwsUrl, { seconds })
-  const httpTrivial = await wrk(trivial.nodeUrl, { seconds })
-  await trivial.close()
+/** What one Node's run reports to the driver. */
+interface NodeRun {
+  node: string
+  checked: LoadResult
+  nodeHttp: LoadResult
+  uwsConstant: LoadResult
+  nodeConstant: LoadResult
+  warmMs: number
+  evictedMs: number
+}
 
-  console.log(`apikey-checked GET {base_url}/health, wrk -t1 -c64 -d${seconds}s, 2 cores`)
-  console.log(formatLoad('uWebSockets.js data plane', uws))
-  console.log(formatLoad('node:http, same checks', nodeHttp))
-  console.log(`ratio uWS / node:http: ${(uws.requestsPerSecond / nodeHttp.requestsPerSecond).toFixed(2)}x`)
-  console.log(formatLoad('reference: uWS, constant answer', uwsTrivial))
-  console.log(formatLoad('reference: node:http, constant', httpTrivial))
-  console.log(`reference ratio: ${(uwsTrivial.requestsPerSecond / httpTrivial.requestsPerSecond).toFixed(2)}x`)
+async function measure(seconds: number): Promise<NodeRun> {
+  // One pool of one connection per worker thread, so a second project evicts the first.
+  const bench = await benchPlatform({ BASEPLANE_MAX_PROJECT_CONNECTIONS: '3', BASEPLANE_PROJECT_POOL_SIZE: '1' })
+  try {
+    const project = await bench.platform.controlPlane.create({ name: 'bench' })
+    const headers = { apikey: project.anonKey, authorization: `Bearer ${project.anonKey}` }
+    const node = await (await loadHttpEngine('node')).start(bench.platform.dataPlane, '127.0.0.1', 0)
+    const uwsUrl = `${bench.origin}/project/${project.ref}/health`
+    const nodeUrl = `http://127.0.0.1:${node.port}/project/${project.ref}/health`
+    // Warm both (caches, JIT) before measuring.
+    await wrk(uwsUrl, { headers, seconds: 2 })
+    await wrk(nodeUrl, { headers, seconds: 2 })
+    const uws = await wrk(uwsUrl, { headers, seconds })
+    const nodeHttp = await wrk(nodeUrl, { headers, seconds })
+    await node.close()
+    // The ceiling on this machine right now: each server answering a constant, no checks.
+    const trivial = await trivialServers()
+    const uwsTrivial = await wrk(trivial.uwsUrl, { seconds })
+    const httpTrivial = await wrk(trivial.nodeUrl, { seconds })
+    await trivial.close()
 
-  // First request of a project whose pool was evicted: this platform may hold
-  // one project pool per worker thread, so alternating two projects evicts
-  // every time, and the request must open a connection (TCP, SCRAM, startup).
-  const other = await bench.platform.controlPlane.create({ name: 'bench other' })
-  const graphql = async (ref: string, apikey: string) => {
-    const started = performance.now()
-    const reply = await fetch(`${bench.origin}/project/${ref}/graphql/v1`, {
-      method: 'POST',
-      headers: { apikey, 'content-type': 'application/json' },
-      body: JSON.stringify({ query: '{ __typename }' }),
+
+    // First request of a project whose pool was evicted: this platform may hold
+    // one project pool per worker thread, so alternating two projects evicts
+    // every time, and the request must open a connection (TCP, SCRAM, startup).
+    const other = await bench.platform.controlPlane.create({ name: 'bench other' })
+    const graphql = async (ref: string, apikey: string) => {
+      const started = performance.now()
+      const reply = await fetch(`${bench.origin}/project/${ref}/graphql/v1`, {
+        method: 'POST',
+        headers: { apikey, 'content-type': 'application/json' },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      })
+      await reply.text()
+      if (reply.status !== 200) throw new Error(`graphql answered ${reply.status}`)
+      return performance.now() - started
+    }
+    await graphql(project.ref, project.anonKey)
+    await graphql(other.ref, other.anonKey)
+    const warm: number[] = []
+    const evicted: number[] = []
+    for (let i = 0; i < 20; i++) warm.push(await graphql(project.ref, project.anonKey))
+    for (let i = 0; i < 20; i++) {
+      evicted.push(await graphql(i % 2 ? project.ref : other.ref, i % 2 ? project.anonKey : other.anonKey))
+    }
+    return { node: process.versions.node, checked: uws, nodeHttp, uwsConstant: uwsTrivial, nodeConstant: httpTrivial, warmMs: median(warm), evictedMs: median(evicted) }
+  } finally {
+    await bench.close()
+}
+}
+
+/** The Nodes to compare: BENCH_NODES, else Node 22 from the checkout and the machine's own Node (when it differs). */
+function nodesToRun(): string[] {
+  if (process.env.BENCH_NODES) return process.env.BENCH_NODES.split(',').map((entry) => entry.trim()).filter(Boolean)
+  const nodes = [path.join(execFileSync('bash', [path.join(ROOT, '.ci/node'), '22'], { encoding: 'utf8' }).trim(), 'node')]
+  const local = ROOT + path.sep
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'node')
+    if (dir.startsWith(local) || !fs.existsSync(candidate)) continue
+    if (fs.realpathSync(candidate) !== fs.realpathSync(nodes[0]!)) nodes.push(candidate)
+    break
+  }
+  return nodes
+}
+
+function runOn(node: string, seconds: number): Promise<NodeRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, ['--import', 'tsx', import.meta.filename], { env: { ...process.env, BENCH_DATAPLANE_CHILD: String(seconds) }, stdio: ['ignore', 'pipe', 'inherit'] })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk))
+    child.on('exit', (code) => {
+      const line = output.split('\n').find((entry) => entry.startsWith('{'))
+      if (code !== 0 || line === undefined) reject(new Error(`${node} exited with ${code}:\n${output}`))
+      else resolve(JSON.parse(line) as NodeRun)
     })
-    await reply.text()
-    if (reply.status !== 200) throw new Error(`graphql answered ${reply.status}`)
-    return performance.now() - started
+  })
+}
+
+const ratio = (a: LoadResult, b: LoadResult) => `${(a.requestsPerSecond / b.requestsPerSecond).toFixed(2)}x`
+
+if (process.env.BENCH_DATAPLANE_CHILD) {
+  console.log(JSON.stringify(await measure(Number(process.env.BENCH_DATAPLANE_CHILD))))
+} else {
+  const seconds = Number(process.env.BENCH_SECONDS ?? 10)
+  const runs: NodeRun[] = []
+  for (const node of nodesToRun()) runs.push(await runOn(node, seconds))
+  console.log(`apikey-checked GET {base_url}/health, wrk -t1 -c64 -d${seconds}s, 2 cores; each Node in its own process, one after the other`)
+  for (const run of runs) {
+    console.log(`\nNode ${run.node}`)
+    console.log(formatLoad('uWebSockets.js data plane', run.checked))
+    console.log(formatLoad('node:http, same checks', run.nodeHttp))
+    console.log(formatLoad('reference: uWS, constant answer', run.uwsConstant))
+    console.log(formatLoad('reference: node:http, constant', run.nodeConstant))
+    console.log(`ratio uWS / node:http: ${ratio(run.checked, run.nodeHttp)}`)
+    console.log(`ratio checked / uWS constant: ${ratio(run.checked, run.uwsConstant)} (goal >= 0.8x)`)
+    console.log(`reference ratio: ${ratio(run.uwsConstant, run.nodeConstant)}`)
+    console.log(`POST /graphql/v1 {__typename}, pool warm:    median ${run.warmMs.toFixed(2)} ms`)
+    console.log(`POST /graphql/v1 {__typename}, pool evicted: median ${run.evictedMs.toFixed(2)} ms`)
   }
-  await graphql(project.ref, project.anonKey)
-  await graphql(other.ref, other.anonKey)
-  const warm: number[] = []
-  const evicted: number[] = []
-  for (let i = 0; i < 20; i++) warm.push(await graphql(project.ref, project.anonKey))
-  for (let i = 0; i < 20; i++) {
-    evicted.push(await graphql(i % 2 ? project.ref : other.ref, i % 2 ? project.anonKey : other.anonKey))
+  const [first, ...others] = runs
+  for (const other of others) {
+    console.log(`\nratio Node ${first!.node} / Node ${other.node}, checked path: ${ratio(first!.checked, other.checked)} (goal >= 1x); node:http: ${ratio(first!.nodeHttp, other.nodeHttp)}`)
   }
-  console.log(`POST /graphql/v1 {__typename}, pool warm:    median ${median(warm).toFixed(2)} ms`)
-  console.log(`POST /graphql/v1 {__typename}, pool evicted: median ${median(evicted).toFixed(2)} ms`)
-} finally {
-  await bench.close()
 }

@@ -3,15 +3,21 @@
 // same process, one after the other. Both run in-process (no HTTP) on a pg
 // pool of the project's API login role, each request one transaction as
 // the caller (role + request.jwt.claims), so RLS applies to both.
-// Prints requests/s, p50/p99 latency and memory, and the ratio per case.
+// A third side, plain pg, replays with `pg` alone the round trips Baseplane
+// sends to PostgreSQL for the case (captured on the wire: identity set-up and
+// prepared statement, lib/statement-replay.ts): the bound where PostgreSQL,
+// not the engine, limits a case.
+// Prints requests/s, p50/p99 latency and memory, and the ratios per case.
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
 import { startTemporary } from '../lib/db/embedded.ts'
 import { identityStatement, type RequestIdentity } from '../lib/db/request-transaction.ts'
+import { planLimits } from '../lib/plans.ts'
 import { resolve, SchemaCache } from '../workers/graphql/index.ts'
 import { importPeer } from './lib/peers.ts'
+import { captureRequest, replay } from './lib/statement-replay.ts'
 
 // PostGraphile v5 needs Promise.withResolvers, which Node 20 lacks.
 const P = Promise as unknown as { withResolvers?: () => unknown }
@@ -30,6 +36,13 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 /** `BENCH_CASES=nested,orderedByRelatedCount` runs those cases only. */
 const CASES = process.env.BENCH_CASES?.split(',').map((c) => c.trim())
 const USER = '11111111-1111-1111-1111-111111111111'
+// Three pools of CONCURRENCY connections (Baseplane, PostGraphile, plain pg) and one capturing
+// connection, all as the project's API login role: the plan's CONNECTION LIMIT must hold them,
+// or a side's requests fail with "too many connections for role".
+const PLAN = 'business'
+if (!(Number.isInteger(CONCURRENCY) && CONCURRENCY > 0 && 3 * CONCURRENCY + 1 <= planLimits(PLAN).apiConnections)) {
+  throw new Error(`BENCH_CONCURRENCY must be a whole number from 1 to ${Math.floor((planLimits(PLAN).apiConnections - 1) / 3)} (three pools of it on the ${PLAN} plan's ${planLimits(PLAN).apiConnections} API connections)`)
+}
 
 const SETUP = `
   create table author (id serial primary key, name text not null);
@@ -85,7 +98,7 @@ interface Result {
   rssMb: number
 }
 
-/** Rounds per case; the two engines alternate, so drift on the machine hits both alike. */
+/** Rounds per case; the sides alternate, so drift on the machine hits them alike. */
 const ROUNDS = 3
 
 async function round(run: () => Promise<unknown>, ms: number, latencies: number[]): Promise<{ count: number; seconds: number }> {
@@ -104,14 +117,13 @@ async function round(run: () => Promise<unknown>, ms: number, latencies: number[
   return { count, seconds: (performance.now() - started) / 1000 }
 }
 
-async function measurePair(a: () => Promise<unknown>, b: () => Promise<unknown>): Promise<[Result, Result]> {
+async function measureSides(runs: (() => Promise<unknown>)[]): Promise<Result[]> {
   for (let i = 0; i < 200; i++) {
-    await a() // warm up
-    await b()
+    for (const run of runs) await run() // warm up
   }
-  const sides = [a, b].map(() => ({ latencies: [] as number[], count: 0, seconds: 0, rss: 0 }))
+  const sides = runs.map(() => ({ latencies: [] as number[], count: 0, seconds: 0, rss: 0 }))
   for (let r = 0; r < ROUNDS; r++) {
-    for (const [i, run] of [a, b].entries()) {
+    for (const [i, run] of runs.entries()) {
       const side = sides[i]!
       const done = await round(run, DURATION_MS / ROUNDS, side.latencies)
       side.count += done.count
@@ -127,12 +139,21 @@ async function measurePair(a: () => Promise<unknown>, b: () => Promise<unknown>)
       p99: side.latencies[Math.floor(side.latencies.length * 0.99)]!,
       rssMb: side.rss,
     }
-  }) as [Result, Result]
+  })
 }
 
 function check(name: string, result: unknown): void {
   const r = result as { errors?: unknown[] }
   if (r.errors && r.errors.length > 0) throw new Error(`${name}: ${JSON.stringify(r.errors)}`)
+}
+
+/** `run`, failing on an answer with errors: a measured side counts answers, never errors. */
+function checked(name: string, run: () => Promise<unknown>): () => Promise<unknown> {
+  return async () => {
+    const result = await run()
+    check(name, result)
+    return result
+  }
 }
 
 const server = process.env.DATABASE_URL ? undefined : await startTemporary()
@@ -144,7 +165,7 @@ await admin.query(`create database ${catalogueName}`)
 const catalogueUrl = new URL(serverUrl)
 catalogueUrl.pathname = `/${catalogueName}`
 const controlPlane = await ControlPlane.open(catalogueUrl.toString())
-const project = await controlPlane.create({ name: 'graphql bench' })
+const project = await controlPlane.create({ name: 'graphql bench', plan: PLAN })
 try {
   const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
   await owner.connect()
@@ -159,16 +180,25 @@ try {
   }
 
   const pool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
+  pool.on('error', () => {})
   const cache = new SchemaCache()
   // Exactly what the HTTP service's worker does (workers/graphql/worker.ts).
+  const answer = (client: pg.ClientBase, query: string, who: RequestIdentity) =>
+    resolve(client, { query }, { cache, transaction: 'none', setup: identityStatement(who, project.roleTimeouts), speculationKey: who.role })
   const baseplane = (query: string, who: RequestIdentity) => async () => {
     const client = await pool.connect()
     try {
-      return await resolve(client, { query }, { cache, transaction: 'none', setup: identityStatement(who, project.roleTimeouts), speculationKey: who.role })
+      return await answer(client, query, who)
     } finally {
       client.release()
     }
   }
+
+  // What Baseplane sends for the document, taken on the wire from the same call, replayed on a pool of its own of the same size.
+  const plainPool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
+  plainPool.on('error', () => {})
+  const plainPg = async (name: string, query: string, who: RequestIdentity) =>
+    replay(plainPool, await captureRequest(apiUrl, async (client) => check(`baseplane ${name} (captured)`, await answer(client, query, who))))
 
   const pgPool = new pg.Pool({ connectionString: apiUrl, max: CONCURRENCY })
   pgPool.on('error', () => {})
@@ -195,24 +225,34 @@ try {
     grafast({ schema, source: query, resolvedPreset, requestContext: { who } as never })
 
   console.log(`GraphQL benchmark: ${DURATION_MS / 1000}s per engine and case in ${ROUNDS} alternating rounds, concurrency ${CONCURRENCY}, in-process, same database`)
+  console.log(`plain pg: Baseplane's round trips for the case replayed with pg alone (identity set-up and prepared statement, one transaction each)`)
   console.log(`${'case'.padEnd(40)} engine        req/s     p50 ms   p99 ms   rss MB`)
   const ratios: number[] = []
+  const plainRatios: number[] = []
   for (const [name, q] of Object.entries(QUERIES).filter(([name]) => CASES === undefined || CASES.includes(name))) {
     for (const [whoName, who] of Object.entries(identities)) {
       check(`baseplane ${name}`, await baseplane(q.baseplane, who)())
       check(`postgraphile ${name}`, await pgraphile(q.postgraphile, who)())
-      const [b, g] = await measurePair(baseplane(q.baseplane, who), pgraphile(q.postgraphile, who))
+      const [b, g, p] = (await measureSides([
+        checked(`baseplane ${name}`, baseplane(q.baseplane, who)),
+        checked(`postgraphile ${name}`, pgraphile(q.postgraphile, who)),
+        await plainPg(name, q.baseplane, who),
+      ])) as [Result, Result, Result]
       const label = `${name} as ${whoName}`.padEnd(40)
       const row = (engine: string, r: Result) =>
         console.log(`${label} ${engine.padEnd(12)} ${r.rps.toFixed(0).padStart(7)} ${r.p50.toFixed(2).padStart(9)} ${r.p99.toFixed(2).padStart(8)} ${r.rssMb.toFixed(0).padStart(8)}`)
       row('baseplane', b)
       row('postgraphile', g)
+      row('plain pg', p)
       ratios.push(b.rps / g.rps)
-      console.log(`${label} ratio        ${(b.rps / g.rps).toFixed(2)}x (goal >= 1.5x)`)
+      plainRatios.push(b.rps / p.rps)
+      console.log(`${label} ratio        ${(b.rps / g.rps).toFixed(2)}x (goal >= 1.5x), to plain pg ${(b.rps / p.rps).toFixed(2)}x (goal >= 0.85x)`)
     }
   }
   console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)}x`)
+  console.log(`lowest ratio to plain pg: ${Math.min(...plainRatios).toFixed(2)}x (goal >= 0.85x)`)
   await pgl.release()
+  await plainPool.end()
   await pgPool.end()
   await pool.end()
 } finally {

@@ -96,13 +96,16 @@ class ChunkedStorage implements CookieStorage {
     const keep = new Set(next.map(({ name }) => name))
     const stale = this.present(key).filter((name) => !keep.has(name))
     const removal: CookieAttributes = { ...this.options, maxAge: 0 }
-    for (const name of stale) this.jar.remove(name, removal)
     // A cookie written before `domain` was set is host-only: expiring only the
-    // parent-domain one would leave it to bring the old session back.
+    // parent-domain one would leave it to bring the old session back. The
+    // host-only expiry goes first, as @supabase/ssr 0.12.7 orders it (its
+    // #256): a jar keyed by name alone (Next.js ResponseCookies) keeps the last
+    // write, which must be the parent-domain expiry of the cookie we set.
     if (removal.domain) {
       const { domain: _parent, ...hostOnly } = removal
       for (const name of stale) this.jar.remove(name, hostOnly)
     }
+    for (const name of stale) this.jar.remove(name, removal)
     for (const { name, value } of next) this.jar.set(name, value, this.options)
   }
 

@@ -1,24 +1,19 @@
-// The production HTTP server: uWebSockets.js on the main thread. It only
+// The production HTTP engine: uWebSockets.js on the main thread. It only
 // parses, hands the request to DataPlane.handle, and writes the answer.
+// Imported only through http-engine.ts: loading it throws where no native build
+// of @based/uws loads.
 import { STATUS_CODES } from 'node:http'
-import uWS from '@trufflesuite/uws-js-unofficial'
+import uWS from '@based/uws'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
+import { routedMethod } from './http-server.ts'
 import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { MAX_BODY_BYTES } from '../lib/http/body.ts'
-import { platformErrorResponse } from '../lib/http/errors.ts'
+import { answerRequest, stoppingResponse, type RunningServer } from './http-server.ts'
 
-
-export interface RunningServer {
-  port: number
-  /**
-   * Stops listening, waits up to `graceMillis` (default 0) for the requests in
-   * flight to be answered, then closes every connection. Requests that arrive on
-   * kept-alive connections meanwhile are refused with 503 and the connection closed.
-   */
-  close(graceMillis?: number): Promise<void>
-}
+/** The uWebSockets.js release inside @based/uws 6.0.1 (package.json pins that exactly; test/platform/http-engine.test.ts holds the two together). */
+export const UWS_VERSION = '20.51'
 
 const statusLines = new Map<number, string>()
 function statusLine(status: number): string {
@@ -30,7 +25,19 @@ function statusLine(status: number): string {
   return line
 }
 
-function readBody(res: uWS.HttpResponse, state: { aborted: boolean }): Promise<string> {
+function byteLength(body: ResponseBody): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
+}
+
+/** A request's life, for the drain: answered or aborted ends it once. */
+interface RequestState {
+  aborted: boolean
+  ended: boolean
+}
+
+const aborted = new Error('the connection closed before the request was read')
+
+function readBody(res: uWS.HttpResponse, state: RequestState): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -42,16 +49,13 @@ function readBody(res: uWS.HttpResponse, state: { aborted: boolean }): Promise<s
         return
       }
       chunks.push(Buffer.from(Buffer.from(chunk)))
-      if (isLast) resolve(Buffer.concat(chunks).toString('utf8'))
+      if (!isLast) return
+      // A pipelined request may follow in this same packet and abort this one
+      // (see ParsedRequests): the body counts as read once the packet is parsed.
+      setImmediate(() => (state.aborted ? reject(aborted) : resolve(Buffer.concat(chunks).toString('utf8'))))
     })
-    if (state.aborted) reject(new Error('aborted'))
+    if (state.aborted) reject(aborted)
   })
-}
-
-/** A request's life, for the drain: answered or aborted ends it once. */
-interface RequestState {
-  aborted: boolean
-  ended: boolean
 }
 
 /** Requests whose handler ran and whose answer is not written yet; the drain waits for them. */
@@ -81,18 +85,28 @@ class InFlight {
   }
 }
 
-function send(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): void {
+function send(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>, head: boolean, closeConnection: boolean): void {
   res.cork(() => {
     res.writeStatus(statusLine(response.status))
     for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
-    res.end(response.body, closeConnection)
+    if (head) {
+      // HEAD: the GET answer's headers and length, no body (a body would be read as the next response).
+      // Written by hand: endWithoutBody(length) would leave uWS waiting for that many bytes, and any first
+      // argument, undefined too, counts as that length; so uWS cannot close the connection here itself. The
+      // header asks the client to (it said so itself, or the server is draining and closes every socket last).
+      res.writeHeader('content-length', String(byteLength(response.body)))
+      if (closeConnection) res.writeHeader('connection', 'close')
+      res.endWithoutBody()
+    } else {
+      res.end(response.body, closeConnection)
+    }
   })
 }
 
-function write(res: uWS.HttpResponse, state: RequestState, response: OutgoingResponse<ResponseBody>, inFlight: InFlight): void {
-  // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
-  if (!state.aborted) send(res, response, inFlight.draining)
-  inFlight.end(state)
+/** One server's shared parts, so a request carries one reference instead of closures. */
+interface ServerParts {
+  dataPlane: DataPlane
+  inFlight: InFlight
 }
 
 /** The per-request view of a uWS request. A class, so no closures are made per request. */
@@ -101,14 +115,21 @@ class UwsRequest implements IncomingRequest {
   readonly path: string
   readonly query: string
   readonly headers: Record<string, string>
+  readonly #head: boolean
+  /** The client asked for the connection to close after this answer (RFC 9112 section 9.6). */
+  readonly #lastOnConnection: boolean
   readonly #res: uWS.HttpResponse
   readonly #state: RequestState
   readonly #body: Promise<string>
+  readonly #parts: ServerParts
 
-  constructor(res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string>) {
+  constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string>) {
+    this.#parts = parts
     this.#res = res
     this.#state = state
-    this.method = method
+    this.#head = method === 'HEAD'
+    this.#lastOnConnection = headers.connection !== undefined && headers.connection.toLowerCase() === 'close'
+    this.method = routedMethod(method)
     this.path = path
     this.query = query
     this.headers = headers
@@ -123,6 +144,40 @@ class UwsRequest implements IncomingRequest {
   body(): Promise<string> {
     return this.#body
   }
+
+  /** Runs the request, unless its connection closed while the packet was parsed. */
+  start(): void {
+    if (this.#state.aborted) return
+    answerRequest(this.#parts.dataPlane, this, (response) => this.#write(response))
+  }
+
+  #write(response: OutgoingResponse<ResponseBody>): void {
+    // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
+    if (!this.#state.aborted) send(this.#res, response, this.#head, this.#lastOnConnection || this.#parts.inFlight.draining)
+    this.#parts.inFlight.end(this.#state)
+  }
+}
+
+/**
+ * Requests parsed in the packet uWS is reading now, started together once it is
+ * parsed. uWS closes a connection when a request arrives before the one ahead of
+ * it is answered (HTTP/1.1 pipelining with an answer that is not written at once),
+ * aborting the one ahead. Starting nothing until the packet is parsed means such a
+ * request never runs: the client sees the connection closed, nothing answered and
+ * nothing done, never a sign-up made without an answer. (Microtasks run between
+ * two requests of one packet; setImmediate runs after the packet.)
+ */
+class ParsedRequests {
+  #batch: UwsRequest[] = []
+  readonly #start = (): void => {
+    const batch = this.#batch
+    this.#batch = []
+    for (const request of batch) request.start()
+  }
+
+  add(request: UwsRequest): void {
+    if (this.#batch.push(request) === 1) setImmediate(this.#start)
+  }
 }
 
 // req.forEach's callback, shared by all requests (the handler runs to completion before the next).
@@ -136,9 +191,12 @@ const noBody = Promise.resolve('')
 export function startUwsServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App()
   const inFlight = new InFlight()
+  const parts: ServerParts = { dataPlane, inFlight }
+  const parsed = new ParsedRequests()
   app.any('/*', (res, req) => {
+    const method = req.getCaseSensitiveMethod().toUpperCase()
     if (inFlight.draining) {
-      send(res, platformErrorResponse(platformErrors.stopping()), true)
+      send(res, stoppingResponse(), method === 'HEAD', true)
       return
     }
     const state: RequestState = { aborted: false, ended: false }
@@ -149,7 +207,6 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     })
     const headers: Record<string, string> = (collecting = {})
     req.forEach(collectHeader)
-    const method = req.getCaseSensitiveMethod().toUpperCase()
     const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
     // The body must be subscribed to before this callback returns.
     let body = noBody
@@ -157,25 +214,7 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
       body = readBody(res, state)
       body.catch(() => {})
     }
-    let answer: OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>>
-    try {
-      answer = dataPlane.handle(new UwsRequest(res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body))
-    } catch (error) {
-      // handle() answers its own failures; this is a bug, and the request must still end.
-      log.error('request handler threw', error, { path: req.getUrl() })
-      answer = platformErrorResponse(platformErrors.internal())
-    }
-    if (answer instanceof Promise) {
-      answer.then(
-        (response) => write(res, state, response, inFlight),
-        (error: unknown) => {
-          log.error('request failed', error)
-          write(res, state, platformErrorResponse(platformErrors.internal()), inFlight)
-        },
-      )
-    } else {
-      write(res, state, answer, inFlight)
-    }
+    parsed.add(new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body))
   })
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {
@@ -195,8 +234,8 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
             if (!settled && graceMillis > 0) {
               log.error('stopped before every request in flight was answered', undefined, { unanswered: inFlight.count, graceMillis })
             }
-            // Present in the native build though missing from its typings: closes keep-alive sockets too.
-            ;(app as uWS.TemplatedApp & { close?: () => void }).close?.()
+            // Closes the kept-alive sockets too.
+            app.close()
           })()),
       })
     })

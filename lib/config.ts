@@ -37,6 +37,11 @@ export interface PlatformConfig {
   /** Google sign-in endpoints; tests point them at a local OpenID provider stand-in. */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   logLevel: 'silent' | 'info' | 'debug'
+  /**
+   * The data plane's HTTP server: `uws` (uWebSockets.js, native; start refuses where
+   * no native build loads) or `node` (node:http, asked for explicitly: slower).
+   */
+  httpEngine: 'uws' | 'node'
 }
 
 type Env = Record<string, string | undefined>
@@ -84,6 +89,10 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (!['silent', 'info', 'debug'].includes(logLevel)) {
     throw new ConfigError(`BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "${logLevel}"`)
   }
+  const httpEngine = (env.BASEPLANE_HTTP_ENGINE || 'uws') as PlatformConfig['httpEngine']
+  if (httpEngine !== 'uws' && httpEngine !== 'node') {
+    throw new ConfigError(`BASEPLANE_HTTP_ENGINE must be uws or node, got "${httpEngine}"`)
+  }
   const config: PlatformConfig = {
     databaseUrl,
     home: path.resolve(cwd, env.BASEPLANE_HOME || '.baseplane'),
@@ -125,6 +134,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       issuer: env.BASEPLANE_GOOGLE_ISSUER || 'https://accounts.google.com',
     },
     logLevel,
+    httpEngine,
   }
   return deepFreeze(config)
 }

@@ -13,7 +13,7 @@
 // the main thread routes.
 import { performance } from 'node:perf_hooks'
 import { Piscina } from 'piscina'
-import { collectDefaultMetrics, Registry } from 'prom-client'
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
 import type { ConnectionBudget } from '../lib/db/connection-budget.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { PlatformRoutes } from '../lib/http.ts'
@@ -25,6 +25,7 @@ import { MINUTE_MS } from '../lib/metrics/recent-minutes.ts'
 import type { ThreadSnapshot } from '../lib/metrics/thread-tallies.ts'
 import { threadExecArgv, threadModule } from '../lib/thread-module.ts'
 import type { Dispatcher, ThreadReport } from '../data-plane/dispatcher.ts'
+import type { HttpEngine } from '../data-plane/http-engine.ts'
 import { adminTokenMatches, REF_PARAM, type AdminRoute } from '../control-plane/admin-api.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 
@@ -50,6 +51,21 @@ export interface PlatformMetricsSources {
   figures: ProjectFigures
   dispatcher: Pick<Dispatcher, 'snapshots'>
   budget: Pick<ConnectionBudget, 'snapshot'>
+  /** The HTTP server carrying the data plane, named on /metrics as `baseplane_http_engine_info`. */
+  httpEngine?: Pick<HttpEngine, 'name' | 'version' | 'native'>
+}
+
+/** `baseplane_http_engine_info{engine, version, native} 1`: which HTTP server this process runs (a slow node:http shows). */
+function engineRegistry(engine: PlatformMetricsSources['httpEngine']): Registry {
+  const registry = new Registry()
+  if (engine === undefined) return registry
+  new Gauge({
+    name: 'baseplane_http_engine_info',
+    help: 'The HTTP server carrying the data plane (always 1; the labels say which)',
+    labelNames: ['engine', 'version', 'native'],
+    registers: [registry],
+  }).set({ engine: engine.name, version: engine.version, native: String(engine.native) }, 1)
+  return registry
 }
 
 interface PushActorsSource {
@@ -64,6 +80,7 @@ interface ThreadTimes {
 
 export class PlatformMetrics {
   readonly #sources: PlatformMetricsSources
+  readonly #engine: Registry
   #pushActors: PushActorsSource | undefined
   #exposition: Piscina | undefined
   /** Each thread's busy and idle time at the previous scrape, for the utilisation since then. */
@@ -71,6 +88,7 @@ export class PlatformMetrics {
 
   constructor(sources: PlatformMetricsSources) {
     this.#sources = sources
+    this.#engine = engineRegistry(sources.httpEngine)
     // Started now, so the event-loop lag has samples by the first scrape.
     processMetrics()
   }
@@ -90,7 +108,7 @@ export class PlatformMetrics {
     const input: ExpositionInput = {
       // The main thread's own process metrics (a few dozen lines) lead the text, written by the same thread, so its
       // answer is one buffer: putting 10 MB together here would cost the main thread tens of milliseconds.
-      lead: await processMetrics().metrics(),
+      lead: `${await processMetrics().metrics()}\n${await this.#engine.metrics()}`,
       figures,
       workers,
       actors,

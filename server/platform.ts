@@ -17,7 +17,7 @@ import { Gate } from '../data-plane/gate.ts'
 import { PlatformHealth } from '../data-plane/platform-health.ts'
 import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
-import { startUwsServer } from '../data-plane/uws-server.ts'
+import { loadHttpEngine, type HttpEngine } from '../data-plane/http-engine.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
 import { adminApi, type AdminRoute } from '../control-plane/admin-api.ts'
 import { authAdminRoutes } from '../control-plane/auth-settings.ts'
@@ -36,6 +36,8 @@ const PLATFORM_RESERVED_CONNECTIONS = 20
 
 export interface RunningPlatform {
   port: number
+  /** The HTTP server carrying the data plane. */
+  httpEngine: HttpEngine
   databaseUrl: string
   adminToken: string
   controlPlane: ControlPlane
@@ -107,7 +109,9 @@ async function defaultServerBudgetOf(config: PlatformConfig, databaseUrl: string
   }
 }
 
-export async function startPlatform(config: PlatformConfig, databaseUrl: string): Promise<RunningPlatform> {
+/** `httpEngine`: loaded already (the command line loads it before starting a database, to refuse early); else loaded here. */
+export async function startPlatform(config: PlatformConfig, databaseUrl: string, httpEngine?: HttpEngine): Promise<RunningPlatform> {
+  const engine = httpEngine ?? (await loadHttpEngine(config.httpEngine))
   const defaultServerBudget = await defaultServerBudgetOf(config, databaseUrl)
   const controlPlane = await ControlPlane.open(databaseUrl, { defaultServerBudget })
   const upgraded = await controlPlane.upgradeAll()
@@ -138,7 +142,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   const adminToken = adminTokenOf(config)
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION)
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget: new ConnectionBudget(connectionBudget) })
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: new ConnectionBudget(connectionBudget), httpEngine: engine })
   const routes = platformRoutes(controlPlane, addressing, adminToken, { fcmTokenUrl: config.push.fcmTokenUrl }, [recentFiguresRoute(figures, controlPlane)])
   const scrape = metricsRoute(metrics, adminToken)
   const dataPlane = new DataPlane({
@@ -152,7 +156,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
     health,
     figures,
   })
-  const server = await startUwsServer(dataPlane, config.host, config.port)
+  const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (advisory lock), on a
   // thread of its own: sending must not take the main thread's time from routing.
   const pushActors = config.push.actors
@@ -166,6 +170,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string)
   let stopped: Promise<void> | undefined
   return {
     port: server.port,
+    httpEngine: engine,
     databaseUrl,
     adminToken,
     controlPlane,

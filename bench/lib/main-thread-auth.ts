@@ -5,7 +5,7 @@
 // apikey and Bearer checks (data-plane/gate.ts, verified tokens cached), the
 // same statements (workers/auth/db) as baseplane_auth_admin, the same access
 // token claims signed with the project's key in use, the same user JSON.
-import uWS from '@trufflesuite/uws-js-unofficial'
+import uWS from '@based/uws'
 import pg from 'pg'
 import { Gate } from '../../data-plane/gate.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'

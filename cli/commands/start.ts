@@ -6,6 +6,7 @@
 import exitHook from 'async-exit-hook'
 import { log } from '../../lib/log.ts'
 import { platformDatabase, startPlatform } from '../../server/platform.ts'
+import { loadHttpEngine } from '../../data-plane/http-engine.ts'
 import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
 import { checkPortFree, lockHome } from '../home-lock.ts'
@@ -50,6 +51,8 @@ export const startCommand: Command = {
     'the embedded PostgreSQL (unless DATABASE_URL is set) and the admin token. One start per home: a second one is refused, naming the first.',
   async run(context, args) {
     const { config } = context
+    // Before any database starts: where no native HTTP engine loads, start refuses (and says why) with nothing to undo.
+    const httpEngine = await loadHttpEngine(config.httpEngine)
     // Before anything else: a refused second start must not touch the first one's PostgreSQL.
     const lock = lockHome(config.home, config.port, config.publicUrl)
     let database: Awaited<ReturnType<typeof platformDatabase>>
@@ -57,7 +60,7 @@ export const startCommand: Command = {
     try {
       await checkPortFree(config.host, config.port)
       database = await platformDatabase(config, true)
-      platform = await startPlatform(config, database.url).catch(async (error: unknown) => {
+      platform = await startPlatform(config, database.url, httpEngine).catch(async (error: unknown) => {
         await database.embedded?.stop()
         throw error
       })
@@ -97,6 +100,7 @@ export const startCommand: Command = {
       }
       const lines = [
         `Baseplane ${config.publicUrl} (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.home}`})`,
+        `http              ${platform.httpEngine.description}`,
         `dashboard         ${config.publicUrl}/dashboard  (sign in with the admin token)`,
         `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer ${platform.adminToken})`,
       ]

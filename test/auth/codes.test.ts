@@ -6,7 +6,6 @@ import t from 'tap'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { adminQuery, withDatabase, serverUrl } from '../helpers/db.ts'
 import { ALLOWED, authFixture, call, codeOf, fragmentOf, linkOf, SITE_URL } from './helpers.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 t.test('codes, links, redirects and PKCE', async (t) => {
   const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
@@ -175,7 +174,6 @@ t.test('codes, links, redirects and PKCE', async (t) => {
     const { createClient } = await import('@supabase/supabase-js')
     const client = createClient(f.project.baseUrl, f.project.anonKey, {
       auth: { flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) } },
-      realtime: nodeRealtime,
     })
     const email = 'pkcejs@example.test'
     const since = f.mail.messages.length

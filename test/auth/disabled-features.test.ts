@@ -1,11 +1,12 @@
 // Features Baseplane's Auth does not offer answer GoTrue's "disabled" errors
 // (issue 15 item 5), each through the supabase-js call an app would make:
 // anonymous sign-in, phone and SMS, SAML/SSO, web3, manual identity linking,
-// phone and WebAuthn factors, passkeys; and GET /settings says each is off.
+// phone and WebAuthn factors, passkeys, MFA recovery codes; and GET /settings
+// says each is off.
 import { createClient, type SupabaseClient } from '@supabase/supabase-js'
+import { generateSync } from 'otplib'
 import t, { type Test } from 'tap'
 import { authFixture, call, type AuthFixture } from './helpers.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 type Result = { error: { status?: number; code?: string; message: string } | null }
 
@@ -13,10 +14,10 @@ function refused(t: Test, label: string, result: Result, status: number, code: s
   t.same([result.error?.status, result.error?.code, result.error?.message], [status, code, message], label)
 }
 
+/** An app's client. auth-js 2.119 asks no flag for passkeys; recovery codes are still behind one. */
 function client(f: AuthFixture): SupabaseClient {
   return createClient(f.project.baseUrl, f.project.anonKey, {
-    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, experimental: { passkey: true } } as never,
-    realtime: nodeRealtime,
+    auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, experimental: { recoveryCodes: true } },
   })
 }
 
@@ -85,6 +86,29 @@ t.test('features not offered', async (t) => {
     refused(t, 'passkey.list', (await dana.auth.passkey.list()) as Result, 404, 'passkey_disabled', 'Passkeys are disabled')
     const register = await call(f, 'POST', '/passkeys/registration/options', {}, { token })
     t.same([register.status, register.body.code], [404, 'passkey_disabled'])
+  })
+
+  await t.test('MFA recovery codes: GoTrue with them switched off', async (t) => {
+    const codes = dana.auth.mfa.recoveryCodes
+    refused(t, 'getStatus', await codes.getStatus(), 404, 'mfa_factor_not_found', 'The user has not enrolled recovery codes')
+    refused(t, 'generate', await codes.generate({ friendlyName: 'Backup codes' }), 422, 'mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes')
+    refused(t, 'regenerate', await codes.regenerate(), 422, 'mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes')
+    refused(t, 'verify', await codes.verify({ code: 'K4M9-X7QP-2AB8-HT3Z' }), 422, 'mfa_recovery_codes_verify_not_enabled', 'MFA verification is disabled for recovery codes')
+    refused(t, 'unenroll at aal1', await codes.unenroll(), 403, 'insufficient_aal', 'AAL2 required to delete recovery codes')
+    const noToken = await call(f, 'POST', '/factors/recovery-codes')
+    t.same([noToken.status, noToken.body.code], [401, 'no_authorization'], 'authentication is checked first')
+
+    // At aal2 (a TOTP factor verified): the switch still comes first; there are no codes to remove.
+    const enrolled = await call(f, 'POST', '/factors', { factor_type: 'totp', friendly_name: 'phone' }, { token })
+    const challenge = await call(f, 'POST', `/factors/${enrolled.body.id}/challenge`, undefined, { token })
+    const verified = await call(f, 'POST', `/factors/${enrolled.body.id}/verify`, { challenge_id: challenge.body.id, code: generateSync({ secret: enrolled.body.totp.secret }) }, { token })
+    t.equal(verified.status, 200)
+    const aal2 = client(f)
+    t.error((await aal2.auth.setSession({ access_token: verified.body.access_token, refresh_token: verified.body.refresh_token })).error)
+    refused(t, 'generate at aal2', await aal2.auth.mfa.recoveryCodes.generate(), 422, 'mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes')
+    refused(t, 'unenroll at aal2', await aal2.auth.mfa.recoveryCodes.unenroll(), 404, 'mfa_factor_not_found', 'The user has not enrolled recovery codes')
+    const factors = await aal2.auth.mfa.listFactors()
+    t.same([factors.data?.totp.length, factors.data?.recovery_code.length], [1, 0], 'listFactors has a recovery_code bucket, empty')
   })
 
   await t.test('Auth as an OAuth server', async (t) => {

@@ -10,7 +10,6 @@ import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts'
 import { authFixture, call, fragmentOf, SITE_URL, type AuthFixture } from './helpers.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 const APP = 'http://localhost:3000/welcome'
 
@@ -151,7 +150,7 @@ t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeC
   const { f, google } = await setup(t)
   await configure(f, google)
   google.user = { sub: '42', email: 'Grace@Example.com', email_verified: true, name: 'Grace Hopper' }
-  const supabase = createClient(f.project.baseUrl, f.project.anonKey, { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce' }, realtime: nodeRealtime })
+  const supabase = createClient(f.project.baseUrl, f.project.anonKey, { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce' } })
   const { data } = await supabase.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })
   t.match(data.url, /code_challenge=[A-Za-z0-9_-]{43}&code_challenge_method=s256/)
   const { location, hops } = await browse(data.url!)
@@ -182,6 +181,34 @@ t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeC
   const wrong = await call(f, 'POST', '/token?grant_type=pkce', { auth_code: new URL(raw.location).searchParams.get('code'), code_verifier: 'w'.repeat(56) })
   t.equal(wrong.status, 400)
   t.equal(wrong.body.code, 'bad_code_verifier')
+})
+
+t.test('two sign-ins in flight, told apart by sb_flow_id (auth-js 2.119 experimental.appendPkceFlowIdToRedirects)', async (t) => {
+  const { f, google } = await setup(t)
+  await configure(f, google)
+  google.user = { sub: '43', email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace' }
+  const storage = new Map<string, string>()
+  const supabase = createClient(f.project.baseUrl, f.project.anonKey, {
+    auth: {
+      persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce',
+      storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) },
+      experimental: { appendPkceFlowIdToRedirects: true },
+    },
+  })
+  const started = [await supabase.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } }), await supabase.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })]
+  for (const { data } of started) {
+    t.match(data.flowId, /^[0-9a-f]{32}$/)
+    t.equal(new URL(data.url!).searchParams.get('redirect_to'), `${APP}?sb_flow_id=${data.flowId}`, 'the app asks for its redirect with the flow id')
+  }
+  // The first flow finishes after the second started: its verifier is found by its flow id, not the latest one.
+  for (const { data } of started) {
+    const landed = new URL((await browse(data.url!)).location)
+    t.equal(`${landed.origin}${landed.pathname}`, APP)
+    t.equal(landed.searchParams.get('sb_flow_id'), data.flowId, 'the flow id comes back beside the code')
+    const exchanged = await supabase.auth.exchangeCodeForSession(landed.searchParams.get('code')!, { flowId: data.flowId! })
+    t.error(exchanged.error)
+    t.equal(exchanged.data.user?.email, 'ada@example.com')
+  }
 })
 
 t.test('linking: an existing address gets the Google identity', async (t) => {

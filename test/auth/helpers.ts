@@ -6,7 +6,6 @@ import { SMTPServer } from 'smtp-server'
 import { setAuthOptions, setRedirects } from '../../control-plane/auth-settings.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startTestPlatform, type TestPlatform, type TestProject } from '../helpers/platform.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 interface Teardown {
   teardown(fn: () => unknown): void
@@ -124,7 +123,6 @@ export async function authFixture(t: Teardown, env: Record<string, string> = {},
   const client = (key: string) =>
     createClient(project.baseUrl, key, {
       auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-      realtime: nodeRealtime,
     })
   return {
     test,

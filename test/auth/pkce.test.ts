@@ -1,13 +1,13 @@
 // PKCE code exchange (issue 15 item 2): a wrong code_verifier does not spend
 // the code, the right one still works afterwards (with supabase-js's own
-// exchangeCodeForSession), a code is redeemed once even when the right
-// verifier arrives many times at once, and an expired flow is refused.
+// exchangeCodeForSession), two flows in flight are told apart by the flow id
+// supabase-js puts on the redirect, a code is redeemed once even when the
+// right verifier arrives many times at once, and an expired flow is refused.
 import crypto from 'node:crypto'
 import { createClient } from '@supabase/supabase-js'
 import t from 'tap'
 import { runInProjectDatabase } from '../../control-plane/project-database.ts'
 import { authFixture, call, linkOf, type AuthFixture } from './helpers.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 const CALLBACK = 'http://localhost:3000/cb'
 
@@ -42,7 +42,6 @@ t.test('PKCE exchange', async (t) => {
     const storage = new Map<string, string>()
     const client = createClient(f.project.baseUrl, f.project.anonKey, {
       auth: { flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false, storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) } },
-      realtime: nodeRealtime,
     })
     const email = 'wrong-then-right@example.test'
     const since = f.mail.messages.length
@@ -66,6 +65,34 @@ t.test('PKCE exchange', async (t) => {
 
     const again = await call(f, 'POST', '/token?grant_type=pkce', { auth_code: code, code_verifier: 'x'.repeat(50) })
     t.same([again.status, again.body.code, again.body.message], [404, 'flow_state_not_found', 'invalid flow state, no valid flow state found'])
+  })
+
+  await t.test('two emailed flows at once, told apart by sb_flow_id (auth-js 2.119 experimental.appendPkceFlowIdToRedirects)', async (t) => {
+    const storage = new Map<string, string>()
+    const client = createClient(f.project.baseUrl, f.project.anonKey, {
+      auth: {
+        flowType: 'pkce', persistSession: true, autoRefreshToken: false, detectSessionInUrl: false,
+        storage: { getItem: (k) => storage.get(k) ?? null, setItem: (k, v) => void storage.set(k, v), removeItem: (k) => void storage.delete(k) },
+        experimental: { appendPkceFlowIdToRedirects: true },
+      },
+    })
+    const emails = ['first-flow@example.test', 'second-flow@example.test']
+    const links: string[] = []
+    for (const email of emails) {
+      const since = f.mail.messages.length
+      t.error((await client.auth.signInWithOtp({ email, options: { emailRedirectTo: CALLBACK } })).error)
+      links.push(linkOf(await f.mail.next(email, since)))
+    }
+    t.equal([...storage.keys()].filter((k) => /-flow-[0-9a-f]{32}-code-verifier$/.test(k)).length, 2, 'a verifier per flow')
+    for (const [i, email] of emails.entries()) {
+      const location = new URL((await fetch(links[i]!, { redirect: 'manual' })).headers.get('location')!)
+      t.equal(`${location.origin}${location.pathname}`, CALLBACK)
+      const flowId = location.searchParams.get('sb_flow_id')
+      t.match(flowId, /^[0-9a-f]{32}$/, 'the flow id the app put on its redirect comes back beside the code')
+      const { data, error } = await client.auth.exchangeCodeForSession(location.searchParams.get('code')!, { flowId: flowId! })
+      t.error(error)
+      t.equal(data.user?.email, email, 'each code with its own flow\'s verifier')
+    }
   })
 
   await t.test('the right verifier many times at once: exactly one session', async (t) => {

@@ -1,6 +1,7 @@
 // Refusals with their status and GoTrue code, both error shapes, admin
 // endpoints, logout scopes, concurrent refreshes, /settings and /health.
 import t from 'tap'
+import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
 import { authFixture, call } from './helpers.ts'
 
 /** Lets the catalogue's change notification reach the data plane. */
@@ -150,7 +151,13 @@ t.test('refusals, admin, sessions', async (t) => {
     t.same([banned.error?.status, banned.error?.code], [400, 'user_banned'])
     t.error((await admin.auth.admin.updateUserById(users[0]!, { ban_duration: 'none' })).error)
     t.error((await f.anon().auth.signInWithPassword({ email: 'd1@example.test', password: 'set by admin' })).error)
-    t.error((await admin.auth.admin.deleteUser(users[1]!)).error)
+    // supabase-js 2.119 reads the user before the DELETE (whose body it ignores) and answers that user;
+    // its UUID check now takes upper case, which GoTrue's uuid parsing takes too.
+    const deleted = await admin.auth.admin.deleteUser(users[1]!.toUpperCase())
+    t.error(deleted.error)
+    t.equal(deleted.data.user?.id, users[1], 'the deleted user, read just before')
+    const audited = await adminQuery(withDatabase(await serverUrl(), f.project.record.dbName), `select payload->>'actor_id' as actor from auth.audit_log_entries where payload->>'action' = 'user_deleted' and lower(payload->>'actor_id') = $1`, [users[1]])
+    t.same(audited.rows, [{ actor: users[1] }], 'audited under the id as stored, lower case')
     t.same((await admin.auth.admin.getUserById(users[1]!)).error?.status, 404)
     t.error((await admin.auth.admin.deleteUser(users[2]!, true)).error, 'soft delete')
     const soft = await admin.auth.admin.getUserById(users[2]!)

@@ -13,7 +13,6 @@ import { createClient } from '@supabase/supabase-js'
 import { cookieStorage, HeaderCookieJar, NO_STORE_HEADERS, storageKeyFor } from '../../client/cookies.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 const PARENT = 'parent.test'
 const PASSWORD = 'correct horse battery'
@@ -27,7 +26,6 @@ async function browserTests(executablePath: string): Promise<void> {
   const project = await platform.createProject({ auth: true })
   const admin = createClient(project.baseUrl, project.serviceRoleKey, {
     auth: { persistSession: false, autoRefreshToken: false },
-    realtime: nodeRealtime,
   })
   for (const [email, metadata] of [['big@example.test', { bio: 'Grüße 🎉 '.repeat(300) }], ['small@example.test', {}]] as const) {
     const { error } = await admin.auth.admin.createUser({ email, password: PASSWORD, email_confirm: true, user_metadata: metadata })
@@ -110,7 +108,6 @@ function testApp(project: TestProject): http.Server {
   const serverClient = (jar: HeaderCookieJar) =>
     createClient(project.baseUrl, project.anonKey, {
       auth: { storage: cookieStorage(jar, options), flowType: 'pkce', autoRefreshToken: false, detectSessionInUrl: false, persistSession: true },
-      realtime: nodeRealtime,
     })
   const send = (res: http.ServerResponse, type: string, body: string | Buffer) => {
     res.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' })

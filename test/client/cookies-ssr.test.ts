@@ -7,7 +7,6 @@ import { createClient, type SupabaseClient } from '@supabase/supabase-js'
 import * as ssr from '@supabase/ssr'
 import { cookieMethods, cookieStorage, HeaderCookieJar, storageKeyFor, type CookieOptions } from '../../client/cookies.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 type Written = Array<{ name: string; value: string; options: ssr.CookieOptions }>
 
@@ -28,7 +27,6 @@ const SMALL = 'small@example.test'
 
 const admin = createClient(project.baseUrl, project.serviceRoleKey, {
   auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-  realtime: nodeRealtime,
 })
 // Metadata travels twice in a session (the user, and the access token's claims): several cookies' worth.
 const bigUser = await admin.auth.admin.createUser({ email: BIG, password: PASSWORD, email_confirm: true, user_metadata: { bio: 'Grüße aus Köln 🎉 '.repeat(100) } })
@@ -39,7 +37,6 @@ if (bigUser.error || smallUser.error) throw bigUser.error ?? smallUser.error
 function helperClient(jar: HeaderCookieJar, options?: CookieOptions): SupabaseClient {
   return createClient(project.baseUrl, project.anonKey, {
     auth: { storage: cookieStorage(jar, options), flowType: 'pkce', autoRefreshToken: false, detectSessionInUrl: false, persistSession: true },
-    realtime: nodeRealtime,
   })
 }
 
@@ -48,7 +45,6 @@ function ssrClient(cookies: Array<{ name: string; value: string }>, written: Wri
   return ssr.createServerClient(project.baseUrl, project.anonKey, {
     cookies: { getAll: () => cookies, setAll: (list) => void written.push(...list) },
     cookieOptions,
-    realtime: nodeRealtime,
   }) as unknown as SupabaseClient
 }
 
@@ -110,7 +106,6 @@ t.test('what the helper writes, createServerClient reads byte for byte', async (
   await ssr.createServerClient(project.baseUrl, project.anonKey, {
     cookies: { getAll: () => [], setAll: (list) => void ssrWritten.push(...list) },
     cookieOptions: { domain: 'parent.test', secure: true },
-    realtime: nodeRealtime,
   }).auth.setSession({ access_token: data.session!.access_token, refresh_token: data.session!.refresh_token }).catch(() => undefined)
   t.ok(ssrWritten.length > 0)
   const sameValue = new HeaderCookieJar()
@@ -131,7 +126,6 @@ t.test('a session that shrinks: stale chunks go, the same way @supabase/ssr remo
   const server = ssr.createServerClient(project.baseUrl, project.anonKey, {
     cookies: cookieMethods(viaSsr),
     cookieOptions: { domain: 'parent.test' },
-    realtime: nodeRealtime,
   })
   t.error((await server.auth.signInWithPassword({ email: SMALL, password: PASSWORD })).error)
   t.same(viaSsr.getAll().map(({ name }) => name), [KEY], 'one cookie left')

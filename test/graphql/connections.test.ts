@@ -394,6 +394,63 @@ t.test('columns named like the SQL the engine writes', async (t) => {
   }, 'a row read whole for its computed field')
 })
 
+t.test('a column named count on both sides of a relation (issue 26 item 7)', async (t) => {
+  const p = await graphqlProject(t, `
+    create table parent(id int primary key, count int not null);
+    create table child(id int primary key, parent_id int references parent(id), count int not null);
+    insert into parent values (1, 5);
+    insert into child values (1, 1, 1), (2, 1, 2);
+  `)
+  t.strictSame(await p.gql(`{ parentCollection { edges { node { count childCollection { edges { node { count parent { count } } } } } } } }`), {
+    data: { parentCollection: { edges: [{ node: { count: 5, childCollection: { edges: [{ node: { count: 1, parent: { count: 5 } } }, { node: { count: 2, parent: { count: 5 } } }] } } }] } },
+  }, 'one-to-many, and many-to-one inside it')
+  // A mutation's nested reads see the rows as they were before it (pg_graphql's issue_337), so the parent's own.
+  t.strictSame(await p.gql(`mutation { updatechildCollection(set: {count: 3}, filter: {id: {eq: 1}}) { records { count parent { count } } } }`), {
+    data: { updatechildCollection: { records: [{ count: 3, parent: { count: 5 } }] } },
+  }, 'a mutation\'s records, many-to-one')
+  t.strictSame(await p.gql(`mutation { updateparentCollection(set: {count: 6}, filter: {id: {eq: 1}}) { records { count childCollection { edges { node { count } } } } } }`), {
+    data: { updateparentCollection: { records: [{ count: 6, childCollection: { edges: [{ node: { count: 3 } }, { node: { count: 2 } }] } }] } },
+  }, 'a mutation\'s records, one-to-many')
+})
+
+// A row read whole (a computed field's argument, a mutation's returned row, a
+// distinct row, a function's row) is named by its table alias; a bare name is
+// a column first in PostgreSQL, so a column named like the alias took its
+// place, and `.count` of a number is count(number): 1.
+t.test('columns named like the engine\'s table aliases', async (t) => {
+  const p = await graphqlProject(t, `
+    comment on schema public is e'@graphql({"distinctOn": {"enabled": true}, "functionShapes": {"enabled": true}})';
+    create table holder(id int primary key, count int not null, a1 int, a2 int, x2 int, x3 int, x4 int, f1 int);
+    create table item(id int primary key, holder_id int references holder(id), count int not null, a1 int, a2 int, x2 int, x3 int);
+    insert into holder values (1, 5, 0, 0, 0, 0, 0, null);
+    insert into item values (1, 1, 7, 0, 0, 0, 0);
+    create function holder_label(h holder) returns text stable language sql as $$ select 'holder ' || h.count $$;
+    create function item_label(i item) returns text stable language sql as $$ select 'item ' || i.count $$;
+    create function first_holder() returns holder stable language sql as $$ select * from holder order by id limit 1 $$;
+  `)
+  const holder = { count: 5, holder_label: 'holder 5' }
+  t.strictSame(await p.gql(`{ holderByPk(id: 1) { count } }`), { data: { holderByPk: { count: 5 } } }, 'count of the row, not count(a1)')
+  t.strictSame(await p.gql(`{ first_holder { count } }`), { data: { first_holder: { count: 5 } } }, 'a row whose column f1 is null is still a row')
+  t.strictSame(await p.gql(`{ holderByPk(id: 1) { count holder_label } }`), { data: { holderByPk: holder } })
+  t.strictSame(await p.gql(`{ first_holder { count holder_label } }`), { data: { first_holder: holder } }, 'a function\'s row')
+  t.strictSame(await p.gql(`{ holderCollection { edges { node { count holder_label itemCollection { edges { node { count item_label holder { count holder_label } } } } } } } }`), {
+    data: { holderCollection: { edges: [{ node: { ...holder, itemCollection: { edges: [{ node: { count: 7, item_label: 'item 7', holder } }] } } }] } },
+  })
+  t.strictSame(await p.gql(`{ holderCollection(distinctOn: [count]) { edges { node { count holder_label } } } }`), { data: { holderCollection: { edges: [{ node: holder }] } } })
+  t.strictSame(await p.gql(`{ itemCollection(filter: {item_label: {eq: "item 7"}}) { edges { node { count holder { count holder_label } } } } }`), {
+    data: { itemCollection: { edges: [{ node: { count: 7, holder } }] } },
+  }, 'a computed field in a filter')
+  t.strictSame(await p.gql(`mutation { updateitemCollection(set: {count: 8}, filter: {id: {eq: 1}}) { records { count item_label holder { count holder_label } } } }`), {
+    data: { updateitemCollection: { records: [{ count: 8, item_label: 'item 8', holder }] } },
+  })
+  t.strictSame(await p.gql(`mutation { insertIntoholderCollection(objects: [{id: 2, count: 9}]) { records { count holder_label } } }`), {
+    data: { insertIntoholderCollection: { records: [{ count: 9, holder_label: 'holder 9' }] } },
+  })
+  t.strictSame(await p.gql(`mutation { deleteFromholderCollection(filter: {id: {eq: 2}}) { records { count holder_label } } }`), {
+    data: { deleteFromholderCollection: { records: [{ count: 9, holder_label: 'holder 9' }] } },
+  })
+})
+
 t.test('objects wider than 50 fields', async (t) => {
   const p = await graphqlProject(t, `
     create table item(id int primary key, name text not null);

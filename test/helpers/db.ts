@@ -10,8 +10,19 @@ let standalone: Promise<EmbeddedServer> | undefined
 
 export async function serverUrl(): Promise<string> {
   if (process.env.DATABASE_URL) return process.env.DATABASE_URL
-  standalone ??= startTemporary()
+  standalone ??= startStandalone()
   return (await standalone).url
+}
+
+/**
+ * A file run on its own under tap (`npx tap test/auth/flow.test.ts`) stops its
+ * server when its root test ends. The root teardown is also what lets tap end
+ * the root once it is idle; without it the server's child process keeps the
+ * file alive until tap's timeout fails it, every subtest passed or not.
+ */
+async function startStandalone(): Promise<EmbeddedServer> {
+  if (process.env.TAP === '1') (await import('tap')).default.teardown(stopStandalone)
+  return startTemporary()
 }
 
 /** Stops the standalone embedded server, if this process started one. */

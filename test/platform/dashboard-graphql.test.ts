@@ -9,12 +9,11 @@ import { createClient } from '@supabase/supabase-js'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { request } from '../helpers/http.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 if (haveChromium(t)) {
   const { platform, page, dashboard, offsite, text, signIn } = await dashboardSession(t, 'dashboard-graphql')
   const project = await platform.createProject({ name: 'Notes', auth: true })
-  const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false }, realtime: nodeRealtime })
+  const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false } })
   const ada = await admin.auth.admin.createUser({ email: 'ada@example.com', email_confirm: true })
   const bob = await admin.auth.admin.createUser({ email: 'bob@example.com', email_confirm: true })
   // Assertions before the first subtest would end tap's root test early: a fixture that fails throws.

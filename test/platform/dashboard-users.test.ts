@@ -8,7 +8,6 @@ import t from 'tap'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { startMailCatcher } from '../auth/helpers.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 if (haveChromium(t)) {
   const mail = await startMailCatcher(t)
@@ -19,7 +18,6 @@ if (haveChromium(t)) {
   const client = () =>
     createClient(project.baseUrl, project.anonKey, {
       auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-      realtime: nodeRealtime,
     })
   const users = `${dashboard}/projects/${project.ref}/users`
   await signIn()
@@ -87,7 +85,7 @@ if (haveChromium(t)) {
   })
 
   t.test('search by email and paging', async (t) => {
-    const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false }, realtime: nodeRealtime })
+    const admin = createClient(project.baseUrl, project.serviceRoleKey, { auth: { persistSession: false } })
     for (let i = 0; i < 20; i++) {
       const { error } = await admin.auth.admin.createUser({ email: `bulk${String(i).padStart(2, '0')}@example.org`, email_confirm: true })
       t.equal(error, null)

@@ -13,7 +13,6 @@ import { publicJwkOf, signerOf, signingKeyState, signJwt, signWithKey, type Sign
 import { runCli } from '../helpers/cli.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
-import { nodeRealtime } from '../helpers/realtime.ts'
 
 const platform = await startTestPlatform(t)
 const { controlPlane } = platform.platform
@@ -43,7 +42,6 @@ function client(project: TestProject) {
   const paths: string[] = []
   const supabase = createClient(project.baseUrl, project.anonKey, {
     auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    realtime: nodeRealtime,
     global: {
       fetch: (input, init) => {
         paths.push(new URL(input instanceof Request ? input.url : String(input)).pathname.replace(`/project/${project.ref}`, ''))

@@ -73,6 +73,7 @@ function postgresRunning(): boolean {
 t.test('first start creates the demo project and prints its URL and keys', async (t) => {
   const first = await start()
   t.equal(first.keys.baseUrl, `http://127.0.0.1:${port}/project/demo`)
+  t.match(first.output, /^http {14}uWebSockets\.js 20\.51, native$/m, 'the banner names the HTTP engine')
   const health = await request(`${first.keys.baseUrl}/auth/v1/health`, { headers: { apikey: first.keys.anon } })
   t.equal(health.status, 200, 'the demo project is served, with auth on')
   t.ok(postgresRunning())

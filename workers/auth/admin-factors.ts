@@ -9,13 +9,12 @@ import { transaction, type Queryable } from './db/pool.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
 import { audit } from './links.ts'
-import { isUuid, requireAdmin, type AuthRequest } from './request.ts'
+import { requireAdmin, uuidParam, type AuthRequest } from './request.ts'
 import { factorJson } from './serialize.ts'
 
 /** GoTrue's loadUser for admin routes: the id must be a UUID, and a user's. */
 async function adminTarget(db: Queryable, userId: string): Promise<UserRow> {
-  if (!isUuid(userId)) throw authErrors.validation404('user_id must be an UUID')
-  const user = await userById(db, userId)
+  const user = await userById(db, uuidParam(userId, 'user_id'))
   if (user === undefined) throw authErrors.userNotFound()
   return user
 }
@@ -33,12 +32,12 @@ export async function listUserFactors(req: AuthRequest, userId: string): Promise
  * Auth's own checks see aal1; access tokens already issued keep their `aal`
  * claim until they expire, as every JWT does.
  */
-export async function deleteUserFactor(req: AuthRequest, userId: string, factorId: string): Promise<ServiceResponse> {
+export async function deleteUserFactor(req: AuthRequest, userId: string, factorParam: string): Promise<ServiceResponse> {
   requireAdmin(req)
   const deleted = await transaction(req.pool, async (client) => {
     const user = await adminTarget(client, userId)
-    if (!isUuid(factorId)) throw authErrors.validation404('factor_id must be an UUID')
-    const factor = (user.factors ?? []).find((f) => f.id === factorId.toLowerCase())
+    const factorId = uuidParam(factorParam, 'factor_id')
+    const factor = (user.factors ?? []).find((f) => f.id === factorId)
     if (factor === undefined) throw authErrors.factorNotFound()
     await deleteFactorRows(client, factorId)
     await audit(client, req, user.id, 'factor_deleted', { factor_id: factorId, factor_status: factor.status, via: 'admin' })

@@ -29,7 +29,7 @@ import { authErrors } from './errors.ts'
 import { audit, mailLink, type LinkType } from './links.ts'
 import { checkNewPassword, hashPassword } from './passwords.ts'
 import { resolveRedirect } from './redirects.ts'
-import { isUuid, obj, redirectTo, requireAdmin, str, type AuthRequest } from './request.ts'
+import { isUuid, obj, redirectTo, requireAdmin, str, uuidParam, type AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
 
 /** Go's time.ParseDuration subset GoTrue's ban_duration takes ("24h", "1h30m", "90s"), or "none". */
@@ -156,15 +156,15 @@ export async function createUser(req: AuthRequest): Promise<ServiceResponse> {
   return json(200, userJson(user))
 }
 
-export async function getUserById(req: AuthRequest, id: string): Promise<ServiceResponse> {
+export async function getUserById(req: AuthRequest, param: string): Promise<ServiceResponse> {
   requireAdmin(req)
-  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  const id = uuidParam(param, 'user_id')
   return json(200, userJson(await userOr404(req.pool, id)))
 }
 
-export async function updateUser(req: AuthRequest, id: string): Promise<ServiceResponse> {
+export async function updateUser(req: AuthRequest, param: string): Promise<ServiceResponse> {
   requireAdmin(req)
-  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  const id = uuidParam(param, 'user_id')
   const body = req.body
   const rawEmail = str(body, 'email')
   const email = rawEmail !== undefined ? normalizeEmail(rawEmail) : undefined
@@ -196,9 +196,9 @@ export async function updateUser(req: AuthRequest, id: string): Promise<ServiceR
   return json(200, userJson(user))
 }
 
-export async function deleteUser(req: AuthRequest, id: string): Promise<ServiceResponse> {
+export async function deleteUser(req: AuthRequest, param: string): Promise<ServiceResponse> {
   requireAdmin(req)
-  if (!isUuid(id)) throw authErrors.validation404('user_id must be an UUID')
+  const id = uuidParam(param, 'user_id')
   const soft = req.body.should_soft_delete === true
   await transaction(req.pool, async (client) => {
     await userOr404(client, id)

@@ -7,6 +7,7 @@
 // thrown by that endpoint; the routes here exist only to refuse.
 import type { ServiceResponse } from '../../lib/service.ts'
 import { authErrors } from './errors.ts'
+import { factorCaller } from './factors.ts'
 import { requireUser, type AuthRequest } from './request.ts'
 
 /** What GET /settings reports as off (GoTrue's fields; web3, linking and MFA have none there). */
@@ -36,6 +37,38 @@ export async function identities(req: AuthRequest): Promise<ServiceResponse> {
 /** /passkeys/*: passkeys as a first factor (GoTrue's requirePasskeyEnabled). */
 export async function passkeys(): Promise<ServiceResponse> {
   throw authErrors.passkeysDisabled()
+}
+
+// /factors/recovery-codes/*: MFA recovery codes (auth-js 2.119's
+// mfa.recoveryCodes), answered as GoTrue's recovery_codes.go answers with its
+// MFA.RecoveryCodes.EnrollEnabled and VerifyEnabled off. Like every
+// /factors route, behind requireAuthentication and requireNotAnonymous. No
+// user has codes, so the status and the removal find none.
+const NOT_ENROLLED = 'The user has not enrolled recovery codes'
+
+/** GET /factors/recovery-codes: the status, at any assurance level. */
+export async function recoveryCodesStatus(req: AuthRequest): Promise<ServiceResponse> {
+  await factorCaller(req)
+  throw authErrors.factorNotFound(NOT_ENROLLED)
+}
+
+/** POST /factors/recovery-codes and /factors/recovery-codes/regenerate: GoTrue checks the switch before the body and the aal. */
+export async function recoveryCodesEnroll(req: AuthRequest): Promise<ServiceResponse> {
+  await factorCaller(req)
+  throw authErrors.mfaRecoveryCodesEnrollDisabled()
+}
+
+/** POST /factors/recovery-codes/verify */
+export async function recoveryCodesVerify(req: AuthRequest): Promise<ServiceResponse> {
+  await factorCaller(req)
+  throw authErrors.mfaRecoveryCodesVerifyDisabled()
+}
+
+/** DELETE /factors/recovery-codes: aal2 first (403), then the codes to remove. */
+export async function recoveryCodesDelete(req: AuthRequest): Promise<ServiceResponse> {
+  const { aal } = await factorCaller(req)
+  if (aal !== 'aal2') throw authErrors.insufficientAal('AAL2 required to delete recovery codes', 403)
+  throw authErrors.factorNotFound(NOT_ENROLLED)
 }
 
 /** /oauth/authorizations/* and /user/oauth/grants: Auth as an OAuth server. */

@@ -98,6 +98,8 @@ export const authErrors = {
 
   mfaPhoneEnrollDisabled: () => new AuthError('mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone', 422),
   mfaWebAuthnEnrollDisabled: () => new AuthError('mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn', 422),
+  mfaRecoveryCodesEnrollDisabled: () => new AuthError('mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes', 422),
+  mfaRecoveryCodesVerifyDisabled: () => new AuthError('mfa_recovery_codes_verify_not_enabled', 'MFA verification is disabled for recovery codes', 422),
 
   // Sign-in with Google (issue 6): GoTrue's external.go codes
   providerDisabled: () => new AuthError('validation_failed', 'Unsupported provider: provider is not enabled', 400),

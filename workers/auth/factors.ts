@@ -22,12 +22,12 @@ import {
 import { transaction } from './db/pool.ts'
 import { AuthError, authErrors } from './errors.ts'
 import { audit } from './links.ts'
-import { isUuid, str, type AuthRequest } from './request.ts'
+import { isUuid, str, uuidParam, type AuthRequest } from './request.ts'
 import { newTotpSecret, qrSvg, totpTimeStep, totpUri } from './totp.ts'
 import { upgradeToAal2, type Session } from './tokens.ts'
 
 /** requireAuthentication + requireNotAnonymous (every /factors route), and a session to act on. */
-async function factorCaller(req: AuthRequest): Promise<CurrentUser & { sessionId: string }> {
+export async function factorCaller(req: AuthRequest): Promise<CurrentUser & { sessionId: string }> {
   const current = await currentUser(req)
   if (current.user.is_anonymous) throw authErrors.anonymousNotAllowed()
   // GoTrue answers 500 for a token without a session; a token without session_id has none to raise.
@@ -37,8 +37,7 @@ async function factorCaller(req: AuthRequest): Promise<CurrentUser & { sessionId
 
 /** GoTrue's loadFactor: the id must be a UUID, and the caller's own factor. */
 async function loadFactor(req: AuthRequest, userId: string, id: string): Promise<FactorRow> {
-  if (!isUuid(id)) throw authErrors.validation404('factor_id must be an UUID')
-  const factor = await ownedFactor(req.pool, userId, id)
+  const factor = await ownedFactor(req.pool, userId, uuidParam(id, 'factor_id'))
   if (factor === undefined) throw authErrors.factorNotFound()
   return factor
 }

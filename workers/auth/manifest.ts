@@ -31,6 +31,13 @@ const routes = [
   { method: 'POST', path: '/invite', name: 'invite' },
   { method: 'POST', path: '/admin/generate_link', name: 'generateLink' },
   { method: 'POST', path: '/factors', name: 'enrollFactor' },
+  // MFA recovery codes (auth-js 2.119's mfa.recoveryCodes): not offered (disabled.ts).
+  // Before /factors/:id, which would take them. Refusing a feature is not a guess, so not throttled.
+  { method: 'GET', path: '/factors/recovery-codes', name: 'recoveryCodesStatus' },
+  { method: 'POST', path: '/factors/recovery-codes', name: 'recoveryCodesEnroll' },
+  { method: 'POST', path: '/factors/recovery-codes/regenerate', name: 'recoveryCodesEnroll' },
+  { method: 'POST', path: '/factors/recovery-codes/verify', name: 'recoveryCodesVerify' },
+  { method: 'DELETE', path: '/factors/recovery-codes', name: 'recoveryCodesDelete' },
   { method: 'POST', path: '/factors/:id/challenge', name: 'challengeFactor', throttled: true },
   { method: 'POST', path: '/factors/:id/verify', name: 'verifyFactor', throttled: true },
   { method: 'DELETE', path: '/factors/:id', name: 'deleteFactor' },

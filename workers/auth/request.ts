@@ -98,6 +98,16 @@ export function isUuid(value: unknown): value is string {
   return typeof value === 'string' && UUID.test(value)
 }
 
+/**
+ * A UUID path parameter as GoTrue reads one (uuid.FromString): any case
+ * (auth-js 2.119 lets ids in any case through), then the canonical lower case,
+ * so what is recorded (the audit log's actor_id) is the id as stored.
+ */
+export function uuidParam(value: string, name: 'user_id' | 'factor_id'): string {
+  if (!isUuid(value)) throw authErrors.validation404(`${name} must be an UUID`)
+  return value.toLowerCase()
+}
+
 export interface Caller {
   userId: string
   sessionId: string | null

@@ -10,7 +10,7 @@ import { log } from '../../lib/log.ts'
 import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
 import { deleteUserFactor, listUserFactors } from './admin-factors.ts'
-import { identities, oauthServer, passkeys, sso } from './disabled.ts'
+import { identities, oauthServer, passkeys, recoveryCodesDelete, recoveryCodesEnroll, recoveryCodesStatus, recoveryCodesVerify, sso } from './disabled.ts'
 import { authErrorResponse, authErrors } from './errors.ts'
 import { challengeFactor, deleteFactor, enrollFactor, verifyFactor } from './factors.ts'
 import { authorize, callback } from './google.ts'
@@ -62,6 +62,10 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   sso,
   identities,
   passkeys,
+  recoveryCodesStatus,
+  recoveryCodesEnroll,
+  recoveryCodesVerify,
+  recoveryCodesDelete,
   oauthServer,
 }
 

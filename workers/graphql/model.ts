@@ -8,7 +8,7 @@ import {
   parseDirective, type Allowlist, type Directive, type DocumentLimits,
 } from './directives.ts'
 import { baseTypeName, columnFieldName, functionFieldName, isValidName, lowerFirst, relationFieldName } from './names.ts'
-import { builtInAndEnumTypeNames, TABLE_TYPE_SUFFIXES, typeScopesOf, UPSERT_TYPE_SUFFIXES, valueTypeOf, type EnumModel, type GeoType, type TypeScope, type ValueType } from './types.ts'
+import { builtInAndEnumTypeNames, TABLE_TYPE_SUFFIXES, typeScopesOf, UPSERT_TYPE_SUFFIXES, valueTypeOf, type EnumModel, type EnumValueModel, type GeoType, type TypeScope, type ValueType } from './types.ts'
 
 export const DEFAULT_MAX_ROWS = 30
 
@@ -243,7 +243,15 @@ function enumsOf(catalog: Catalog, settingsBySchema: Map<number, SchemaSettings>
     const d = parseDirective(e.comment)
     const settings = settingsBySchema.get(e.schemaOid)!
     const mappings = mappingsOf(d)
-    const values = e.labels.map((label) => ({ db: label, name: mappings.get(label) ?? label }))
+    // pg_graphql reads a name back through the mappings first
+    // (BiBTreeMap::get_by_right), so a name a mapping gives one label means
+    // that label, even where another, unmapped label is spelt the same.
+    const mappedNames = new Set(e.labels.flatMap((label) => mappings.get(label) ?? []))
+    const values: EnumValueModel[] = e.labels.map((label) => {
+      const name = mappings.get(label)
+      if (name !== undefined) return { db: label, name }
+      return mappedNames.has(label) ? { db: label, name: label, shadowed: true } : { db: label, name: label }
+    })
     const model: EnumModel = {
       oid: e.oid,
       schema: e.schema,

@@ -124,7 +124,8 @@ class Builder {
       t = new GraphQLEnumType({
         name: e.name,
         description: e.description,
-        values: Object.fromEntries(e.values.map((v) => [v.name, { value: v.db }])),
+        // A shadowed label's name is the mapped label's value (model.ts enumsOf).
+        values: Object.fromEntries(e.values.filter((v) => !v.shadowed).map((v) => [v.name, { value: v.db }])),
       })
       this.enums.set(e.name, t)
       this.enumFilters.set(e.name, filterInput(`${e.name}Filter`, e.name, 'Enum', t))

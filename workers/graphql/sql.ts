@@ -17,6 +17,18 @@ export function qualified(schema: string, name: string): string {
   return `${escapeIdentifier(schema)}.${escapeIdentifier(name)}`
 }
 
+/**
+ * The whole row of the FROM item `alias` (a row of `table`). A bare alias is
+ * not safe: PostgreSQL reads a plain name as a column first, so a table with
+ * a column of that name would give the column instead (and `.count` of a
+ * number is count(number), 1). `alias.*` names the row, but expands to the
+ * columns at the top of a select or returning list; cast to the row's own
+ * type it is the row everywhere, and a cast to the same type is no step.
+ */
+export function wholeRow(alias: string, table: { schema: string; name: string }): string {
+  return `${alias}.*::${qualified(table.schema, table.name)}`
+}
+
 export function text(value: string): string {
   return escapeLiteral(value)
 }

@@ -12,6 +12,11 @@ export interface EnumValueModel {
   db: string
   /** Value name in GraphQL (the label, or its `mappings` entry). */
   name: string
+  /**
+   * Set on an unmapped label spelt like a name a mapping gives another label:
+   * it is written as itself, but the name means the mapped label (enumsOf).
+   */
+  shadowed?: true
 }
 
 export interface EnumModel {

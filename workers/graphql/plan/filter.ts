@@ -5,7 +5,7 @@
 import { graphqlErrors } from '../errors.ts'
 import { operatorFor } from '../filter-operators.ts'
 import type { ColumnModel, RelationModel, TableModel } from '../model.ts'
-import { ident, qualified, type SqlValues } from '../sql.ts'
+import { ident, qualified, wholeRow, type SqlValues } from '../sql.ts'
 import { decodeNodeId, itemSql } from './cursor.ts'
 
 function columnCondition(values: SqlValues, column: Pick<ColumnModel, 'type'>, expr: string, ops: Record<string, unknown>): string[] {
@@ -150,5 +150,5 @@ function relationCondition(scope: Scope, relation: RelationModel, alias: string,
 function computedCondition(values: SqlValues, table: TableModel, field: string, alias: string, ops: Record<string, unknown>): string[] {
   const fn = table.computed.find((f) => f.field === field)!
   if (fn.returns.kind !== 'scalar') throw graphqlErrors.invalidInput(`${table.typeName}Filter`)
-  return columnCondition(values, fn.returns, `${qualified(fn.schema, fn.name)}(${alias})`, ops)
+  return columnCondition(values, fn.returns, `${qualified(fn.schema, fn.name)}(${wholeRow(alias, table)})`, ops)
 }

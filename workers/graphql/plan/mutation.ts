@@ -4,7 +4,7 @@
 // request's savepoint undoes the write (SPEC 4.2 rule 2).
 import { graphqlErrors, type GraphqlError } from '../errors.ts'
 import type { TableModel } from '../model.ts'
-import { ident, jsonObject, literal, qualified, text } from '../sql.ts'
+import { ident, jsonObject, literal, qualified, text, wholeRow } from '../sql.ts'
 import { collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { filterSql } from './filter.ts'
 import { recordSql, withJoins } from './select.ts'
@@ -47,7 +47,7 @@ export function insertSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (insert into ${qualified(table.schema, table.name)} as ${a} (${columns.map((c) => ident(c.name)).join(', ')}) ` +
-    `values ${rows.join(', ')}${onConflictSql(ctx, table, a, args.onConflict)} returning ${a} as r) ${responseSql(ctx, table, 'Insert', field)}`
+    `values ${rows.join(', ')}${onConflictSql(ctx, table, a, args.onConflict)} returning ${wholeRow(a, table)} as r) ${responseSql(ctx, table, 'Insert', field)}`
   return { sql }
 }
 
@@ -91,7 +91,7 @@ export function updateSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (update ${qualified(table.schema, table.name)} as ${a} set ${assignments.join(', ')} ` +
-    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Update', field)}`
+    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${wholeRow(a, table)} as r) ${responseSql(ctx, table, 'Update', field)}`
   return { sql, atMost: args.atMost as number, tooMany: graphqlErrors.updateTooMany }
 }
 
@@ -99,7 +99,7 @@ export function deleteSql(ctx: PlanContext, table: TableModel, args: Record<stri
   const a = nextAlias(ctx, 'a')
   const sql =
     `with affected as (delete from ${qualified(table.schema, table.name)} as ${a} ` +
-    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${a} as r) ${responseSql(ctx, table, 'Delete', field)}`
+    `where ${filterSql(ctx.values, table, a, args.filter)} returning ${wholeRow(a, table)} as r) ${responseSql(ctx, table, 'Delete', field)}`
   return { sql, atMost: args.atMost as number, tooMany: graphqlErrors.deleteTooMany }
 }
 

@@ -8,11 +8,12 @@
 // Every subquery that adds a column of the engine's own (a row number, a
 // found flag) beside a table's columns names all of them itself (`c1`, `c2`,
 // `n`, `e`): a table may have a column of any name, so a name the engine
-// picks could otherwise be one of the table's.
+// picks could otherwise be one of the table's. For the same reason a row read
+// whole is never its bare alias (sql.ts wholeRow).
 import { Kind, type GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
 import type { ColumnModel, FunctionModel, RelationModel, TableModel } from '../model.ts'
-import { base64JsonArray, ident, jsonObject, literal, qualified, output, text, type SqlValues } from '../sql.ts'
+import { base64JsonArray, ident, jsonObject, literal, qualified, output, text, wholeRow, type SqlValues } from '../sql.ts'
 import { argumentsOf, collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { decodeCursor, itemSql, type DecodedArray } from './cursor.ts'
 import { filterSql } from './filter.ts'
@@ -27,9 +28,9 @@ export interface RowRef {
   whole?: string
 }
 
-/** A row that is a table alias or a composite value: `row."column"`. */
-function rowRef(row: string): RowRef {
-  return { column: (name) => `${row}.${ident(name)}`, whole: row }
+/** A row that is a composite value, or a table alias (with its `whole`, sql.ts wholeRow): `row."column"`. */
+function rowRef(row: string, whole = row): RowRef {
+  return { column: (name) => `${row}.${ident(name)}`, whole }
 }
 
 function objectType(ctx: PlanContext, name: string): GraphQLObjectType {
@@ -109,7 +110,8 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: RowRe
     if (relation.unique) {
       // A constraint allows one match at most: a plain join, found when its key matched.
       joins.push(`left join ${source} ${x} on ${join(x)}`)
-      return `case when ${x}.${ident(relation.targetColumns[0]!)} is not null then ${recordSql(ctx, relation.target, x, sets, joins)} end`
+      const row = rowRef(x, wholeRow(x, relation.target))
+      return `case when ${x}.${ident(relation.targetColumns[0]!)} is not null then ${recordSql(ctx, relation.target, row, sets, joins)} end`
     }
     // A view's declared key promises nothing: take the first match. `e` tells a found row from none.
     const a = nextAlias(ctx, 'a')
@@ -121,16 +123,17 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: RowRe
 }
 
 /**
- * What a subquery over `table` (aliased `alias`) selects, and how the outer
- * query reads its rows. Plain columns when the table has no computed fields
- * (a whole-row composite costs PostgreSQL a tuple built and taken apart
- * again for every field read), named by position so that the subquery's own
- * columns beside them (`n`, `e`) cannot meet a table column of that name. A
- * computed field takes the row itself, as `r`.
+ * What a subquery over `table` (aliased `alias`, the row itself being
+ * `whole`) selects, and how the outer query reads its rows. Plain columns
+ * when the table has no computed fields (a whole-row composite costs
+ * PostgreSQL a tuple built and taken apart again for every field read),
+ * named by position so that the subquery's own columns beside them (`n`,
+ * `e`) cannot meet a table column of that name. A computed field takes the
+ * row itself, as `r`.
  */
-export function rowColumns(table: TableModel, alias: string): { select: string; rowOf: (outer: string) => RowRef } {
+export function rowColumns(table: TableModel, alias: string, whole = wholeRow(alias, table)): { select: string; rowOf: (outer: string) => RowRef } {
   if (table.computed.length > 0 || table.readColumns.length === 0) {
-    return { select: `${alias} as r`, rowOf: (outer) => rowRef(`(${outer}.r)`) }
+    return { select: `${whole} as r`, rowOf: (outer) => rowRef(`(${outer}.r)`) }
   }
   // A relation's own columns are read too: a foreign key column need not be a field.
   const names = new Set([...table.readColumns.map((c) => c.name), ...table.relations.flatMap((r) => r.columns)])
@@ -194,7 +197,7 @@ export function functionResultSql(ctx: PlanContext, parentType: GraphQLObjectTyp
   if (r.kind === 'scalar') return output(r.type, call)
   if (r.kind === 'row') {
     const f = nextAlias(ctx, 'f')
-    return singleRowSql(ctx, r.table, f, `from ${call} ${f} where not (${f} is null)`, subSelections(field))
+    return singleRowSql(ctx, r.table, f, `from ${call} ${f} where not (${wholeRow(f, r.table)} is null)`, subSelections(field))
   }
   return connectionSql(ctx, r.table, call, () => undefined, argumentsOf(ctx, parentType, field), field)
 }
@@ -483,12 +486,14 @@ export function connectionSql(
   // aggregate then all see the distinct set, which is the collection.
   let from = `${source} ${t}`
   let a = t
+  let whole = wholeRow(t, table)
   let base = filtered
   if (distinct.length > 0) {
     const s = nextAlias(ctx, 's')
     const on = distinct.map((c) => `${t}.${ident(c.name)}`)
-    from = `(select distinct on (${on.join(', ')}) ${t} as r from ${source} ${t}${where(filtered)} order by ${on.join(', ')}, ${orderSql((o) => o.value(t), order, false)}) ${s}`
+    from = `(select distinct on (${on.join(', ')}) ${whole} as r from ${source} ${t}${where(filtered)} order by ${on.join(', ')}, ${orderSql((o) => o.value(t), order, false)}) ${s}`
     a = `(${s}.r)`
+    whole = a
     base = []
   }
   // A root collection ordered by a related count counts every parent's rows
@@ -515,7 +520,7 @@ export function connectionSql(
   const connType = `${table.typeName}Connection`
   const fields = collectFields(ctx, connType, subSelections(field))
   const p = nextAlias(ctx, 'p')
-  const columns = rowColumns(table, a)
+  const columns = rowColumns(table, a, whole)
   const row = columns.rowOf(p)
   const read = (o: OrderItem) => (o.as ? `${p}.${o.as}` : row.column(o.column!.name))
   const related = order.flatMap((o) => (o.as ? [`, ${o.value(a)} as ${o.as}`] : [])).join('')
