@@ -199,6 +199,8 @@ export class DataPlane {
       if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }
     }
+    // The admin API and the dashboard change state: they wait, as a dispatch does, until the request may run.
+    await request.body()
     const answer = await this.#deps.platformRoutes?.(request)
     if (answer) return answer
     throw platformErrors.noProject()

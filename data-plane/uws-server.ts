@@ -51,8 +51,8 @@ function readBody(res: uWS.HttpResponse, state: RequestState): Promise<string> {
       chunks.push(Buffer.from(Buffer.from(chunk)))
       if (!isLast) return
       // A pipelined request may follow in this same packet and abort this one
-      // (see ParsedRequests): the body counts as read once the packet is parsed.
-      setImmediate(() => (state.aborted ? reject(aborted) : resolve(Buffer.concat(chunks).toString('utf8'))))
+      // (see packetParsed): the body counts as read once the packet is parsed.
+      packetParsed().then(() => (state.aborted ? reject(aborted) : resolve(Buffer.concat(chunks).toString('utf8'))))
     })
     if (state.aborted) reject(aborted)
   })
@@ -120,10 +120,11 @@ class UwsRequest implements IncomingRequest {
   readonly #lastOnConnection: boolean
   readonly #res: uWS.HttpResponse
   readonly #state: RequestState
-  readonly #body: Promise<string>
+  /** Read from the connection as it arrives (uWS needs the reader before the handler returns), or made on first use. */
+  #body: Promise<string> | undefined
   readonly #parts: ServerParts
 
-  constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string>) {
+  constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string> | undefined) {
     this.#parts = parts
     this.#res = res
     this.#state = state
@@ -142,16 +143,14 @@ class UwsRequest implements IncomingRequest {
   }
 
   body(): Promise<string> {
-    return this.#body
+    // Made on first use: the answers the data plane has at once never ask.
+    return (this.#body ??= packetParsed().then(() => {
+      if (this.#state.aborted) throw aborted
+      return ''
+    }))
   }
 
-  /** Runs the request, unless its connection closed while the packet was parsed. */
-  start(): void {
-    if (this.#state.aborted) return
-    answerRequest(this.#parts.dataPlane, this, (response) => this.#write(response))
-  }
-
-  #write(response: OutgoingResponse<ResponseBody>): void {
+  write(response: OutgoingResponse<ResponseBody>): void {
     // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
     if (!this.#state.aborted) send(this.#res, response, this.#head, this.#lastOnConnection || this.#parts.inFlight.draining)
     this.#parts.inFlight.end(this.#state)
@@ -159,25 +158,24 @@ class UwsRequest implements IncomingRequest {
 }
 
 /**
- * Requests parsed in the packet uWS is reading now, started together once it is
- * parsed. uWS closes a connection when a request arrives before the one ahead of
- * it is answered (HTTP/1.1 pipelining with an answer that is not written at once),
- * aborting the one ahead. Starting nothing until the packet is parsed means such a
- * request never runs: the client sees the connection closed, nothing answered and
- * nothing done, never a sign-up made without an answer. (Microtasks run between
- * two requests of one packet; setImmediate runs after the packet.)
+ * Settles once the packet being parsed now is parsed whole. uWS closes a
+ * connection when a request arrives before the one ahead of it is answered
+ * (HTTP/1.1 pipelining with an answer that is not written at once), aborting
+ * the one ahead; so a request may run only after its packet is parsed, and only
+ * if it was not aborted meanwhile: the client then sees the connection closed,
+ * nothing answered and nothing done, never a sign-up made without an answer.
+ * Answers the data plane has at once (cached, refusals) are written inside the
+ * handler, in order, as uWS answers pipelined requests itself. (Microtasks run
+ * between two requests of one packet; setImmediate runs after the packet.)
  */
-class ParsedRequests {
-  #batch: UwsRequest[] = []
-  readonly #start = (): void => {
-    const batch = this.#batch
-    this.#batch = []
-    for (const request of batch) request.start()
-  }
-
-  add(request: UwsRequest): void {
-    if (this.#batch.push(request) === 1) setImmediate(this.#start)
-  }
+let parsed: Promise<void> | undefined
+function packetParsed(): Promise<void> {
+  return (parsed ??= new Promise((resolve) =>
+    setImmediate(() => {
+      parsed = undefined
+      resolve()
+    }),
+  ))
 }
 
 // req.forEach's callback, shared by all requests (the handler runs to completion before the next).
@@ -186,13 +184,10 @@ function collectHeader(name: string, value: string): void {
   collecting[name] = value
 }
 
-const noBody = Promise.resolve('')
-
 export function startUwsServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
   const app = uWS.App()
   const inFlight = new InFlight()
   const parts: ServerParts = { dataPlane, inFlight }
-  const parsed = new ParsedRequests()
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
     if (inFlight.draining) {
@@ -209,12 +204,13 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     req.forEach(collectHeader)
     const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
     // The body must be subscribed to before this callback returns.
-    let body = noBody
+    let body: Promise<string> | undefined
     if (hasBody) {
       body = readBody(res, state)
       body.catch(() => {})
     }
-    parsed.add(new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body))
+    const request = new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body)
+    answerRequest(dataPlane, request, (response) => request.write(response))
   })
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {

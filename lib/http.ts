@@ -11,6 +11,13 @@ export interface IncomingRequest {
   headers: Record<string, string>
   /** Address of the TCP peer (a function: reading it costs, and most requests never need it). */
   peerAddress(): string
+  /**
+   * The body, once the request may run: nothing that changes state starts
+   * before it resolves (the data plane awaits it before dispatching and before
+   * the platform's own routes). An engine may hold it back or reject it: the
+   * uWS engine does until the packet that carried the request is parsed, so a
+   * request whose connection closes for pipelining never runs.
+   */
   body(): Promise<string>
 }
 

@@ -109,13 +109,25 @@ for (const engine of ['uws', 'node'] as const) {
       t.ok(await userExists(email))
     })
 
-    t.test('pipelined GETs', async (t) => {
-      const piped = await exchange(port, [rawRequest('GET', '/health') + rawRequest('GET', `${prefix}/health`, apikey) + rawRequest('HEAD', '/health')], { expect: 3, heads: [false, false, true] })
+    t.test('pipelined GETs the data plane answers at once: each answered, in order', async (t) => {
+      const health = rawRequest('GET', `${prefix}/health`, apikey)
+      await exchange(port, [health], { expect: 1 })
+      const piped = await exchange(port, [health + rawRequest('GET', `${prefix}/graphql/v1`) + rawRequest('HEAD', `${prefix}/health`, apikey)], {
+        expect: 3,
+        heads: [false, false, true],
+      })
+      t.same(piped.responses.map((r) => r.status), [200, 401, 200], 'each answered, in order')
+      t.equal(JSON.parse(piped.responses[0]!.body).ref, project.ref)
+      t.notOk(piped.closed, 'the connection stays open')
+    })
+
+    t.test('a pipelined GET behind one that waits on a worker', async (t) => {
+      const piped = await exchange(port, [rawRequest('GET', `${prefix}/auth/v1/settings`, apikey) + rawRequest('GET', `${prefix}/health`, apikey)], { expect: 2 })
       if (engine === 'node') {
-        t.same(piped.responses.map((r) => r.status), [200, 200, 200], 'each answered')
-        t.equal(JSON.parse(piped.responses[1]!.body).ref, project.ref, 'in order')
+        t.same(piped.responses.map((r) => r.status), [200, 200], 'node:http answers both, in order')
+        t.ok(JSON.parse(piped.responses[0]!.body).external, 'the first answer is the settings')
       } else {
-        t.same(piped.responses, [], 'none answered')
+        t.same(piped.responses, [], 'uWS answers neither')
         t.ok(piped.closed)
       }
     })
