@@ -3,6 +3,7 @@
 // ControlPlane methods and views.
 import crypto from 'node:crypto'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/http.ts'
+import { incidents, unavailableAs } from '../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { dbUrlView, keysView, projectView, serverView, type Addressing } from './views.ts'
@@ -12,6 +13,9 @@ import { platformErrorResponse } from '../lib/http/errors.ts'
 import { Router, type RouteSpec } from '../lib/http/router.ts'
 
 export const ADMIN_PREFIX = '/platform/v1'
+
+/** The source of the admin API's database incidents (one log line when they begin, one when they end). */
+const DATABASE = "the admin API's database"
 
 export interface AdminRoute extends RouteSpec {
   handler: (context: { params: Record<string, string>; body: () => Promise<JsonObject>; query: URLSearchParams }) => Promise<[number, unknown]>
@@ -138,10 +142,15 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
       if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
       if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
       const [status, body] = await match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) })
+      incidents.recovered(DATABASE)
       return respond(status, body)
     } catch (error) {
       if (BaseplaneError.is(error)) return platformErrorResponse(error)
-      throw error
+      // The catalogue or a project's database did not answer (the error does not say which): 503, logged once per incident.
+      const unavailable = unavailableAs(error, platformErrors.someDatabaseUnavailable)
+      if (unavailable === undefined) throw error
+      incidents.failed(DATABASE, error, { path: request.path })
+      return platformErrorResponse(unavailable)
     }
   }
 }

@@ -5,15 +5,18 @@
 import { performance } from 'node:perf_hooks'
 import { apiDatabaseOf, baseUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import type { PlatformConfig } from '../lib/config.ts'
+import { incidents, unavailableAs } from '../lib/db/database-errors.ts'
+import { ProjectDatabaseProbe } from '../lib/db/project-pool-probe.ts'
+import type { ProjectDatabase } from '../lib/db/project-pools.ts'
 import type { RequestIdentity } from '../lib/db/request-transaction.ts'
-import { BaseplaneError, platformErrors } from '../lib/errors.ts'
+import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
 import { refusalResponse } from '../lib/http/errors.ts'
-import type { ConcernManifest, ConcernRoute } from '../lib/http/manifest.ts'
+import { countsForThrottle, type ConcernManifest, type ConcernRoute } from '../lib/http/manifest.ts'
 import { Router } from '../lib/http/router.ts'
 import { authManifest } from '../workers/auth/manifest.ts'
 import { graphqlManifest } from '../workers/graphql/manifest.ts'
@@ -36,13 +39,18 @@ export interface DataPlaneDeps {
   health?: PlatformHealth
   /** Counts each project request's answer (status class, latency) for the metrics. */
   figures?: ProjectFigures
+  /** Answers whether a project's database is up, for `{base_url}/health` (one of its own when absent). */
+  databaseProbe?: ProjectDatabaseProbe
 }
+
+/** The source of the data plane's catalogue incidents (one log line when they begin, one when they end). */
+const CATALOGUE = 'the catalogue'
 
 const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
   'access-control-allow-headers':
-    'authorization, apikey, content-type, x-client-info, x-supabase-api-version, accept-profile, content-profile, prefer, x-upsert',
+    'authorization, apikey, content-type, x-client-info, x-supabase-api-version, accept-profile, content-profile, prefer, x-upsert, x-retry-count, traceparent, tracestate, baggage',
   'access-control-expose-headers': 'x-sb-error-code, x-supabase-api-version, retry-after',
   'access-control-max-age': '86400',
 }
@@ -60,6 +68,8 @@ interface ConcernEntry {
   manifest: ConcernManifest
   /** Routes a browser opens without an apikey (an emailed link, a provider redirect). */
   open: Router<ConcernRoute>
+  /** All its routes, to tell which requests are attempts the throttle counts (as the worker's router matches them). */
+  routes: Router<ConcernRoute>
   /** Its index among the metrics' services. */
   service: number
 }
@@ -67,8 +77,16 @@ interface ConcernEntry {
 const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   manifest,
   open: new Router(manifest.routes.filter((route) => route.open === true)),
+  routes: new Router(manifest.routes),
   service: serviceIndexOf(manifest.concern),
 }))
+
+/** 429 over_request_rate_limit in the concern's shape, with how long to wait. */
+function throttledResponse(wait: number, concern: ConcernEntry | undefined, request: IncomingRequest): OutgoingResponse {
+  const refused = refusalResponse(platformErrors.throttled(), concern?.manifest.refusals, request.headers)
+  refused.headers['retry-after'] = String(wait)
+  return refused
+}
 
 function concernOf(path: string): ConcernEntry | undefined {
   for (const entry of CONCERNS) {
@@ -82,10 +100,12 @@ export class DataPlane {
   readonly #deps: DataPlaneDeps
   readonly #domains: string[]
   readonly #contexts = new WeakMap<ProjectRecord, Map<Concern, ProjectContext>>()
-  readonly #healthBodies = new WeakMap<ProjectRecord, string>()
+  readonly #health = new WeakMap<ProjectRecord, { database: ProjectDatabase; up: string; down: string }>()
+  readonly #probe: ProjectDatabaseProbe
 
   constructor(deps: DataPlaneDeps) {
     this.#deps = deps
+    this.#probe = deps.databaseProbe ?? new ProjectDatabaseProbe()
     this.#domains = [deps.config.baseDomain, 'localhost'].filter((d): d is string => Boolean(d)).map((d) => `.${d.toLowerCase()}`)
   }
 
@@ -167,6 +187,7 @@ export class DataPlane {
       const answer = cached
         ? this.#serve(request, cached, target.path, concern, false)
         : this.#deps.directory.get(target.ref).then((project) => {
+            incidents.recovered(CATALOGUE)
             if (project === undefined) throw platformErrors.unknownProject(target.ref)
             return this.#serve(request, project, target.path, concern, false)
           })
@@ -189,8 +210,15 @@ export class DataPlane {
   }
 
   #failure(error: unknown, concern: ConcernEntry | undefined, request: IncomingRequest): OutgoingResponse {
-    if (!BaseplaneError.is(error)) log.error('request failed', error, { path: request.path })
-    const known = BaseplaneError.is(error) ? error : platformErrors.internal()
+    let known = BaseplaneError.is(error) ? error : undefined
+    if (known === undefined) {
+      // A database failure met here is the catalogue's (the directory's reads; the
+      // workers answer their own databases' failures): 503, logged once per incident.
+      known = unavailableAs(error, platformErrors.catalogueUnavailable)
+      if (known !== undefined) incidents.failed(CATALOGUE, error)
+      else log.error('request failed', error, { path: request.path })
+    }
+    known ??= platformErrors.internal()
     return withCors(refusalResponse(known, concern?.manifest.refusals, request.headers), request)
   }
 
@@ -216,11 +244,7 @@ export class DataPlane {
     const ref = project.ref
     if (this.#deps.throttle.watching(ref)) {
       const wait = this.#deps.throttle.retryAfter(ref, this.clientAddress(request))
-      if (wait > 0) {
-        const refused = refusalResponse(platformErrors.throttled(), concern?.manifest.refusals, request.headers)
-        refused.headers['retry-after'] = String(wait)
-        return refused
-      }
+      if (wait > 0) return throttledResponse(wait, concern, request)
     }
     const subPath = concern ? path.slice(concern.manifest.prefix.length) : path
     const apikey = request.headers.apikey || (request.query ? new URLSearchParams(request.query).get('apikey') : null) || undefined
@@ -230,11 +254,14 @@ export class DataPlane {
     }
     const keyRole = this.#deps.gate.keyRole(project, apikey)
     if (keyRole === undefined) {
-      if (reloaded) throw platformErrors.invalidApiKey()
-      // Keys may have been rotated a moment ago: read the catalogue once before refusing.
+      // Keys may have been rotated a moment ago: read the catalogue once before refusing, once per key and record version.
+      if (reloaded || this.#deps.gate.refusedBefore(project, apikey)) {
+        this.#deps.gate.refuse(project, apikey)
+        throw platformErrors.invalidApiKey()
+      }
       return this.#deps.directory.reload(ref).then((fresh) => {
+        incidents.recovered(CATALOGUE)
         if (fresh === undefined) throw platformErrors.unknownProject(ref)
-        if (fresh.version === project.version) throw platformErrors.invalidApiKey()
         return this.#serve(request, fresh, path, concern, true)
       })
     }
@@ -261,46 +288,67 @@ export class DataPlane {
     if (concern === undefined) throw platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
-    return this.#dispatch(request, project, subPath, name, keyRole, identity)
+    return this.#dispatch(request, project, subPath, concern, keyRole, identity)
   }
 
   async #dispatch(
     request: IncomingRequest,
     project: ProjectRecord,
     subPath: string,
-    concern: Concern,
+    concern: ConcernEntry,
     keyRole: KeyRole | undefined,
     identity: RequestIdentity | undefined,
   ): Promise<OutgoingResponse> {
     const address = this.clientAddress(request)
     const serviceRequest: ServiceRequest = {
-      concern,
+      concern: concern.manifest.concern,
       method: request.method,
       path: subPath,
       query: request.query,
       headers: request.headers,
       body: await request.body(),
       clientAddress: address,
-      project: this.contextOf(project, concern),
+      project: this.contextOf(project, concern.manifest.concern),
       identity,
       apikeyRole: keyRole,
     }
-    const response = await this.#deps.dispatcher.run(serviceRequest)
-    if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
+    // An attempt the throttle counts is counted before it is checked (throttle.ts), so concurrent ones cannot all pass.
+    const match = concern.routes.match(request.method, subPath)
+    const attempt = countsForThrottle(match.kind === 'found' ? match.route : undefined, serviceRequest) ? await this.#deps.throttle.begin(project.ref, address) : undefined
+    if (typeof attempt === 'number') return throttledResponse(attempt, concern, request)
+    const response = await this.#deps.dispatcher.run(serviceRequest).catch((error: unknown) => {
+      attempt?.settle(false)
+      throw error
+    })
+    // Kept as a failure, or released.
+    if (attempt !== undefined) attempt.settle(response.throttleFailure === true)
+    else if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
     return { status: response.status, headers: response.headers, body: response.body }
   }
 
-  #projectHealth(project: ProjectRecord): OutgoingResponse {
-    let body = this.#healthBodies.get(project)
-    if (body === undefined) {
-      body = JSON.stringify({
-        status: 'ok',
-        ref: project.ref,
-        plan: project.plan,
-        services: { auth: project.authEnabled, graphql: true, push: project.pushEnabled },
-      })
-      this.#healthBodies.set(project, body)
+  /** The project's `{base_url}/health`: its settings, and whether its database answers (probed at most once a second). */
+  #projectHealth(project: ProjectRecord): OutgoingResponse | Promise<OutgoingResponse> {
+    let health = this.#health.get(project)
+    if (health === undefined) {
+      const services = { auth: project.authEnabled, graphql: true, push: project.pushEnabled }
+      health = {
+        database: apiDatabaseOf(project),
+        up: JSON.stringify({ status: 'ok', ref: project.ref, plan: project.plan, services, database: 'up' }),
+        down: JSON.stringify({ status: 'unavailable', ref: project.ref, database: 'down' }),
+      }
+      this.#health.set(project, health)
     }
-    return { status: 200, headers: { 'content-type': 'application/json' }, body }
+    const { up, down } = health
+    const answer = (isUp: boolean): OutgoingResponse =>
+      isUp
+        ? { status: 200, headers: { 'content-type': 'application/json' }, body: up }
+        : { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(UNAVAILABLE_RETRY_AFTER_SECONDS) }, body: down }
+    const probed = this.#probe.up(health.database)
+    return typeof probed === 'boolean' ? answer(probed) : probed.then(answer)
+  }
+
+  /** Closes the health probes' connections. */
+  async close(): Promise<void> {
+    await this.#probe.close()
   }
 }

@@ -3,6 +3,7 @@
 // the project's secret (HS256) or one of its signing keys by kid (ES256 or
 // RS256; lib/jwt.ts verifyJwt) and name one of the API roles or one of the
 // project's own roles (`baseplane projects roles`).
+import { LRUCache } from 'lru-cache'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { API_ROLES, isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
@@ -24,9 +25,17 @@ interface ProjectKeys {
 }
 
 const MAX_TOKENS_PER_PROJECT = 10000
+/** Characters of refused keys remembered, over every project (a key's length and its ref's each). */
+const REFUSED_KEYS_SIZE = 4_000_000
 
 export class Gate {
   readonly #projects = new WeakMap<ProjectRecord, ProjectKeys>()
+  /**
+   * "<ref> <apikey>" to the record version that refused the key after reading
+   * the catalogue again: the same wrong key is refused at once, without another
+   * read, until the record changes (a rotation bumps its version).
+   */
+  readonly #refusedKeys = new LRUCache<string, number>({ maxSize: REFUSED_KEYS_SIZE, sizeCalculation: (_version, key) => key.length + 16 })
 
   #keysOf(project: ProjectRecord): ProjectKeys {
     let keys = this.#projects.get(project)
@@ -46,6 +55,16 @@ export class Gate {
   /** Which of the project's keys `apikey` is; undefined when it is neither. */
   keyRole(project: ProjectRecord, apikey: string): KeyRole | undefined {
     return this.#keysOf(project).roles.get(apikey)
+  }
+
+  /** Whether `apikey` was refused by this version of the project's record (see refuse()). */
+  refusedBefore(project: ProjectRecord, apikey: string): boolean {
+    return this.#refusedKeys.get(`${project.ref} ${apikey}`) === project.version
+  }
+
+  /** Remembers that `apikey` is neither key of this version of the record, which was read again to be sure. */
+  refuse(project: ProjectRecord, apikey: string): void {
+    this.#refusedKeys.set(`${project.ref} ${apikey}`, project.version)
   }
 
   /** The caller, if its token was verified before and has not expired; throws on a malformed header. */

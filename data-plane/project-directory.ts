@@ -13,31 +13,62 @@
 // (baseplane.last_change()): one forged "x:1e308" once made this process
 // acknowledge a change that never comes, and every control-plane write then
 // waited out its settle timeout (issue 11).
+//
+// Bad traffic stays at the door (issue 24): both caches are bounded LRUs, so
+// random refs cannot grow memory; a ref that names no project is remembered
+// for DIRECTORY_LIMITS.missingTtlMs (its creation notifies and clears it at once on every
+// process), so it costs one catalogue read, not one per request; a string
+// that cannot be a ref costs none; and misses are read in batches, one
+// statement at a time, so a flood of distinct refs costs a statement per
+// catalogue round trip rather than one per request. Evicting a record breaks
+// no request: a request holds the record it resolved, and a later one reads
+// it again.
 import crypto from 'node:crypto'
 import os from 'node:os'
+import { LRUCache } from 'lru-cache'
 import pg from 'pg'
-import { readProject, type ProjectRecord } from '../lib/catalogue.ts'
+import { readProjects, type ProjectRecord } from '../lib/catalogue.ts'
 import { log } from '../lib/log.ts'
-import { REF_SOURCE } from '../lib/refs.ts'
+import { isRef, REF_SOURCE } from '../lib/refs.ts'
 
 const CHANNEL = 'baseplane_change'
 const HEARTBEAT_MS = 2000
-/** How long "no such project" is remembered (a creation notifies and clears it sooner). */
-const MISSING_TTL_MS = 5000
 /** Change numbers stay well inside the integers a double holds exactly. */
 const PAYLOAD = new RegExp(`^(${REF_SOURCE}):([1-9][0-9]{0,14})$`)
 
-interface Cached {
-  project: ProjectRecord | undefined
-  loadedAt: number
+export interface DirectoryLimits {
+  /** Project records kept (a few kilobytes each), least recently used dropped first. */
+  projects: number
+  /** Refs known to name no project (a ref's length each), least recently used dropped first. */
+  missing: number
+  /** How long "no such project" is remembered (a creation notifies and clears it sooner). */
+  missingTtlMs: number
+  /** Refs asked of the catalogue in one statement at most. */
+  batch: number
+}
+
+/** Enough for every project in use on a large node; a project past it costs one catalogue read when it returns. */
+export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = Object.freeze({ projects: 10_000, missing: 10_000, missingTtlMs: 5000, batch: 500 })
+
+interface Pending {
+  promise: Promise<ProjectRecord | undefined>
+  resolve(project: ProjectRecord | undefined): void
+  reject(error: unknown): void
 }
 
 export class ProjectDirectory {
   readonly #catalogue: pg.Pool
   /** The catalogue's database, which is also the default server of project databases. */
   readonly #databaseUrl: string
-  readonly #cache = new Map<string, Cached>()
-  readonly #loading = new Map<string, Promise<ProjectRecord | undefined>>()
+  readonly #limits: DirectoryLimits
+  readonly #projects: LRUCache<string, ProjectRecord>
+  readonly #missing: LRUCache<string, true>
+  /** Refs being read (queued or sent), so concurrent callers share one read. */
+  readonly #loading = new Map<string, Pending>()
+  /** Refs waiting for the next statement. */
+  readonly #queued = new Map<string, Pending>()
+  #reading = false
+  #reads = 0
   /** Bumped on every invalidation, so a read that raced a change is not cached. */
   #generation = 0
   #listener: pg.Client | undefined
@@ -53,9 +84,22 @@ export class ProjectDirectory {
   #notifications = 0
   #issuedRead: { startedAt: number; promise: Promise<number> } | undefined
 
-  constructor(databaseUrl: string, catalogue: pg.Pool) {
+  constructor(databaseUrl: string, catalogue: pg.Pool, limits: Partial<DirectoryLimits> = {}) {
     this.#databaseUrl = databaseUrl
     this.#catalogue = catalogue
+    this.#limits = { ...DIRECTORY_LIMITS, ...limits }
+    this.#projects = new LRUCache({ max: this.#limits.projects })
+    this.#missing = new LRUCache({ max: this.#limits.missing, ttl: this.#limits.missingTtlMs })
+  }
+
+  /** Statements this directory has sent to read projects (tests count them). */
+  get catalogueReads(): number {
+    return this.#reads
+  }
+
+  /** How many refs each cache holds now. */
+  get cached(): { projects: number; missing: number } {
+    return { projects: this.#projects.size, missing: this.#missing.size }
   }
 
   async start(): Promise<void> {
@@ -86,7 +130,7 @@ export class ProjectDirectory {
     const lost = () => {
       if (this.#listener !== client) return
       this.#listener = undefined
-      this.#cache.clear()
+      this.#clear()
       client.end().catch(() => {})
       if (!this.#closed) this.#retry = setTimeout(() => this.#listen().catch(() => lost()), 500)
     }
@@ -105,7 +149,7 @@ export class ProjectDirectory {
     }
     // Anything cached before the listener was up may be stale: drop it all,
     // which covers every change made so far.
-    this.#cache.clear()
+    this.#clear()
     try {
       this.#acknowledge(await this.#readIssued(this.#notifications), true)
     } catch (error) {
@@ -166,45 +210,99 @@ export class ProjectDirectory {
     return promise
   }
 
+  #clear(): void {
+    this.#projects.clear()
+    this.#missing.clear()
+  }
+
   invalidate(ref: string): void {
     this.#generation += 1
-    this.#loading.delete(ref)
-    this.#cache.delete(ref)
+    // A read not yet sent will see the change; one already sent may not, so later callers read again.
+    if (!this.#queued.has(ref)) this.#loading.delete(ref)
+    this.#projects.delete(ref)
+    this.#missing.delete(ref)
   }
 
   /** The cached record, if present and current; lets the hot path avoid a promise. */
   peek(ref: string): ProjectRecord | undefined {
-    const cached = this.#cache.get(ref)
-    return cached?.project
+    return this.#projects.get(ref)
   }
 
   async get(ref: string): Promise<ProjectRecord | undefined> {
-    const cached = this.#cache.get(ref)
-    if (cached !== undefined && (cached.project !== undefined || Date.now() - cached.loadedAt < MISSING_TTL_MS) && this.#listener) {
-      return cached.project
+    if (this.#listener) {
+      const project = this.#projects.get(ref)
+      if (project !== undefined) return project
+      if (this.#missing.get(ref) !== undefined) return undefined
     }
     return this.reload(ref)
   }
 
-  /** Reads `ref` from the catalogue now (coalescing concurrent reads). */
+  /** Reads `ref` from the catalogue now (coalescing concurrent reads, batching misses). */
   reload(ref: string): Promise<ProjectRecord | undefined> {
-    let loading = this.#loading.get(ref)
-    if (loading === undefined) {
-      const generation = this.#generation
-      loading = readProject(this.#catalogue, ref, this.#databaseUrl).then(
-        (project) => {
-          if (this.#loading.get(ref) === loading) this.#loading.delete(ref)
-          if (generation === this.#generation) this.#cache.set(ref, { project, loadedAt: Date.now() })
-          return project
+    // The catalogue's check constraint admits nothing else: no need to ask.
+    if (!isRef(ref)) return Promise.resolve(undefined)
+    const loading = this.#loading.get(ref)
+    if (loading !== undefined) return loading.promise
+    let resolve!: Pending['resolve']
+    let reject!: Pending['reject']
+    const promise = new Promise<ProjectRecord | undefined>((yes, no) => {
+      resolve = yes
+      reject = no
+    })
+    const pending: Pending = { promise, resolve, reject }
+    this.#loading.set(ref, pending)
+    this.#queued.set(ref, pending)
+    if (!this.#reading) {
+      this.#reading = true
+      // The rest of this turn's misses join the same statement.
+      setImmediate(() => this.#readQueued())
+    }
+    return promise
+  }
+
+  /** Sends one statement for the queued refs; when it answers, the next, until none are queued. */
+  #readQueued(): void {
+    const batch: Array<[string, Pending]> = []
+    for (const entry of this.#queued) {
+      if (batch.length === this.#limits.batch) break
+      batch.push(entry)
+    }
+    for (const [ref] of batch) this.#queued.delete(ref)
+    if (batch.length === 0) {
+      this.#reading = false
+      return
+    }
+    const generation = this.#generation
+    this.#reads += 1
+    readProjects(
+      this.#catalogue,
+      batch.map(([ref]) => ref),
+      this.#databaseUrl,
+    )
+      .then(
+        (projects) => {
+          const found = new Map(projects.map((project) => [project.ref, project]))
+          // A change notified while the statement was out may be missing from its answer: not cached.
+          const current = generation === this.#generation
+          for (const [ref, pending] of batch) {
+            if (this.#loading.get(ref) === pending) this.#loading.delete(ref)
+            const project = found.get(ref)
+            if (current && project !== undefined) {
+              this.#missing.delete(ref)
+              this.#projects.set(ref, project)
+            }
+            else if (current) this.#missing.set(ref, true)
+            pending.resolve(project)
+          }
         },
         (error: unknown) => {
-          if (this.#loading.get(ref) === loading) this.#loading.delete(ref)
-          throw error
+          for (const [ref, pending] of batch) {
+            if (this.#loading.get(ref) === pending) this.#loading.delete(ref)
+            pending.reject(error)
+          }
         },
       )
-      this.#loading.set(ref, loading)
-    }
-    return loading
+      .finally(() => this.#readQueued())
   }
 
   async close(): Promise<void> {

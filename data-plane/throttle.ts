@@ -3,6 +3,22 @@
 // once an address passes the threshold inside the window, every service of
 // that project refuses it until the block ends.
 //
+// An attempt is counted before it is checked (begin(), then the attempt is
+// settled: kept as a failure, or released when it did not fail), so attempts
+// checked at the same time cannot all slip under the limit: once the count
+// (failures plus attempts in flight) reaches maxFailures, further attempts are
+// refused with 429 until one is released or the block ends. The first attempt
+// of an address this process knows nothing of is admitted on the local count
+// alone (so an ordinary sign-in costs the catalogue nothing); any attempt
+// while the address has a count is written to the catalogue before it is
+// checked, and the shared total decides. Across processes, at most
+// ATTEMPT_OVERSHOOT_PER_PROCESS attempts per process beyond maxFailures are
+// checked in a window: the one admitted on the local count. (While the
+// catalogue fails or is slower than RESERVE_WAIT_MS, each process decides
+// alone, as below.) A failure that brings the count to maxFailures blocks the
+// address; the count then holds other processes' attempts in flight as last
+// learned (never this process's own), so a block may come that many early.
+//
 // The counts are shared by every data-plane process of the catalogue, so a
 // load balancer in front of N processes does not give an address N times the
 // attempts. The request path stays synchronous: it reads this process's view,
@@ -17,7 +33,7 @@
 import { LRUCache } from 'lru-cache'
 import type pg from 'pg'
 import { log } from '../lib/log.ts'
-import { addFailures, blocksSince, forgetProject, sweepExpired, type FailureBatch } from './throttle-store.ts'
+import { addFailures, blocksSince, forgetProject, releaseAttempts, sweepExpired, type FailureBatch, type ReleaseBatch, type SharedCount } from './throttle-store.ts'
 
 export interface ThrottleSettings {
   maxFailures: number
@@ -36,15 +52,35 @@ const ERROR_LOG_MS = 30_000
 const CLOSE_WRITE_MS = 2000
 /** Rows per statement, so a flood of addresses is written in bounded statements. */
 const BATCH_ROWS = 1000
+/** How long an attempt waits for its count to reach the catalogue before the local count decides. */
+const RESERVE_WAIT_MS = 1000
+/** A refusal while the limit is taken by attempts in flight (not a block) asks the client to wait this long. */
+const IN_FLIGHT_RETRY_SECONDS = 1
+/**
+ * Attempts beyond maxFailures that one process may let be checked per address and window when
+ * processes race (the attempt it admits on its local count before it knows the shared one).
+ */
+export const ATTEMPT_OVERSHOOT_PER_PROCESS = 1
+
+/** An attempt counted by begin(): settle it once with whether it failed. */
+export interface Attempt {
+  settle(failed: boolean): void
+}
 
 interface Entry {
   ref: string
   address: string
   windowStart: number
-  /** The shared total as this process knows it: the last write's total plus failures since. */
+  /** The shared total as this process knows it (failures and attempts in flight): the last write's total plus changes since. */
   count: number
-  /** Failures not yet written to the catalogue. */
+  /** Change to the count not yet written to the catalogue (negative when more attempts were released than counted). */
   pending: number
+  /** Failures settled here and not yet written (a write that carries one may find the limit reached, and blocks). */
+  failed: number
+  /** Attempts begun here and not settled yet. */
+  inFlight: number
+  /** The write carrying this entry, while one is out: one at a time, so no change is sent twice. */
+  writing: Promise<unknown> | undefined
   /** Blocks decided here and not yet written. */
   unannounced: number
   blockedUntil: number
@@ -107,27 +143,50 @@ export class Throttle {
     return left > 0 ? Math.ceil(left / 1000) : 0
   }
 
+  /** A failure of an attempt that was not counted by begin(). */
   recordFailure(ref: string, address: string): void {
-    const key = keyOf(ref, address)
-    const now = this.#now()
-    let entry = this.#entries.get(key)
-    if (entry === undefined) {
-      entry = { ref, address, windowStart: now, count: 0, pending: 0, unannounced: 0, blockedUntil: 0 }
-      this.#entries.set(key, entry)
-    } else if (now - entry.windowStart > this.#settings.windowSeconds * 1000) {
-      entry.windowStart = now
-      entry.count = 0
-    }
+    const entry = this.#entryOf(ref, address)
+    entry.count += 1
+    if (shareable(address)) entry.pending += 1
+    this.#failed(entry)
+  }
+
+  /**
+   * Counts an attempt before it is checked. Resolves to the attempt, to settle
+   * with its outcome, or to the seconds the address must wait (refused).
+   */
+  async begin(ref: string, address: string): Promise<Attempt | number> {
+    const entry = this.#entryOf(ref, address)
+    const refused = this.#refusal(entry, this.#settings.maxFailures)
+    if (refused > 0) return refused
+    // Something counts already (failures, or attempts in flight anywhere): the shared count decides.
+    const hot = entry.count > 0
     const shared = shareable(address)
     entry.count += 1
-    if (shared) entry.pending += 1
-    if (entry.count >= this.#settings.maxFailures) {
-      this.#block(entry, now + this.#settings.blockSeconds * 1000)
-      entry.count = 0
-      entry.windowStart = now
-      if (shared) entry.unannounced += 1
+    entry.inFlight += 1
+    if (shared) {
+      entry.pending += 1
+      this.#dirty.add(keyOf(ref, address))
     }
-    if (shared) this.#dirty.add(key)
+    let settled = false
+    const attempt: Attempt = {
+      settle: (failed) => {
+        if (settled) return
+        settled = true
+        this.#settle(entry, failed)
+      },
+    }
+    const catalogue = this.#catalogue
+    if (hot && shared && catalogue !== undefined && !this.#closing) {
+      await this.#writeNow(catalogue, entry)
+      // Over only past the limit: the count includes this attempt.
+      const over = this.#refusal(entry, this.#settings.maxFailures + 1)
+      if (over > 0) {
+        attempt.settle(false)
+        return over
+      }
+    }
+    return attempt
   }
 
   /** Forgets every address of `ref` here and in the catalogue (tests, an operator's reset); other processes keep blocks they already learned until they end. */
@@ -155,6 +214,88 @@ export class Throttle {
       if (!written) log.error(`the throttle stopped without its last failures: the catalogue did not answer within ${CLOSE_WRITE_MS} ms`)
     })()
     return this.#closing
+  }
+
+  /** The entry of (ref, address), made or started again when its window is over. */
+  #entryOf(ref: string, address: string): Entry {
+    const key = keyOf(ref, address)
+    const now = this.#now()
+    let entry = this.#entries.get(key)
+    if (entry === undefined) {
+      entry = { ref, address, windowStart: now, count: 0, pending: 0, failed: 0, inFlight: 0, writing: undefined, unannounced: 0, blockedUntil: 0 }
+      this.#entries.set(key, entry)
+    } else if (now - entry.windowStart > this.#settings.windowSeconds * 1000) {
+      entry.windowStart = now
+      // Attempts still in flight stay counted: they are settled later.
+      entry.count = entry.inFlight
+    }
+    return entry
+  }
+
+  /** Seconds to refuse `entry` for: its block, or a short wait while its count is at `limit`. */
+  #refusal(entry: Entry, limit: number): number {
+    const left = entry.blockedUntil - this.#now()
+    if (left > 0) return Math.ceil(left / 1000)
+    return entry.count >= limit ? IN_FLIGHT_RETRY_SECONDS : 0
+  }
+
+  #settle(entry: Entry, failed: boolean): void {
+    const key = keyOf(entry.ref, entry.address)
+    // Reset or evicted meanwhile: the attempt's count went with the entry.
+    if (this.#entries.peek(key) !== entry) return
+    entry.inFlight -= 1
+    if (failed) return this.#failed(entry)
+    entry.count = Math.max(0, entry.count - 1)
+    if (shareable(entry.address)) {
+      entry.pending -= 1
+      this.#dirty.add(key)
+    }
+  }
+
+  /**
+   * A failure, already in the count: blocks the address when the count, less this process's
+   * attempts still in flight (not failures yet), reached the limit.
+   */
+  #failed(entry: Entry): void {
+    const shared = shareable(entry.address)
+    if (shared) {
+      entry.failed += 1
+      this.#dirty.add(keyOf(entry.ref, entry.address))
+    }
+    if (entry.count - entry.inFlight >= this.#settings.maxFailures) this.#blockHere(entry)
+  }
+
+  /** A block decided by this process; the count starts again. */
+  #blockHere(entry: Entry): void {
+    const now = this.#now()
+    this.#block(entry, now + this.#settings.blockSeconds * 1000)
+    entry.count = 0
+    entry.windowStart = now
+    if (shareable(entry.address)) {
+      entry.unannounced += 1
+      this.#dirty.add(keyOf(entry.ref, entry.address))
+    }
+  }
+
+  /**
+   * Writes `entry`'s changes now (after any write of it already out), so the
+   * shared total decides its next attempt. Gives up waiting after
+   * RESERVE_WAIT_MS or on an error: the local count decides, and the timer
+   * writes what is still pending.
+   */
+  async #writeNow(catalogue: pg.Pool, entry: Entry): Promise<void> {
+    const deadline = Date.now() + RESERVE_WAIT_MS
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, RESERVE_WAIT_MS)))
+    try {
+      while (entry.writing !== undefined && Date.now() < deadline) await Promise.race([entry.writing.catch(() => {}), late])
+      if (entry.writing !== undefined || (entry.pending === 0 && entry.unannounced === 0 && entry.failed === 0)) return
+      // A failed write leaves the changes pending; the timer retries them and logs the failure.
+      const write = this.#writeBatch(catalogue, [keyOf(entry.ref, entry.address)]).catch(() => {})
+      await Promise.race([write, late])
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   #block(entry: Entry, until: number): void {
@@ -202,35 +343,66 @@ export class Throttle {
     }
     // Only the keys dirty now: under a steady flood a tick must still end.
     const keys = [...this.#dirty]
-    for (let start = 0; start < keys.length; start += BATCH_ROWS) {
-      const sent: Array<{ key: string; entry: Entry; failures: number; blocks: number }> = []
-      const batch: FailureBatch = { refs: [], addresses: [], failures: [], blocks: [] }
-      for (const key of keys.slice(start, start + BATCH_ROWS)) {
-        const entry = this.#entries.peek(key)
-        if (entry === undefined) continue
-        sent.push({ key, entry, failures: entry.pending, blocks: entry.unannounced })
+    for (let start = 0; start < keys.length; start += BATCH_ROWS) await this.#writeBatch(catalogue, keys.slice(start, start + BATCH_ROWS))
+  }
+
+  /** Writes the changes of `keys` (those not already being written) and takes in the shared totals. */
+  async #writeBatch(catalogue: pg.Pool, keys: readonly string[]): Promise<void> {
+    const sent: Array<{ key: string; entry: Entry; changes: number; failed: number; blocks: number; inFlight: number }> = []
+    const batch: FailureBatch = { refs: [], addresses: [], failures: [], blocks: [] }
+    const releases: ReleaseBatch = { refs: [], addresses: [], released: [] }
+    for (const key of keys) {
+      const entry = this.#entries.peek(key)
+      if (entry === undefined || entry.writing !== undefined) continue
+      if (entry.pending === 0 && entry.unannounced === 0 && entry.failed === 0) {
+        // An attempt counted and released before any write: nothing to tell.
+        this.#dirty.delete(key)
+        continue
+      }
+      sent.push({ key, entry, changes: entry.pending, failed: entry.failed, blocks: entry.unannounced, inFlight: entry.inFlight })
+      if (entry.pending < 0 && entry.unannounced === 0) {
+        releases.refs.push(entry.ref)
+        releases.addresses.push(entry.address)
+        releases.released.push(-entry.pending)
+      } else {
         batch.refs.push(entry.ref)
         batch.addresses.push(entry.address)
-        batch.failures.push(entry.pending)
+        batch.failures.push(Math.max(0, entry.pending))
         batch.blocks.push(entry.unannounced > 0)
       }
-      if (sent.length === 0) continue
-      const totals = new Map((await addFailures(catalogue, batch, this.#settings)).map((row) => [keyOf(row.ref, row.address), row]))
-      const now = this.#now()
-      for (const { key, entry, failures, blocks } of sent) {
-        // Reset or evicted while the batch was out: its answer is about an entry that is gone.
-        if (this.#entries.peek(key) !== entry) continue
-        entry.pending -= failures
-        entry.unannounced -= blocks
-        if (entry.pending === 0 && entry.unannounced === 0) this.#dirty.delete(key)
-        const total = totals.get(key)
-        if (total === undefined) continue
-        if (total.blockedMs > 0) this.#block(entry, now + total.blockedMs)
-        // A block decided here since the batch left already reset the count.
-        if (entry.unannounced === 0) {
-          entry.count = total.failures + entry.pending
-          entry.windowStart = now - total.windowAgeMs
-        }
+    }
+    if (sent.length === 0) return
+    const written = (async () => {
+      const added = batch.refs.length > 0 ? await addFailures(catalogue, batch, this.#settings) : []
+      const released = releases.refs.length > 0 ? await releaseAttempts(catalogue, releases, this.#settings) : []
+      return [...added, ...released]
+    })()
+    for (const { entry } of sent) entry.writing = written
+    let rows: SharedCount[]
+    try {
+      rows = await written
+    } finally {
+      for (const { entry } of sent) if (entry.writing === written) entry.writing = undefined
+    }
+    const totals = new Map(rows.map((row) => [keyOf(row.ref, row.address), row]))
+    const now = this.#now()
+    for (const { key, entry, changes, failed, blocks, inFlight } of sent) {
+      // Reset or evicted while the batch was out: its answer is about an entry that is gone.
+      if (this.#entries.peek(key) !== entry) continue
+      entry.pending -= changes
+      entry.failed -= failed
+      entry.unannounced -= blocks
+      if (entry.pending === 0 && entry.unannounced === 0 && entry.failed === 0) this.#dirty.delete(key)
+      const total = totals.get(key)
+      if (total === undefined) continue
+      if (total.blockedMs > 0) this.#block(entry, now + total.blockedMs)
+      // A block decided here since the batch left already reset the count.
+      if (entry.unannounced === 0) {
+        entry.count = total.failures + entry.pending
+        entry.windowStart = now - total.windowAgeMs
+        // Failures written, with other processes' counts (their failures, and their attempts in
+        // flight), reached the limit; this process's own attempts in flight are not failures yet.
+        if (failed > 0 && total.blockedMs === 0 && total.failures - inFlight >= this.#settings.maxFailures) this.#blockHere(entry)
       }
     }
   }
@@ -244,11 +416,11 @@ export class Throttle {
       const key = keyOf(ref, address)
       let entry = this.#entries.get(key)
       if (entry === undefined) {
-        entry = { ref, address, windowStart: now, count: 0, pending: 0, unannounced: 0, blockedUntil: 0 }
+        entry = { ref, address, windowStart: now, count: 0, pending: 0, failed: 0, inFlight: 0, writing: undefined, unannounced: 0, blockedUntil: 0 }
         this.#entries.set(key, entry)
       } else if (entry.blockedUntil <= now) {
-        // The block reset the shared count; only failures not yet written remain.
-        entry.count = entry.pending
+        // The block reset the shared count; only changes not yet written remain.
+        entry.count = Math.max(0, entry.pending)
         entry.windowStart = now
       }
       this.#block(entry, now + blockedMs)

@@ -165,6 +165,16 @@ export async function readProject(pool: pg.Pool | pg.ClientBase, ref: string, de
   return rows[0] ? toRecord(rows[0], defaultServerUrl) : undefined
 }
 
+/** The records of those of `refs` that exist, in no particular order (the directory's batched misses). */
+export async function readProjects(pool: pg.Pool | pg.ClientBase, refs: readonly string[], defaultServerUrl: string): Promise<ProjectRecord[]> {
+  const { rows } = await pool.query<Row>({
+    name: 'baseplane_read_projects',
+    text: `select ${columns} from baseplane.projects p left join baseplane.db_servers s on s.id = p.db_server where p.ref = any($1::text[])`,
+    values: [refs],
+  })
+  return rows.map((row) => toRecord(row, defaultServerUrl))
+}
+
 export async function listProjects(pool: pg.Pool | pg.ClientBase, defaultServerUrl: string): Promise<ProjectRecord[]> {
   const { rows } = await pool.query<Row>(
     `select ${columns} from baseplane.projects p left join baseplane.db_servers s on s.id = p.db_server order by p.created_at, p.ref`,

@@ -58,6 +58,13 @@ export class ConfigError extends BaseplaneError {
   }
 }
 
+/**
+ * Retry-After of an answer for something unavailable (a database restarting,
+ * missing or refusing connections): long enough for a restart or a freed
+ * connection, short enough not to lose a user.
+ */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2
+
 /** Errors of the project gate and control plane, by stable code. */
 export const platformErrors = {
   noApiKey: () =>
@@ -93,6 +100,13 @@ export const platformErrors = {
     ),
   stopping: () =>
     new BaseplaneError('service_unavailable', 'This server is stopping; send the request again on a new connection', 503, undefined, 1),
-  databaseUnavailable: (ref: string) => new BaseplaneError('database_unavailable', `The database of project ${ref} is unavailable`, 503),
+  databaseUnavailable: (ref: string) =>
+    new BaseplaneError('database_unavailable', `The database of project ${ref} is unavailable`, 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
+  /** A database the control plane needed (the catalogue, or a project's) did not answer. */
+  someDatabaseUnavailable: () =>
+    new BaseplaneError('database_unavailable', 'A database this request needs is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
+  /** The catalogue could not be read: no project can be resolved until it answers. */
+  catalogueUnavailable: () =>
+    new BaseplaneError('catalogue_unavailable', 'The platform catalogue is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
   internal: () => new BaseplaneError('unexpected_failure', 'Unexpected failure, please check server logs for more information', 500),
 }

@@ -180,6 +180,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)
+        await dataPlane.close()
         await health.close()
         await pushActors?.stop()
         await metrics.close()

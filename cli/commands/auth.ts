@@ -81,7 +81,7 @@ export const authCommands: Command[] = [
       'mail-min-interval': 'seconds before the same address gets another mail (0 to 86400; default 60)',
       'otp-expiry': 'seconds an emailed link or code stays valid (60 to 86400; default 3600)',
       'jwt-expiry': 'seconds an access token lives (30 to 604800; default 3600)',
-      'refresh-reuse-interval': 'seconds a used refresh token is still accepted (0 to 3600; default 10)',
+      'refresh-reuse-interval': 'seconds after a refresh during which older refresh tokens of the session get its current one; the last used token always does (0 to 3600; default 10)',
       'password-min-length': 'shortest password accepted (6 to 72; default 6)',
       'disable-signup': 'refuse new sign-ups (existing users still sign in)',
       'enable-signup': 'accept new sign-ups again',

@@ -7,7 +7,8 @@
 // the error beside its field. Nothing from the URL is shown as text except
 // notice values that pass NOTICE_VALUE.
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../../lib/http.ts'
-import { BaseplaneError } from '../../lib/errors.ts'
+import { incidents, unavailableAs } from '../../lib/db/database-errors.ts'
+import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../lib/errors.ts'
 import { log } from '../../lib/log.ts'
 import { Router } from '../../lib/http/router.ts'
 import type { ControlPlane } from '../control-plane.ts'
@@ -55,6 +56,14 @@ export function signInPage(): Safe {
 <input type="password" id="token" name="token" autocomplete="current-password" required>
 <p><button>Sign in</button></p></form>
 <p>The token is <code>BASEPLANE_ADMIN_TOKEN</code>, or the one <code>npm start</code> printed (kept in <code>.baseplane/admin-token</code>).</p></section>`
+}
+
+/** The source of the dashboard's database incidents (one log line when they begin, one when they end). */
+const DATABASE = "the dashboard's database"
+
+function unavailablePage(): Safe {
+  return html`<section><h1>Unavailable</h1><p>A database this page needs does not answer at the moment; try again in a few seconds.</p>
+<p><a href="/dashboard">Back to the projects</a></p></section>`
 }
 
 function notFoundPage(): Safe {
@@ -152,13 +161,24 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
           const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body: undefined })
           return jsonResponse(status, answer)
         }
-        return await get(path, new URLSearchParams(request.query))
+        const answer = await get(path, new URLSearchParams(request.query))
+        incidents.recovered(DATABASE)
+        return answer
       }
       if (request.method === 'POST') return await post(request, path)
       return { status: 405, headers: { allow: 'GET, POST' }, body: '' }
     } catch (error) {
       if (BaseplaneError.is(error) && error.status === 404) {
         return htmlResponse(404, 'Not found', notFoundPage(), { signedIn: true, error: error.message })
+      }
+      // The catalogue or a project's database did not answer (directly, or through the
+      // platform's Auth for the Users tab): 503 with Retry-After, logged once per incident.
+      const unavailable = unavailableAs(error, platformErrors.someDatabaseUnavailable)
+      if (unavailable !== undefined) {
+        incidents.failed(DATABASE, error, { path: request.path })
+        const response = htmlResponse(503, 'Unavailable', unavailablePage(), { signedIn: true, error: unavailable.message })
+        response.headers['retry-after'] = String(unavailable.retryAfter ?? UNAVAILABLE_RETRY_AFTER_SECONDS)
+        return response
       }
       log.error('dashboard request failed', error, { path: request.path })
       return htmlResponse(500, 'Error', notFoundPage(), { signedIn: true, error: 'Something went wrong; see the server log' })

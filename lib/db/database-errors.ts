@@ -3,13 +3,16 @@
 // server cannot be reached or refuses connections: 503 with Retry-After in the
 // service's shape) or "timeout" (PostgreSQL cancelled the work: Auth and Push
 // 504 request_timeout, GraphQL PostgreSQL's own text). Anything else is the
-// request's own error (a constraint, a policy) or a bug.
-import { BaseplaneError } from '../errors.ts'
+// request's own error (a constraint, a policy) or a bug. Also here: the 503 a
+// failure answers as (unavailableAs) and the log of incidents, one line when
+// one begins and one when it ends, rather than one per request (incidents).
+import { BaseplaneError, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../errors.ts'
+import { describeError, log } from '../log.ts'
 
 export type DatabaseFailure = 'unavailable' | 'timeout'
 
 /** What unavailable answers send as Retry-After: long enough for a restart or a freed connection, short enough not to lose a user. */
-export const RETRY_AFTER_SECONDS = 2
+export const RETRY_AFTER_SECONDS = UNAVAILABLE_RETRY_AFTER_SECONDS
 
 export const databaseErrors = {
   /**
@@ -33,6 +36,7 @@ interface PgLikeError {
   code?: unknown
   message?: unknown
   severity?: unknown
+  errors?: unknown
 }
 
 // Node's socket errors: the server went away or cannot be reached.
@@ -58,8 +62,10 @@ const ENDED_SESSION = new Set(['57P01', '57P02', '57P05'])
  */
 export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  const { code, message } = error as PgLikeError
+  const { code, message, errors } = error as PgLikeError
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || ENDED_SESSION.has(code) || code.startsWith('08'))) return true
+  // A name with two addresses (localhost: ::1 and 127.0.0.1) fails as an AggregateError of each attempt's error.
+  if (Array.isArray(errors) && errors.length > 0 && errors.every(isConnectionLost)) return true
   return typeof message === 'string' && LOST_MESSAGES.includes(message)
 }
 
@@ -76,6 +82,69 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | undefin
   // cannot_connect_now (starting up or shutting down), too_many_connections.
   if (code === '57P03' || code === '53300') return 'unavailable'
   if (isConnectionLost(error)) return 'unavailable'
-  if (typeof message === 'string' && message.startsWith('Connection terminated due to connection timeout')) return 'unavailable'
+  // invalid_catalog_name: the database is gone (dropped, renamed) or not made yet.
+  if (code === '3D000') return 'unavailable'
+  // ALTER DATABASE ... ALLOW_CONNECTIONS false answers object_not_in_prerequisite_state,
+  // a code other statements use too: only this text means the database refuses connections.
+  if (code === '55000' && typeof message === 'string' && message.includes('not currently accepting connections')) return 'unavailable'
+  if (typeof message === 'string' && TIMED_OUT.some((text) => message.startsWith(text))) return 'unavailable'
   return undefined
 }
+
+// node-postgres's texts for a connection attempt (Client, Pool) or an answer (query_timeout) that did not come in time.
+const TIMED_OUT = ['Connection terminated due to connection timeout', 'timeout exceeded when trying to connect', 'Query read timeout']
+
+/**
+ * The 503 (with Retry-After) that `error` answers as when a database did not
+ * answer or ran out of time, made by `answer`; undefined for any other error.
+ * A catalogue error that already says so (status 503) is kept as it is.
+ */
+export function unavailableAs(error: unknown, answer: () => BaseplaneError): BaseplaneError | undefined {
+  // A product that is off (product_disabled, also 503) is a setting, not something unavailable.
+  if (BaseplaneError.is(error)) return error.status === 503 && error.code !== 'product_disabled' ? error : undefined
+  return classifyDatabaseError(error) === undefined ? undefined : answer()
+}
+
+/**
+ * One log line per incident: the first failure of a source (the catalogue,
+ * the admin API's database, a project's database) is logged, without a stack
+ * (a connection error's stack says nothing), the failures after it are only
+ * counted until the source works again, which is logged once too. Per thread:
+ * each thread tells of what it met.
+ */
+export class Incidents {
+  readonly #open = new Map<string, { since: number; failures: number }>()
+
+  /** `source` failed; logs "<source> is unavailable" if it was not failing already. */
+  failed(source: string, error: unknown, fields: Record<string, unknown> = {}): void {
+    const open = this.#open.get(source)
+    if (open !== undefined) {
+      open.failures += 1
+      return
+    }
+    this.#open.set(source, { since: Date.now(), failures: 1 })
+    const code = (error as { code?: unknown } | undefined)?.code
+    log.error(`${source} is unavailable`, undefined, {
+      ...fields,
+      error: describeError(error),
+      ...(typeof code === 'string' ? { code } : {}),
+    })
+  }
+
+  /** `source` worked; logs "<source> answers again" if it was failing. Cheap when it was not. */
+  recovered(source: string, fields: Record<string, unknown> = {}): void {
+    if (this.#open.size === 0) return
+    const open = this.#open.get(source)
+    if (open === undefined) return
+    this.#open.delete(source)
+    log.info(`${source} answers again`, { ...fields, unavailableMs: Date.now() - open.since, failures: open.failures })
+  }
+
+  /** Whether `source` is failing now. */
+  failing(source: string): boolean {
+    return this.#open.has(source)
+  }
+}
+
+/** This thread's incidents. */
+export const incidents = new Incidents()

@@ -181,17 +181,16 @@ t.test('refusals, admin, sessions', async (t) => {
     t.same([await userOk(d.access_token), await userOk(e.access_token)], [403, 403], 'global is the default')
   })
 
-  await t.test('concurrent refreshes of one token: exactly one wins', async (t) => {
+  await t.test('concurrent refreshes of one token: one rotates, all get its token', async (t) => {
     const session = (await f.anon().auth.signInWithPassword({ email: 'd1@example.test', password: 'set by admin' })).data.session!
     const results = await Promise.all(
       Array.from({ length: 8 }, () => call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })),
     )
-    const winners = results.filter((r) => r.status === 200)
-    t.equal(winners.length, 1)
-    for (const loser of results.filter((r) => r.status !== 200)) t.same([loser.status, loser.body.code], [400, 'refresh_token_already_used'])
-    const next = await call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: winners[0]!.body.refresh_token })
-    t.equal(next.status, 200, "the losers did not end the winner's session")
-    // Reuse after the grace interval revokes the whole session.
+    t.same(results.map((r) => r.status), Array(8).fill(200))
+    t.equal(new Set(results.map((r) => r.body.refresh_token)).size, 1)
+    const next = await call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: results[0]!.body.refresh_token })
+    t.equal(next.status, 200)
+    // A grandparent reused after the interval revokes the whole session.
     await f.test.platform.controlPlane.catalogue.query(`update baseplane.projects set auth_settings = auth_settings || '{"refresh_token_reuse_interval_seconds": 0}' where ref = $1`, [f.project.ref])
     await settle()
     const reuse = await call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })

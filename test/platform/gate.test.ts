@@ -36,7 +36,7 @@ t.test('platform and project health', async (t) => {
   const platformHealth = await request(`${platform.origin}/health`)
   t.same({ status: platformHealth.status, body: platformHealth.json }, { status: 200, body: { status: 'ok', version: '0.6.0' } })
   const projectHealth = await request(`${a.baseUrl}/health`, { headers: { apikey: a.anonKey } })
-  t.same(projectHealth.json, { status: 'ok', ref: a.ref, plan: 'free', services: { auth: true, graphql: true, push: false } })
+  t.same(projectHealth.json, { status: 'ok', ref: a.ref, plan: 'free', services: { auth: true, graphql: true, push: false }, database: 'up' })
   t.equal((await request(`${a.baseUrl}/health`)).status, 401, 'project health needs the apikey')
 })
 
@@ -112,6 +112,7 @@ t.test('links a browser opens need no apikey; CORS preflight is answered', async
   t.equal(preflight.status, 204)
   t.equal(preflight.headers['access-control-allow-origin'], '*')
   t.match(preflight.headers['access-control-allow-headers'], /apikey/)
+  t.match(preflight.headers['access-control-allow-headers'], /x-retry-count, traceparent, tracestate, baggage/, 'supabase-js 2.119 may send retry counts and trace context')
   const fromBrowser = await request(`${a.baseUrl}/auth/v1/health`, { headers: { apikey: a.anonKey, origin: 'http://app.test' } })
   t.equal(fromBrowser.headers['access-control-allow-origin'], '*', 'answers to a browser carry CORS headers')
   const refused = await request(`${a.baseUrl}/auth/v1/health`, { headers: { origin: 'http://app.test' } })

@@ -32,7 +32,7 @@ const busy = await platform.createProject({ name: 'busy', plan: 'free' })
 const admin = { authorization: `Bearer ${platform.config.adminToken}` }
 
 /** The labels the exposition may use: never a user, a path or a device. */
-const ALLOWED_LABELS = new Set(['project', 'service', 'status_class', 'state', 'server', 'provider', 'outcome', 'kind', 'delivery', 'thread', 'le', 'quantile', 'version', 'major', 'minor', 'patch', 'space', 'type'])
+const ALLOWED_LABELS = new Set(['project', 'service', 'status_class', 'state', 'server', 'provider', 'outcome', 'kind', 'delivery', 'thread', 'le', 'quantile', 'version', 'major', 'minor', 'patch', 'space', 'type', 'engine', 'native'])
 
 async function scrape(): Promise<PromMetrics> {
   const reply = await request(`${platform.origin}/metrics`, { headers: admin })

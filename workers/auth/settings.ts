@@ -34,7 +34,7 @@ export interface AuthSettings {
   /** Wrong guesses after which a code is spent (SPEC 8.2: five). */
   otpMaxAttempts: number
   jwtExpirySeconds: number
-  /** A revoked refresh token presented again within this many seconds is refused without revoking its session. */
+  /** Within this many seconds of a session's last refresh, any of its used refresh tokens gets the current one (GoTrue's SECURITY_REFRESH_TOKEN_REUSE_INTERVAL). */
   refreshTokenReuseIntervalSeconds: number
   disableSignup: boolean
   mailerAutoconfirm: boolean

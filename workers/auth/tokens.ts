@@ -3,7 +3,7 @@
 import crypto from 'node:crypto'
 import type { Queryable } from './db/pool.ts'
 import { signAccessToken } from '../../lib/jwt.ts'
-import { amrOf, insertSession, refreshFailure, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
+import { amrOf, insertSession, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
 import type { AuthRequest } from './request.ts'
@@ -112,28 +112,32 @@ export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: str
   return resumeSession(db, req, user, sessionId, 'aal2', refreshToken)
 }
 
-/** POST /token?grant_type=refresh_token: rotate, or say exactly why not. */
+/**
+ * POST /token?grant_type=refresh_token: rotate; a token already rotated gets
+ * the session's current token when GoTrue's reuse rules allow it, otherwise
+ * exactly why not.
+ */
 export async function refreshSession(req: AuthRequest, token: string): Promise<Session> {
   if (token.length < 12 || !/^[a-zA-Z0-9_-]+$/.test(token)) throw authErrors.refreshTokenInvalid()
   const next = newRefreshToken()
   const row = await rotateRefreshToken(req.pool, token, next, req.ip)
-  if (row === undefined) {
-    const why = await refreshFailure(req.pool, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
-    switch (why) {
-      case 'not_found':
-        throw authErrors.refreshTokenNotFound()
-      case 'session_not_found':
-        throw authErrors.refreshSessionNotFound()
-      case 'session_expired':
-        throw authErrors.refreshSessionExpired()
-      case 'user_banned':
-        throw authErrors.userBanned()
-      case 'reused_recently':
-      case 'reused':
-        throw authErrors.refreshTokenAlreadyUsed()
-    }
+  if (row !== undefined) return sessionResponse(req, row, row.session_id, row.aal, row.amr ?? [], next)
+  const reuse = await reuseRefreshToken(req.pool, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
+  switch (reuse.why) {
+    case 'current':
+      return sessionResponse(req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken)
+    case 'not_found':
+      throw authErrors.refreshTokenNotFound()
+    case 'session_not_found':
+      throw authErrors.refreshSessionNotFound()
+    case 'session_expired':
+      throw authErrors.refreshSessionExpired()
+    case 'user_banned':
+      throw authErrors.userBanned()
+    case 'reused_recently':
+    case 'reused':
+      throw authErrors.refreshTokenAlreadyUsed()
   }
-  return sessionResponse(req, row, row.session_id, row.aal, row.amr ?? [], next)
 }
 
 /** A session as the fields of a redirect's fragment, as GoTrue writes them (email links, OAuth callbacks). */

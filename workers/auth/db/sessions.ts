@@ -69,7 +69,7 @@ export type RefreshedRow = UserRow & { session_id: string; aal: 'aal1' | 'aal2';
  * Rotates `token` to `next` in one statement: the old token is revoked only if
  * it was active (the row lock makes exactly one of concurrent refreshes win),
  * its session must be alive and its user not banned. No row: the caller asks
- * `refreshFailure` why.
+ * `reuseRefreshToken`, which hands the losers of a race the winner's token.
  */
 export async function rotateRefreshToken(db: Queryable, token: string, next: string, ip: string): Promise<RefreshedRow | undefined> {
   const { rows } = await db.query<RefreshedRow>({
@@ -99,39 +99,63 @@ export async function rotateRefreshToken(db: Queryable, token: string, next: str
   return rows[0]
 }
 
-export type RefreshFailure =
-  | 'not_found'
-  | 'session_not_found'
-  | 'session_expired'
-  | 'user_banned'
-  | 'reused_recently'
-  | 'reused'
+export type RefreshFailure = 'not_found' | 'session_not_found' | 'session_expired' | 'user_banned' | 'reused_recently' | 'reused'
 
-/** Why a rotation found nothing to rotate; a reuse outside the grace interval revokes the session. */
-export async function refreshFailure(db: Queryable, token: string, reuseIntervalSeconds: number, ip: string): Promise<RefreshFailure> {
-  const { rows } = await db.query<{ revoked: boolean; session_exists: boolean; session_expired: boolean; banned: boolean; recent: boolean; session_id: string | null; user_id: string | null }>(
-    `select r.revoked, s.id is not null as session_exists, coalesce(s.not_after <= now(), false) as session_expired,
-            coalesce(u.banned_until > now(), false) as banned, r.updated_at > now() - make_interval(secs => $2) as recent,
-            r.session_id, s.user_id
-     from auth.refresh_tokens r left join auth.sessions s on s.id = r.session_id left join auth.users u on u.id = s.user_id
-     where r.token = $1`,
-    [token, reuseIntervalSeconds],
-  )
+export type ReuseAnswer = { why: 'current'; row: RefreshedRow; refreshToken: string } | { why: RefreshFailure }
+
+/**
+ * A token `rotateRefreshToken` did not rotate: GoTrue's reuse rules
+ * (counter-based refresh tokens, supabase/auth internal/tokens/service.go).
+ * The parent of the session's current token always gets the current token
+ * (a client that lost the answer, or lost a race to a concurrent refresh of
+ * the same token); an older token of the same chain gets it within
+ * `reuseIntervalSeconds` of the session's last refresh; past that, reuse is
+ * detected and the session is deleted in the same statement. A token from
+ * before a second factor (the chain restarts at the aal2 token) never gets the
+ * aal2 token: refused, and the session ends once the interval since its
+ * revocation has passed. One statement, one snapshot: it sees every rotation
+ * committed before it, so it holds across nodes and concurrent requests.
+ */
+export async function reuseRefreshToken(db: Queryable, token: string, reuseIntervalSeconds: number, ip: string): Promise<ReuseAnswer> {
+  const { rows } = await db.query<RefreshedRow & { why: RefreshFailure | 'current'; current_token: string | null }>({
+    name: 'auth_reuse_refresh_token',
+    text: `with t as (
+             select id, revoked, updated_at, session_id from auth.refresh_tokens where token = $1
+           ), cur as (
+             select c.token, c.parent from auth.refresh_tokens c join t on c.session_id = t.session_id
+             where not c.revoked order by c.id desc limit 1
+           ), root as (
+             select max(r.id) as id from auth.refresh_tokens r join t on r.session_id = t.session_id where r.parent is null
+           ), v as (
+             select case
+                 when s.id is null then 'session_not_found'
+                 when s.not_after <= now() then 'session_expired'
+                 when u.banned_until > now() then 'user_banned'
+                 when not t.revoked then 'not_found'
+                 when t.id < root.id then
+                   case when t.updated_at > now() - make_interval(secs => $2) then 'reused_recently' else 'reused' end
+                 when cur.parent = $1 then 'current'
+                 when cur.token is not null and s.refreshed_at > now()::timestamp - make_interval(secs => $2) then 'current'
+                 else 'reused'
+               end as why, s.id as session_id, s.user_id, s.aal, cur.token as current_token
+             from t left join auth.sessions s on s.id = t.session_id left join auth.users u on u.id = s.user_id
+               left join cur on true cross join root
+           ), d as (
+             delete from auth.sessions where id = (select session_id from v where why = 'reused') returning user_id
+           ), a as (
+             insert into auth.audit_log_entries (payload, ip_address)
+             select json_build_object('actor_id', d.user_id, 'action', 'token_revoked', 'log_type', 'token'), $3 from d
+           )
+           select v.why, v.current_token, ${USER_COLUMNS}, v.session_id, v.aal,
+             (select json_agg(json_build_object('method', c.authentication_method, 'timestamp', extract(epoch from c.updated_at)::bigint)
+                order by c.updated_at desc) from auth.mfa_amr_claims c where c.session_id = v.session_id) as amr
+           from v left join auth.users u on u.id = v.user_id`,
+    values: [token, reuseIntervalSeconds, ip],
+  })
   const row = rows[0]
-  if (row === undefined) return 'not_found'
-  if (!row.session_exists) return 'session_not_found'
-  if (row.session_expired) return 'session_expired'
-  if (row.banned) return 'user_banned'
-  if (!row.revoked) return 'not_found'
-  // Concurrent refreshes of one token (several tabs) lose within the interval without ending the session.
-  if (row.recent) return 'reused_recently'
-  await db.query(
-    `with d as (delete from auth.sessions where id = $1 returning user_id)
-     insert into auth.audit_log_entries (payload, ip_address)
-     select json_build_object('actor_id', d.user_id, 'action', 'token_revoked', 'log_type', 'token'), $2 from d`,
-    [row.session_id, ip],
-  )
-  return 'reused'
+  if (row === undefined) return { why: 'not_found' }
+  if (row.why !== 'current') return { why: row.why }
+  return { why: 'current', row, refreshToken: row.current_token! }
 }
 
 export async function deleteSessions(db: Queryable, userId: string, sessionId: string | null, scope: 'global' | 'local' | 'others', ip: string): Promise<void> {
@@ -148,7 +172,7 @@ export async function deleteSessions(db: Queryable, userId: string, sessionId: s
  * After a second factor (GoTrue's updateMFASessionAndClaims): the session
  * becomes aal2 with the factor, gains the `method` amr claim, and its refresh
  * token is swapped for `next` (the aal1 token can no longer refresh into an
- * aal2 session). The user's other aal1 sessions end (InvalidateSessionsWithAALLessThan).
+ * aal2 session; the new token has no parent). The user's other aal1 sessions end (InvalidateSessionsWithAALLessThan).
  */
 export async function upgradeSession(db: Queryable, sessionId: string, factorId: string, method: string, next: string, ip: string): Promise<boolean> {
   const { rows } = await db.query<{ id: string }>({
@@ -159,10 +183,10 @@ export async function upgradeSession(db: Queryable, sessionId: string, factorId:
              insert into auth.mfa_amr_claims (session_id, authentication_method) select s.id, $3 from s
              on conflict (session_id, authentication_method) do update set updated_at = now()
            ), old as (
-             update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and not revoked returning token
+             update auth.refresh_tokens set revoked = true, updated_at = now() where session_id = $1 and not revoked
            ), fresh as (
-             insert into auth.refresh_tokens (token, user_id, parent, session_id)
-             select $4, s.user_id::text, (select max(token) from old), s.id from s
+             -- No parent: the chain restarts, so an aal1 token never gets this one (see reuseRefreshToken).
+             insert into auth.refresh_tokens (token, user_id, session_id) select $4, s.user_id::text, s.id from s
            ), others as (
              delete from auth.sessions where user_id = (select user_id from s) and id <> $1 and aal < 'aal2'
            ), a as (

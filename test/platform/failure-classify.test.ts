@@ -1,0 +1,81 @@
+// The one classification of connection-level failures (lib/db/database-errors.ts):
+// which errors mean "a database is unavailable" (503 with Retry-After), and the
+// incident log that says so once, and once again when it ends.
+import t from 'tap'
+import { classifyDatabaseError, Incidents, unavailableAs } from '../../lib/db/database-errors.ts'
+import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
+import { logLevel, setLogLevel } from '../../lib/log.ts'
+
+const coded = (code: string, message = 'failed') => Object.assign(new Error(message), { code })
+
+t.test('connection-level failures are unavailable; a request\'s own error is not', async (t) => {
+  const unavailable: Array<[string, unknown]> = [
+    ['ECONNREFUSED', coded('ECONNREFUSED')],
+    ['ECONNRESET', coded('ECONNRESET')],
+    ['admin_shutdown', coded('57P01', 'terminating connection due to administrator command')],
+    ['cannot_connect_now', coded('57P03', 'the database system is starting up')],
+    ['database does not exist', coded('3D000', 'database "bp_x" does not exist')],
+    ['too_many_connections', coded('53300', 'sorry, too many clients already')],
+    ['allow_connections false', coded('55000', 'database "bp_x" is not currently accepting connections')],
+    ['pg.Pool connect timeout', new Error('timeout exceeded when trying to connect')],
+    ['pg.Client connect timeout', new Error('Connection terminated due to connection timeout')],
+    ['query_timeout', new Error('Query read timeout')],
+    ['both addresses of localhost refused', new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])],
+    ['connection lost', new Error('Connection terminated unexpectedly')],
+  ]
+  for (const [name, error] of unavailable) {
+    t.equal(classifyDatabaseError(error), 'unavailable', name)
+    const answer = unavailableAs(error, platformErrors.catalogueUnavailable)
+    t.same(answer?.toData(), {
+      code: 'catalogue_unavailable',
+      message: 'The platform catalogue is unavailable; try again shortly',
+      status: 503,
+      retryAfter: 2,
+    }, `${name}: 503 with Retry-After`)
+  }
+  const own: Array<[string, unknown]> = [
+    ['unique_violation', coded('23505', 'duplicate key value')],
+    ['another 55000', coded('55000', 'currval of sequence "s" is not yet defined in this session')],
+    ['a bug', new TypeError('x is not a function')],
+    ['a product that is off', platformErrors.productDisabled('push', 'abcdefghijklmnopqrst')],
+    ['a 404', platformErrors.unknownProject('abcdefghijklmnopqrst')],
+  ]
+  for (const [name, error] of own) t.equal(unavailableAs(error, platformErrors.catalogueUnavailable), undefined, name)
+  const busy = new BaseplaneError('database_busy', 'No database connection became free within 5000 ms', 503, undefined, 2)
+  t.equal(unavailableAs(busy, platformErrors.catalogueUnavailable), busy, 'a catalogue error that already says 503 is kept')
+})
+
+t.test('an incident is logged when it begins and when it ends, not per failure', async (t) => {
+  const lines: Array<Record<string, unknown>> = []
+  const write = process.stderr.write.bind(process.stderr)
+  const level = logLevel()
+  setLogLevel('info')
+  process.stderr.write = ((chunk: string) => {
+    lines.push(JSON.parse(String(chunk)))
+    return true
+  }) as typeof process.stderr.write
+  try {
+    const incidents = new Incidents()
+    incidents.recovered('the catalogue')
+    for (let i = 0; i < 100; i++) incidents.failed('the catalogue', coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'))
+    incidents.failed('the database of project a', coded('3D000', 'database "bp_a" does not exist'))
+    t.ok(incidents.failing('the catalogue'))
+    incidents.recovered('the catalogue')
+    incidents.recovered('the catalogue')
+    t.notOk(incidents.failing('the catalogue'))
+    incidents.failed('the catalogue', coded('57P03', 'the database system is starting up'))
+    t.same(
+      lines.map((line) => [line.level, line.message, line.code, line.failures]),
+      [
+        ['error', 'the catalogue is unavailable', 'ECONNREFUSED', undefined],
+        ['error', 'the database of project a is unavailable', '3D000', undefined],
+        ['info', 'the catalogue answers again', undefined, 100],
+        ['error', 'the catalogue is unavailable', '57P03', undefined],
+      ],
+    )
+    t.notOk(lines.some((line) => 'stack' in line), 'no stack trace')
+  } finally {
+    process.stderr.write = write
+    setLogLevel(level)
+  }
+})
