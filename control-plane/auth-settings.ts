@@ -60,6 +60,8 @@ export function authSettingsView(ref: string, settings: StoredAuthSettings) {
     mailer_autoconfirm: effective.mailerAutoconfirm,
     mailer_secure_email_change_enabled: effective.secureEmailChange,
     security_update_password_require_reauthentication: effective.passwordChangeRequiresReauthentication,
+    external_anonymous_users_enabled: effective.anonymousUsersEnabled,
+    rate_limit_anonymous_users: effective.anonymousUsersPerHour,
     custom_templates: effective.customTemplates,
     google: googleView(settings),
   }

@@ -28,6 +28,9 @@ export class PlatformHealth {
   readonly #options: PlatformHealthOptions
   readonly #ok: string
   readonly #unavailable: string
+  readonly #stopping: string
+  /** Set when the process is told to stop: /health turns 503 so a balancer sends no more, while requests are still served. */
+  #leaving = false
   #last: Probed | undefined
   #probing: Promise<Probed> | undefined
 
@@ -47,9 +50,16 @@ export class PlatformHealth {
     this.#pool.on('error', () => {})
     this.#ok = JSON.stringify({ status: 'ok', version })
     this.#unavailable = JSON.stringify({ status: 'unavailable', version, message: 'The platform database does not answer' })
+    this.#stopping = JSON.stringify({ status: 'stopping', version, message: 'This server is stopping; send requests to another' })
+  }
+
+  /** From now on /health answers 503 `stopping` (the process is going away; see BASEPLANE_UNREADY_MS). */
+  leaving(): void {
+    this.#leaving = true
   }
 
   response(): OutgoingResponse | Promise<OutgoingResponse> {
+    if (this.#leaving) return { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_SECONDS) }, body: this.#stopping }
     const last = this.#last
     if (last !== undefined && Date.now() - last.at < this.#options.cacheMs) return this.#answer(last.ok)
     this.#probing ??= this.#probe().finally(() => (this.#probing = undefined))

@@ -42,6 +42,12 @@ export interface PlatformConfig {
    * no native build loads) or `node` (node:http, asked for explicitly: slower).
    */
   httpEngine: 'uws' | 'node'
+  /**
+   * On SIGTERM, how long `/health` answers 503 while requests are still served,
+   * before the listener closes: at least a balancer's health-check interval times
+   * its unhealthy threshold, so it stops sending here first. 0: close at once.
+   */
+  unreadyMillis: number
 }
 
 type Env = Record<string, string | undefined>
@@ -135,6 +141,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     logLevel,
     httpEngine,
+    unreadyMillis: integer(env, 'BASEPLANE_UNREADY_MS', 0, 0, 120000),
   }
   return deepFreeze(config)
 }

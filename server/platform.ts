@@ -44,6 +44,8 @@ export interface RunningPlatform {
   dataPlane: DataPlane
   throttle: Throttle
   directory: ProjectDirectory
+  /** Turns the platform's `/health` to 503 `stopping` while everything else still answers (the first phase of a stop). */
+  leaving(): void
   /**
    * Stops accepting connections, gives the requests in flight up to `graceMillis`
    * (default 0: cut them) to be answered, then stops the push actor thread, the
@@ -177,6 +179,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     dataPlane,
     throttle,
     directory,
+    leaving: () => health.leaving(),
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)

@@ -34,6 +34,7 @@ const showSettings = (s: SettingsView) =>
     `google                ${googleState(s.ref, s.google, s.auth_enabled)}`,
     `email change          ${s.mailer_secure_email_change_enabled ? 'confirmed by the current and the new address' : 'confirmed by the new address'}`,
     `password change       ${s.security_update_password_require_reauthentication ? 'needs the reauthentication code from sessions older than 24 h' : 'no reauthentication'}`,
+    `anonymous sign-ins    ${s.external_anonymous_users_enabled ? `on (at most ${s.rate_limit_anonymous_users} per address per hour)` : 'off'}`,
   ].join('\n')
 
 const OPTION_NAMES: Record<string, string> = {
@@ -43,12 +44,14 @@ const OPTION_NAMES: Record<string, string> = {
   'jwt-expiry': 'jwt_expiry_seconds',
   'refresh-reuse-interval': 'refresh_token_reuse_interval_seconds',
   'password-min-length': 'password_min_length',
+  'anonymous-per-hour': 'rate_limit_anonymous_users',
 }
 
-/** Switches set with true or false (GoTrue's MAILER_SECURE_EMAIL_CHANGE_ENABLED, SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION). */
+/** Switches set with true or false (GoTrue's MAILER_SECURE_EMAIL_CHANGE_ENABLED, SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION, EXTERNAL_ANONYMOUS_USERS_ENABLED). */
 const SWITCH_NAMES: Record<string, string> = {
   'secure-email-change': 'mailer_secure_email_change_enabled',
   'secure-password-change': 'security_update_password_require_reauthentication',
+  'anonymous-users': 'external_anonymous_users_enabled',
 }
 
 /** The platform's names for what these commands set, and the flags that set them. */
@@ -68,7 +71,7 @@ export const authCommands: Command[] = [
   {
     words: ['auth', 'settings'],
     positionals: ['REF'],
-    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false]',
+    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false] [--anonymous-users true|false] [--anonymous-per-hour N]',
     summary: "Show (or change) a project's auth settings",
     options: {
       ...Object.fromEntries(Object.keys(OPTION_NAMES).map((name) => [name, { type: 'string' as const }])),
@@ -87,6 +90,8 @@ export const authCommands: Command[] = [
       'enable-signup': 'accept new sign-ups again',
       'secure-email-change': 'true: an address change is confirmed by the current address too (default true)',
       'secure-password-change': 'true: a password change from a session older than 24 h needs a reauthentication code (default false)',
+      'anonymous-users': 'true: signInAnonymously() signs in a user with no address, shown as is_anonymous (default false)',
+      'anonymous-per-hour': 'anonymous sign-ins one address may make per hour (1 to 1000000; default 30)',
     },
     notes: 'Without options it shows the settings. Changes apply from the next request.',
     fieldFlags: FIELD_FLAGS,

@@ -51,6 +51,19 @@ export const startCommand: Command = {
     'the embedded PostgreSQL (unless DATABASE_URL is set) and the admin token. One start per home: a second one is refused, naming the first.',
   async run(context, args) {
     const { config } = context
+    // Taken first: a stop asked for while the platform starts waits for the start, then drains and exits 0.
+    let signalled: (signal: NodeJS.Signals) => void = () => {}
+    const stopRequested = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve))
+    let stopping = false
+    takeStopSignals((signal) => {
+      // Ctrl-C under npm arrives twice (from the terminal, and forwarded by npm): the first one counts.
+      if (stopping) {
+        log.info('already stopping', { signal })
+        return
+      }
+      stopping = true
+      signalled(signal)
+    })
     // Before any database starts: where no native HTTP engine loads, start refuses (and says why) with nothing to undo.
     const httpEngine = await loadHttpEngine(config.httpEngine)
     // Before anything else: a refused second start must not touch the first one's PostgreSQL.
@@ -80,18 +93,6 @@ export const startCommand: Command = {
         lock.release()
       }
     }
-    let signalled: (signal: NodeJS.Signals) => void = () => {}
-    const stopRequested = new Promise<NodeJS.Signals>((resolve) => (signalled = resolve))
-    let stopping = false
-    takeStopSignals((signal) => {
-      // Ctrl-C under npm arrives twice (from the terminal, and forwarded by npm): the first one counts.
-      if (stopping) {
-        log.info('already stopping', { signal })
-        return
-      }
-      stopping = true
-      signalled(signal)
-    })
     try {
       let demo = undefined
       if (args.values['no-demo'] !== true) {
@@ -121,12 +122,19 @@ export const startCommand: Command = {
       throw error
     }
     const signal = await stopRequested
-    log.info('stopping: finishing the requests in flight', { signal, graceMs: DRAIN_MS })
+    const ceilingMs = config.unreadyMillis + STOP_CEILING_MS
     const ceiling = setTimeout(() => {
-      log.error('stopping took too long; exiting without finishing', undefined, { ceilingMs: STOP_CEILING_MS })
+      log.error('stopping took too long; exiting without finishing', undefined, { ceilingMs })
       process.exit(1)
-    }, STOP_CEILING_MS)
+    }, ceilingMs)
     ceiling.unref()
+    if (config.unreadyMillis > 0) {
+      // A balancer polling /health takes this node out while it still answers what it is sent.
+      platform.leaving()
+      log.info('stopping: /health answers 503 while requests are still served', { signal, unreadyMs: config.unreadyMillis })
+      await new Promise((resolve) => setTimeout(resolve, config.unreadyMillis))
+    }
+    log.info('stopping: finishing the requests in flight', { signal, graceMs: DRAIN_MS })
     await stop(DRAIN_MS)
     clearTimeout(ceiling)
     log.info('stopped', { signal })

@@ -2,9 +2,10 @@
 // as the one external provider), answered as GoTrue answers with each feature
 // switched off rather than with 404 not_found, so supabase-js apps get the
 // error code they can act on. Codes and statuses: reference/auth-clients.md §7.
-// The refusals that sit inside an offered endpoint (anonymous and phone
-// sign-up, phone OTP, phone and WebAuthn factors, web3 and phone grants) are
-// thrown by that endpoint; the routes here exist only to refuse.
+// The refusals that sit inside an offered endpoint (phone sign-up, phone
+// OTP, phone and WebAuthn factors, web3 and phone grants) are thrown by that
+// endpoint; the routes here exist only to refuse. Anonymous sign-ins are a
+// per-project switch (anonymous.ts).
 import type { ServiceResponse } from '../../lib/service.ts'
 import { authErrors } from './errors.ts'
 import { factorCaller } from './factors.ts'
@@ -12,7 +13,6 @@ import { requireUser, type AuthRequest } from './request.ts'
 
 /** What GET /settings reports as off (GoTrue's fields; web3, linking and MFA have none there). */
 export const NOT_OFFERED = {
-  anonymousUsers: false,
   phone: false,
   phoneAutoconfirm: false,
   smsProvider: '',

@@ -54,6 +54,10 @@ export const authErrors = {
     new AuthError('weak_password', message, 422, { weak_password: { message, reasons } }),
   samePassword: () => new AuthError('same_password', 'New password should be different from the old password.', 422),
   anonymousDisabled: () => new AuthError('anonymous_provider_disabled', 'Anonymous sign-ins are disabled', 422),
+  /** GoTrue's limitHandler, here for GOTRUE_RATE_LIMIT_ANONYMOUS_USERS. */
+  overRequestRateLimit: () => new AuthError('over_request_rate_limit', 'Request rate limit reached', 429),
+  anonymousPasswordWithoutEmail: () =>
+    new AuthError('validation_failed', 'Updating password of an anonymous user without an email or phone is not allowed', 422),
   phoneDisabled: (message = 'Unsupported phone provider') => new AuthError('phone_provider_disabled', message, 400),
   emailProviderDisabled: (message: string, status = 400) => new AuthError('email_provider_disabled', message, status),
   otpDisabled: () => new AuthError('otp_disabled', 'Signups not allowed for otp', 422),

@@ -19,7 +19,7 @@ const PROVIDERS = [
 export function settings(req: AuthRequest): ServiceResponse {
   const external: Record<string, boolean> = {}
   for (const name of PROVIDERS) external[name] = false
-  external.anonymous_users = NOT_OFFERED.anonymousUsers
+  external.anonymous_users = req.settings.anonymousUsersEnabled
   external.phone = NOT_OFFERED.phone
   external.email = true
   external.google = googleMissing(req.settings.google).length === 0

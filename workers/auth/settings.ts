@@ -43,6 +43,10 @@ export interface AuthSettings {
   secureEmailChange: boolean
   /** GoTrue's SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION (default off): a password change from a session older than 24 h needs the GET /reauthenticate code. */
   passwordChangeRequiresReauthentication: boolean
+  /** GoTrue's EXTERNAL_ANONYMOUS_USERS_ENABLED (default off): POST /signup with neither email nor phone signs in an anonymous user. */
+  anonymousUsersEnabled: boolean
+  /** GoTrue's RATE_LIMIT_ANONYMOUS_USERS: anonymous sign-ins per source address per hour. */
+  anonymousUsersPerHour: number
   google: GoogleSettings
 }
 
@@ -61,6 +65,8 @@ export interface StoredAuthSettings {
   password_min_length?: number
   mailer_secure_email_change_enabled?: boolean
   security_update_password_require_reauthentication?: boolean
+  external_anonymous_users_enabled?: boolean
+  rate_limit_anonymous_users?: number
   google?: { client_id?: string; client_secret?: string; enabled?: boolean; additional_client_ids?: string[] }
 }
 
@@ -73,6 +79,7 @@ export const DEFAULTS = {
   jwtExpirySeconds: 3600,
   refreshTokenReuseIntervalSeconds: 10,
   passwordMinLength: 6,
+  anonymousUsersPerHour: 30,
 } as const
 
 /** The numeric settings: stored key, bounds. */
@@ -83,10 +90,17 @@ export const NUMERIC_SETTINGS: Record<string, { min: number; max: number }> = {
   jwt_expiry_seconds: { min: 30, max: 604800 },
   refresh_token_reuse_interval_seconds: { min: 0, max: 3600 },
   password_min_length: { min: 6, max: 72 },
+  rate_limit_anonymous_users: { min: 1, max: 1000000 },
 }
 
-/** Switches; the two security ones keep the names of Supabase's management API. */
-export const BOOLEAN_SETTINGS = ['disable_signup', 'mailer_autoconfirm', 'mailer_secure_email_change_enabled', 'security_update_password_require_reauthentication'] as const
+/** Switches; the security and anonymous ones keep the names of Supabase's management API. */
+export const BOOLEAN_SETTINGS = [
+  'disable_signup',
+  'mailer_autoconfirm',
+  'mailer_secure_email_change_enabled',
+  'security_update_password_require_reauthentication',
+  'external_anonymous_users_enabled',
+] as const
 
 /** Checks a redirect address setting: an absolute http(s) URL or a glob of one. Returns the message of what is wrong. */
 export function redirectUrlProblem(value: string, what: string): string | undefined {
@@ -231,6 +245,8 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
     passwordMinLength: num(stored, 'password_min_length', DEFAULTS.passwordMinLength),
     secureEmailChange: s.mailer_secure_email_change_enabled !== false,
     passwordChangeRequiresReauthentication: s.security_update_password_require_reauthentication === true,
+    anonymousUsersEnabled: s.external_anonymous_users_enabled === true,
+    anonymousUsersPerHour: num(stored, 'rate_limit_anonymous_users', DEFAULTS.anonymousUsersPerHour),
     google: {
       clientId: typeof google.client_id === 'string' && google.client_id !== '' ? google.client_id : undefined,
       clientSecret: typeof google.client_secret === 'string' && google.client_secret !== '' ? google.client_secret : undefined,

@@ -1,8 +1,10 @@
-// POST /signup: email and password accounts. Anonymous and phone sign-ups
-// are not offered (SPEC "Not offered").
+// POST /signup: email and password accounts; without email and phone, an
+// anonymous sign-in (anonymous.ts, a per-project switch). Phone sign-ups are
+// not offered (SPEC "Not offered").
 import crypto from 'node:crypto'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
+import { signupAnonymously } from './anonymous.ts'
 import { transaction } from './db/pool.ts'
 import { insertUser, resetSignup, userByEmail, userById } from './db/users.ts'
 import { normalizeEmail } from './email.ts'
@@ -17,7 +19,7 @@ export async function signup(req: AuthRequest): Promise<ServiceResponse> {
   const body = req.body
   const rawEmail = str(body, 'email')
   const phone = str(body, 'phone')
-  if (!rawEmail && !phone) throw authErrors.anonymousDisabled()
+  if (!rawEmail && !phone) return signupAnonymously(req)
   if (phone && !rawEmail) throw authErrors.phoneDisabled('Phone signups are disabled')
   if (phone && rawEmail) throw authErrors.validation('Only an email address or phone number should be provided on signup.')
   if (req.settings.disableSignup) throw authErrors.signupDisabled()

@@ -1,10 +1,12 @@
 // GET /user and PUT /user (password change, with the reauthentication nonce
 // when the project asks for it; metadata; email change, confirmed by the new
-// address and, with secure email change, by the current one too).
+// address and, with secure email change, by the current one too). An
+// anonymous user becomes permanent by an email change: at once under
+// autoconfirm, otherwise once the new address confirms (GoTrue's user.go).
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
 import { transaction } from './db/pool.ts'
-import { emailTakenByOther, mergeMetadata, setPassword, userById, type UserRow } from './db/users.ts'
+import { emailTakenByOther, mergeMetadata, setEmail, setPassword, userById, type UserRow } from './db/users.ts'
 import { currentUser, hasVerifiedFactor } from './current-user.ts'
 import { normalizeEmail } from './email.ts'
 import { authErrors, type AuthError } from './errors.ts'
@@ -32,6 +34,8 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
   if ((password !== undefined || rawEmail !== undefined) && hasVerifiedFactor(user) && aal !== 'aal2') {
     throw authErrors.insufficientAal('AAL2 session is required to update email or password when MFA is enabled.', 401)
   }
+  // GoTrue: an anonymous user sets a password only together with the address that converts it.
+  if (user.is_anonymous && password !== undefined && !rawEmail) throw authErrors.anonymousPasswordWithoutEmail()
   let encrypted: string | undefined
   let nonce: string | undefined
   if (password !== undefined && (await nonceRequired(req, current))) {
@@ -63,8 +67,14 @@ export async function putUser(req: AuthRequest): Promise<ServiceResponse> {
     if (appMetadata) await mergeMetadata(client, user.id, 'raw_app_meta_data', appMetadata)
     if (email) {
       if (await emailTakenByOther(client, email, user.id)) throw authErrors.emailExists()
-      await mailEmailChange(client, req, { userId: user.id, email: user.email ?? '', newEmail: email, redirectTo: redirect, pkce })
-      await audit(client, req, user.id, 'user_modified', { new_email: email })
+      if (user.is_anonymous && req.settings.mailerAutoconfirm) {
+        // GoTrue: an anonymous user adding an address under autoconfirm is like a sign-up; no mail.
+        await setEmail(client, user.id, email)
+        await audit(client, req, user.id, 'user_modified', { email_change: true })
+      } else {
+        await mailEmailChange(client, req, { userId: user.id, email: user.email ?? '', newEmail: email, redirectTo: redirect, pkce })
+        await audit(client, req, user.id, 'user_modified', { new_email: email })
+      }
     }
     return { updated: (await userById(client, caller.userId))! }
   })

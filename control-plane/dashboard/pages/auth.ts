@@ -40,6 +40,7 @@ const SWITCH_FIELDS: Array<{ name: (typeof BOOLEAN_SETTINGS)[number]; label: str
     on: 'password changes need a code',
     off: 'password changes need no code',
   },
+  { name: 'external_anonymous_users_enabled', label: 'Anonymous sign-ins (signInAnonymously)', on: 'anonymous sign-ins on', off: 'anonymous sign-ins off' },
 ]
 const SETTING_LABELS: Record<string, string> = Object.fromEntries([
   ...NUMBER_FIELDS.map((f) => [f.name, f.changed]),

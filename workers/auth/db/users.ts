@@ -105,13 +105,31 @@ export async function insertUser(client: pg.ClientBase, user: NewUser): Promise<
   return rows[0]!.id
 }
 
-/** Confirms the address (GoTrue's Confirm): email_verified true in metadata and identity. */
+/**
+ * An anonymous user (POST /signup with neither email nor phone): no email,
+ * phone, password or identity, empty app_metadata (GoTrue's ToUserModel
+ * with provider "anonymous"), role authenticated.
+ */
+export async function insertAnonymousUser(db: Queryable, userMetadata: Record<string, unknown>): Promise<string> {
+  const { rows } = await db.query<{ id: string }>({
+    name: 'auth_insert_anonymous_user',
+    text: `insert into auth.users (aud, role, raw_app_meta_data, raw_user_meta_data, is_anonymous)
+           values ('authenticated', 'authenticated', '{}'::jsonb, $1, true) returning id`,
+    values: [userMetadata],
+  })
+  return rows[0]!.id
+}
+
+/**
+ * Confirms the address (GoTrue's Confirm): email_verified true in metadata and identity.
+ * A confirmed address makes an anonymous user permanent (GoTrue's admin update with email_confirm).
+ */
 export async function confirmEmail(client: pg.ClientBase, userId: string): Promise<void> {
   await client.query({
     name: 'auth_confirm_email',
     text: `with u as (
              update auth.users set email_confirmed_at = coalesce(email_confirmed_at, now()),
-               raw_user_meta_data = raw_user_meta_data || '{"email_verified": true}'::jsonb, updated_at = now()
+               raw_user_meta_data = raw_user_meta_data || '{"email_verified": true}'::jsonb, is_anonymous = false, updated_at = now()
              where id = $1 returning id
            )
            update auth.identities set identity_data = identity_data || '{"email_verified": true}'::jsonb, updated_at = now()
@@ -131,16 +149,31 @@ export async function mergeMetadata(client: Queryable, userId: string, column: '
   await client.query(`update auth.users set ${column} = (${column} || $2::jsonb) - $3::text[], updated_at = now() where id = $1`, [userId, kept, removed])
 }
 
-/** Applies a confirmed address change: the email identity follows (verified), the pending change is cleared. */
+/**
+ * Applies a confirmed address change: the email identity follows (verified),
+ * the pending change is cleared, the address counts as confirmed. An
+ * anonymous user has no identity: it gets its email identity here and
+ * becomes permanent (GoTrue's emailChangeVerify and ConfirmEmailChange).
+ */
 export async function setEmail(client: pg.ClientBase, userId: string, email: string): Promise<void> {
-  await client.query(
-    `with u as (update auth.users set email = $2, email_change = null, email_change_sent_at = null, email_change_token_new = null,
-                  email_change_token_current = '', email_change_confirm_status = 0, is_anonymous = false, updated_at = now()
-                where id = $1 returning id)
-     update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text, 'email_verified', true), updated_at = now()
-     where user_id = (select id from u) and provider = 'email'`,
-    [userId, email],
-  )
+  await client.query({
+    name: 'auth_set_email',
+    text: `with u as (
+             update auth.users set email = $2, email_change = null, email_change_sent_at = null, email_change_token_new = null,
+               email_change_token_current = '', email_change_confirm_status = 0, email_confirmed_at = coalesce(email_confirmed_at, now()),
+               raw_app_meta_data = case when is_anonymous then raw_app_meta_data || '{"provider": "email", "providers": ["email"]}'::jsonb
+                                        else raw_app_meta_data end,
+               is_anonymous = false, updated_at = now()
+             where id = $1 returning id
+           ), updated as (
+             update auth.identities set identity_data = identity_data || jsonb_build_object('email', $2::text, 'email_verified', true), updated_at = now()
+             where user_id = (select id from u) and provider = 'email' returning id
+           )
+           insert into auth.identities (provider_id, user_id, identity_data, provider, last_sign_in_at)
+           select u.id::text, u.id, jsonb_build_object('sub', u.id::text, 'email', $2::text, 'email_verified', true, 'phone_verified', false), 'email', now()
+           from u where not exists (select 1 from auth.identities i where i.user_id = u.id and i.provider = 'email')`,
+    values: [userId, email],
+  })
 }
 
 export interface EmailChangeState {
