@@ -15,7 +15,7 @@ import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metri
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
-import { refusalResponse } from '../lib/http/errors.ts'
+import { platformErrorResponse, refusalResponse } from '../lib/http/errors.ts'
 import { countsForThrottle, type ConcernManifest, type ConcernRoute } from '../lib/http/manifest.ts'
 import { Router } from '../lib/http/router.ts'
 import { authManifest } from '../workers/auth/manifest.ts'
@@ -80,6 +80,15 @@ const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   routes: new Router(manifest.routes),
   service: serviceIndexOf(manifest.concern),
 }))
+
+/** The throttle's key for the platform's own routes: no project ref has parentheses. */
+export const PLATFORM_THROTTLE_REF = '(platform)'
+
+/** A refused admin token: the admin API's and /metrics' 401 `unauthorized`, or a failed dashboard sign-in. */
+function refusedAdminToken(request: IncomingRequest, answer: OutgoingResponse<ResponseBody>): boolean {
+  if (answer.status !== 401) return false
+  return answer.headers['x-sb-error-code'] === 'unauthorized' || (request.method === 'POST' && request.path === '/dashboard/login')
+}
 
 /** 429 over_request_rate_limit in the concern's shape, with how long to wait. */
 function throttledResponse(wait: number, concern: ConcernEntry | undefined, request: IncomingRequest): OutgoingResponse {
@@ -227,11 +236,20 @@ export class DataPlane {
       if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }
     }
+    // Wrong admin tokens are counted per address like wrong passwords, across the fleet (the throttle's shared counts).
+    const address = this.clientAddress(request)
+    const wait = this.#deps.throttle.retryAfter(PLATFORM_THROTTLE_REF, address)
+    if (wait > 0) {
+      const refused = platformErrorResponse(platformErrors.throttled())
+      refused.headers['retry-after'] = String(wait)
+      return refused
+    }
     // The admin API and the dashboard change state: they wait, as a dispatch does, until the request may run.
     await request.body()
     const answer = await this.#deps.platformRoutes?.(request)
-    if (answer) return answer
-    throw platformErrors.noProject()
+    if (answer === undefined) throw platformErrors.noProject()
+    if (refusedAdminToken(request, answer)) this.#deps.throttle.recordFailure(PLATFORM_THROTTLE_REF, address)
+    return answer
   }
 
   #serve(

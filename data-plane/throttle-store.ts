@@ -67,8 +67,8 @@ update baseplane.throttle as t
    set (window_start, failures) = (
          case when t.window_start < now() - make_interval(secs => $4) then now() else t.window_start end,
          case when t.window_start < now() - make_interval(secs => $4) then 0 else greatest(0, t.failures - u.released) end)
-  from unnest($1::text[], $2::text[], $3::int[]) as u(ref, address, released)
- where t.ref = u.ref and t.address = u.address
+  from unnest($1::text[], $2::text[], $3::int[]) as u(released_ref, released_address, released)
+ where t.ref = u.released_ref and t.address = u.released_address
 ${RETURNING}`
 
 interface CountRow {

@@ -1,9 +1,6 @@
 // Starts one data-plane process: catalogue (migrated), every project database
 // upgraded, worker pools, the uWebSockets server with the admin API.
-import crypto from 'node:crypto'
 import pg from 'pg'
-import fs from 'node:fs'
-import path from 'node:path'
 import type { PlatformConfig } from '../lib/config.ts'
 import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
 import { log, setLogLevel } from '../lib/log.ts'
@@ -29,6 +26,7 @@ import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
 import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
+import { fleetAdminToken } from '../control-plane/fleet-settings.ts'
 import { VERSION } from '../control-plane/version.ts'
 
 /** Connections of a database server kept for the platform itself (catalogue, listeners, push actors, control plane). */
@@ -52,20 +50,6 @@ export interface RunningPlatform {
    * worker pools, the directory and the control plane, in that order.
    */
   stop(graceMillis?: number): Promise<void>
-}
-
-/** The admin token: configured, or made once and kept in <home>/admin-token. */
-export function adminTokenOf(config: Pick<PlatformConfig, 'adminToken' | 'home'>): string {
-  if (config.adminToken) return config.adminToken
-  const file = path.join(config.home, 'admin-token')
-  try {
-    return fs.readFileSync(file, 'utf8').trim()
-  } catch {
-    fs.mkdirSync(config.home, { recursive: true })
-    const token = crypto.randomBytes(32).toString('base64url')
-    fs.writeFileSync(file, token + '\n', { mode: 0o600 })
-    return token
-  }
 }
 
 /** DATABASE_URL, or the embedded server under <home> (started if needed). */
@@ -116,6 +100,11 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   const engine = httpEngine ?? (await loadHttpEngine(config.httpEngine))
   const defaultServerBudget = await defaultServerBudgetOf(config, databaseUrl)
   const controlPlane = await ControlPlane.open(databaseUrl, { defaultServerBudget })
+  // Checked before anything starts: a node configured with another fleet's token refuses.
+  const adminToken = await fleetAdminToken(controlPlane.catalogue, config).catch(async (error: unknown) => {
+    await controlPlane.close()
+    throw error
+  })
   const upgraded = await controlPlane.upgradeAll()
   for (const [ref, versions] of upgraded) log.info('project database upgraded', { ref, versions })
   const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)
@@ -141,7 +130,6 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       google: config.google,
     },
   })
-  const adminToken = adminTokenOf(config)
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION)
   const metrics = new PlatformMetrics({ figures, dispatcher, budget: new ConnectionBudget(connectionBudget), httpEngine: engine })

@@ -210,4 +210,12 @@ t.test('concurrent wrong passwords on two nodes: the shared count refuses those 
     })
   const fine = await flood(LIMIT * 2, LIMIT - 1, recover)
   t.same(tally(fine.map((reply) => reply.status)), { 200: LIMIT * 2 }, `${LIMIT * 2} successful attempts, ${LIMIT - 1} at a time, are all served`)
+  // The shared count the released attempts were written to goes back down (the release statement ran).
+  let shared: Array<{ failures: number }> = []
+  for (let i = 0; i < 40; i++) {
+    shared = (await adminQuery<{ failures: number }>(a.catalogueUrl, 'select failures from baseplane.throttle where ref = $1 and address = $2', [project.ref, neighbour])).rows
+    if (shared.length > 0 && shared[0]!.failures === 0) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  t.same(shared, [{ failures: 0 }], 'released attempts leave no failure in the catalogue')
 })

@@ -1,0 +1,71 @@
+// One fleet, one admin token (issue 24 item 6): the first node's token is the
+// fleet's, kept in the catalogue; a node started without one adopts it, a node
+// configured with another refuses to start; wrong admin tokens are throttled per
+// address like wrong passwords.
+import fs from 'node:fs'
+import path from 'node:path'
+import t from 'tap'
+import { freePort } from '../../lib/db/embedded.ts'
+import { startPlatform, type RunningPlatform } from '../../server/platform.ts'
+import { request } from '../helpers/http.ts'
+import { catalogueDatabase, dropCatalogue, startTestPlatform, testConfig } from '../helpers/platform.ts'
+
+t.test('the first node\'s admin token is the fleet\'s: adopted by a node without one, refused from a node with another', async (t) => {
+  const catalogueUrl = await catalogueDatabase(t)
+  const nodes: RunningPlatform[] = []
+  const homes: string[] = []
+  t.teardown(async () => {
+    for (const node of nodes) await node.stop()
+    await dropCatalogue(catalogueUrl)
+    for (const home of homes) fs.rmSync(home, { recursive: true, force: true })
+  })
+  const configOf = async (token: string) => {
+    const config = testConfig(catalogueUrl, await freePort(), { BASEPLANE_ADMIN_TOKEN: token })
+    homes.push(config.home)
+    return config
+  }
+  const first = await startPlatform(await configOf(''), catalogueUrl)
+  nodes.push(first)
+  t.equal(first.adminToken.length >= 32, true, 'the first node made a token')
+
+  const secondConfig = await configOf('')
+  const second = await startPlatform(secondConfig, catalogueUrl)
+  nodes.push(second)
+  t.equal(second.adminToken, first.adminToken, 'a node without a token adopts the fleet\'s')
+  t.equal(fs.readFileSync(path.join(secondConfig.home, 'admin-token'), 'utf8').trim(), first.adminToken, 'and keeps it in its home for the CLI there')
+  const listed = await request(`http://127.0.0.1:${second.port}/platform/v1/projects`, { headers: { authorization: `Bearer ${first.adminToken}` } })
+  t.equal(listed.status, 200, 'the fleet\'s token works on every node')
+
+  const other = 'x'.repeat(40)
+  await t.rejects(startPlatform(await configOf(other), catalogueUrl), {
+    code: 'invalid_config',
+    message: /^the admin token of BASEPLANE_ADMIN_TOKEN is not this fleet's: .* Give this node that token/,
+  }, 'a node configured with another token refuses to start')
+  const sameConfig = await configOf(first.adminToken)
+  const same = await startPlatform(sameConfig, catalogueUrl)
+  nodes.push(same)
+  t.equal(same.adminToken, first.adminToken, 'a node configured with the fleet\'s token starts')
+})
+
+t.test('wrong admin tokens are throttled per address, like wrong passwords', async (t) => {
+  const fixture = await startTestPlatform(t, { BASEPLANE_THROTTLE_MAX_FAILURES: '5', BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
+  const admin = (token: string, address: string) =>
+    request<{ code: string }>(`${fixture.origin}/platform/v1/projects`, { headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': address } })
+  for (let i = 0; i < 5; i++) t.equal((await admin('wrong'.repeat(8), '203.0.113.7')).status, 401, `wrong token ${i + 1}: 401`)
+  let refused = await admin('wrong'.repeat(8), '203.0.113.7')
+  for (let i = 0; i < 20 && refused.status !== 429; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    refused = await admin('wrong'.repeat(8), '203.0.113.7')
+  }
+  t.equal(refused.status, 429, 'then refused')
+  t.equal(refused.json.code, 'over_request_rate_limit')
+  t.ok(Number(refused.headers['retry-after']) > 0, 'with Retry-After')
+  t.equal((await admin(fixture.config.adminToken!, '203.0.113.7')).status, 429, 'the right token from that address waits too')
+  t.equal((await admin(fixture.config.adminToken!, '198.51.100.9')).status, 200, 'another address is served')
+  const signIn = await request(`${fixture.origin}/dashboard/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': '203.0.113.7', origin: fixture.origin, host: new URL(fixture.origin).host },
+    body: 'token=nope',
+  })
+  t.equal(signIn.status, 429, 'the dashboard\'s sign-in is refused for that address as well')
+})
