@@ -14,6 +14,7 @@ import { commands } from './commands/index.ts'
 import { commandHelp, groupHelp, listHelp } from './help.ts'
 import { nearestCommand } from './suggest.ts'
 import { whereLine, whereOf } from './where.ts'
+import { runningStart } from './home-lock.ts'
 
 /** The words typed before the first option: the command's and its positionals. */
 function leadingWords(argv: string[]): string[] {
@@ -48,27 +49,32 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
 }
 
 /**
- * `--home DIR` (or `--home=DIR`), which every command takes: it stands for
- * BASEPLANE_HOME, so it is taken out before the command's own options are parsed.
+ * `--home DIR` and `--url URL` (or `--home=DIR`, `--url=URL`), which every
+ * command takes: they stand for BASEPLANE_HOME and the server to call, so they
+ * are taken out before the command's own options are parsed.
  */
-function takeHome(argv: string[]): { home: string | undefined; argv: string[] } {
+function takeGlobals(argv: string[]): { home: string | undefined; url: string | undefined; argv: string[] } {
   const rest: string[] = []
-  let home: string | undefined
+  const found: { home?: string; url?: string } = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--') {
       rest.push(...argv.slice(i))
       break
     }
-    if (arg === '--home' || arg.startsWith('--home=')) {
-      const value = arg === '--home' ? argv[++i] : arg.slice('--home='.length)
-      if (value === undefined || value === '' || (arg === '--home' && value.startsWith('-'))) throw new UsageError('--home needs a value (a folder)')
-      home = value
+    const name = (['home', 'url'] as const).find((option) => arg === `--${option}` || arg.startsWith(`--${option}=`))
+    if (name !== undefined) {
+      const value = arg === `--${name}` ? argv[++i] : arg.slice(`--${name}=`.length)
+      if (value === undefined || value === '' || (arg === `--${name}` && value.startsWith('-'))) {
+        throw new UsageError(name === 'home' ? '--home needs a value (a folder)' : '--url needs a value (the server, such as http://127.0.0.1:8000)')
+      }
+      found[name] = value
       continue
     }
     rest.push(arg)
   }
-  return { home, argv: rest }
+  if (found.url !== undefined && !/^https?:\/\/[^/]+/.test(found.url)) throw new UsageError(`--url must be the server's http:// or https:// address, got "${found.url}"`)
+  return { home: found.home, url: found.url?.replace(/\/+$/, ''), argv: rest }
 }
 
 /**
@@ -133,11 +139,19 @@ function inFlagTerms(error: BaseplaneError, fieldFlags: Record<string, string> |
   return message === error.message ? error : new BaseplaneError(error.code, message, error.status, error.hint, error.retryAfter)
 }
 
-function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>): CliContext {
+/**
+ * The server the command calls and names in URLs: `--url`, else the one serving
+ * this home now (its real port, from the home's lock), else the configured one.
+ */
+function servedUrl(config: PlatformConfig, url: string | undefined): string {
+  return url ?? runningStart(config.home)?.url ?? config.publicUrl
+}
+
+function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>, url: string | undefined): CliContext {
   let opened: Promise<ControlPlane> | undefined
   return {
     config,
-    addressing: { publicUrl: config.publicUrl, baseDomain: config.baseDomain },
+    addressing: { publicUrl: servedUrl(config, url), baseDomain: config.baseDomain },
     controlPlane: () =>
       (opened ??= (async () => {
         // Only `start` makes a platform: anywhere else an empty home is a mistake to name, not to fill.
@@ -187,8 +201,9 @@ function help(argv: string[], home: string | undefined): number {
 
 export async function main(argv: string[]): Promise<number> {
   let home: string | undefined
+  let url: string | undefined
   try {
-    ;({ home, argv } = takeHome(argv))
+    ;({ home, url, argv } = takeGlobals(argv))
   } catch (error) {
     process.stderr.write(`baseplane: ${describeError(error)}\n`)
     return 2
@@ -208,7 +223,7 @@ export async function main(argv: string[]): Promise<number> {
     command = found.command
     const args = parse(command, found.rest)
     if (command.words[0] !== 'start') setLogLevel('silent')
-    const context = contextFor(config, cleanups)
+    const context = contextFor(config, cleanups, command.words[0] === 'start' ? undefined : url)
     const result = await command.run(context, args)
     if (args.values.json === true || !command.human) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     else process.stdout.write((command.human as (r: unknown, c: CliContext) => string)(result, context) + '\n')

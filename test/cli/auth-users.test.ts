@@ -99,3 +99,20 @@ t.test('refusals', async (t) => {
   t.match(stopped.stderr, 'does not answer')
   t.match(stopped.stderr, 'baseplane start')
 })
+
+t.test('--url names the server to call; without it, the one serving the home, else BASEPLANE_PUBLIC_URL', async (t) => {
+  // PORT left at its default (8000), where nothing of this test listens: only --url can find the server.
+  const elsewhere = { DATABASE_URL: platform.catalogueUrl }
+  const listed = await runCli(['auth', 'users', 'list', project.ref, '--url', platform.origin, '--json'], elsewhere)
+  t.equal(listed.code, 0, listed.stderr)
+  t.equal(JSON.parse(listed.stdout).ref, project.ref)
+  const keys = await runCli(['keys', project.ref, `--url=${platform.origin}/`, '--json'], elsewhere)
+  t.equal(keys.code, 0, keys.stderr)
+  t.equal(JSON.parse(keys.stdout).base_url, `${platform.origin}/project/${project.ref}`, 'URLs are named on that server')
+  const wrong = await runCli(['auth', 'users', 'list', project.ref, '--url', 'localhost:8000'], elsewhere)
+  t.equal(wrong.code, 2)
+  t.match(wrong.stderr, 'baseplane: --url must be the server\'s http:// or https:// address, got "localhost:8000"')
+  const missing = await runCli(['auth', 'users', 'list', project.ref, '--url'], elsewhere)
+  t.equal(missing.code, 2)
+  t.match(missing.stderr, '--url needs a value')
+})

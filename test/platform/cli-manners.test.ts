@@ -38,7 +38,7 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
   t.equal(list.stderr, '')
   t.match(list.stdout, `Baseplane ${VERSION}\n\nUsage:\n  baseplane start [--no-demo]`)
   t.match(list.stdout, /\n {2}baseplane projects create --name NAME \[--plan free\|plus\|pro\|business\]\n {4,}Create a project with its own database and keys\n/)
-  t.match(list.stdout, '\n  --home DIR  the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)\n')
+  t.match(list.stdout, '\n  --home DIR  the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)\n  --url URL ')
   t.match(list.stdout, 'Exit status: 0 done; 1 the operation was refused or failed; 2 the command line is wrong')
   t.match(list.stdout, `\nPlatform home: /nonexistent/home; database: DATABASE_URL ${masked}.\n`)
   t.notMatch(list.stdout, new URL(catalogueUrl).password || 'no password', 'the password is never printed')
@@ -58,6 +58,7 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
       'Every command takes:',
       '  --json      print the result as JSON',
       '  --home DIR  the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)',
+      '  --url URL   the server to call and name in URLs (default: the one serving the home now, else BASEPLANE_PUBLIC_URL)',
       '  --help      print this help',
       '',
       'Exit status: 0 done; 1 the operation was refused or failed; 2 the command line is wrong (unknown command or option, missing or unexpected argument).',
