@@ -2,6 +2,7 @@
 // both call these; neither touches the catalogue directly.
 import crypto from 'node:crypto'
 import pg from 'pg'
+import { classifyDatabaseError, incidents } from '../lib/db/database-errors.ts'
 import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
 import { migrate } from '../lib/db/migrations.ts'
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
@@ -239,27 +240,45 @@ export class ControlPlane {
   }
 
   /** Brings every project database up to the newest project SQL; returns ref → versions applied. */
-  async upgradeAll(): Promise<Map<string, number[]>> {
-    const applied = new Map<string, number[]>()
+  /**
+   * Brings every project database up to date, server by server. A server that
+   * does not answer is skipped and named in `down` (its projects answer 503 until
+   * it returns; upgradeServers() again then), so one server down never stops a
+   * node from starting and serving the others.
+   */
+  async upgradeAll(): Promise<{ applied: Map<string, number[]>; down: string[] }> {
     const projects = await this.list()
-    // New cluster-wide roles first: new project SQL may grant them.
     // The default server always: its platform databases are closed even before its first project.
-    for (const server of new Set([DEFAULT_SERVER, ...projects.map((p) => p.dbServer)])) {
-      const serverUrl = await this.serverUrl(server)
-      await ensureClusterRoles(serverUrl)
-      // Projects made before role limits existed, or roles changed by hand.
-      await limitProjectRoles(
-        serverUrl,
-        projects.filter((p) => p.dbServer === server).map((p) => ({ names: namesOf(p), plan: p.plan })),
-      )
+    return this.upgradeServers([...new Set([DEFAULT_SERVER, ...projects.map((p) => p.dbServer)])], projects)
+  }
+
+  /** upgradeAll() for these servers only (those that were down). */
+  async upgradeServers(servers: string[], projects?: ProjectRecord[]): Promise<{ applied: Map<string, number[]>; down: string[] }> {
+    const all = projects ?? (await this.list())
+    const applied = new Map<string, number[]>()
+    const down: string[] = []
+    for (const server of servers) {
+      try {
+        const serverUrl = await this.serverUrl(server)
+        const here = all.filter((p) => p.dbServer === server)
+        // New cluster-wide roles first: new project SQL may grant them.
+        await ensureClusterRoles(serverUrl)
+        // Projects made before role limits existed, or roles changed by hand.
+        await limitProjectRoles(serverUrl, here.map((p) => ({ names: namesOf(p), plan: p.plan })))
+        for (const project of here) {
+          const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))
+          if (versions.length > 0) applied.set(project.ref, versions)
+          // A product's own SQL (push) is upgraded where the product is on.
+          if (project.pushEnabled) await productHooks.push.beforeEnable?.(project, serverUrl)
+        }
+        incidents.recovered(`database server ${server}`)
+      } catch (error) {
+        // The catalogue's own server is not skipped: without it nothing can be served.
+        if (server === DEFAULT_SERVER || classifyDatabaseError(error) !== 'unavailable') throw error
+        incidents.failed(`database server ${server}`, error)
+        down.push(server)
+      }
     }
-    for (const project of projects) {
-      const serverUrl = await this.serverUrl(project.dbServer)
-      const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))
-      if (versions.length > 0) applied.set(project.ref, versions)
-      // A product's own SQL (push) is upgraded where the product is on.
-      if (project.pushEnabled) await productHooks.push.beforeEnable?.(project, serverUrl)
-    }
-    return applied
+    return { applied, down }
   }
 }

@@ -27,6 +27,7 @@ import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { fleetAdminToken } from '../control-plane/fleet-settings.ts'
+import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
 
 /** Connections of a database server kept for the platform itself (catalogue, listeners, push actors, control plane). */
@@ -106,7 +107,8 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     throw error
   })
   const upgraded = await controlPlane.upgradeAll()
-  for (const [ref, versions] of upgraded) log.info('project database upgraded', { ref, versions })
+  for (const [ref, versions] of upgraded.applied) log.info('project database upgraded', { ref, versions })
+  const upgrades = new PendingUpgrades(controlPlane, upgraded.down)
   const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)
   await directory.start()
   const throttle = new Throttle(config.throttle)
@@ -147,7 +149,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     figures,
   })
   const server = await engine.start(dataPlane, config.host, config.port)
-  // One sending actor per push-enabled project across all nodes (advisory lock), on a
+  // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
   // thread of its own: sending must not take the main thread's time from routing.
   const pushActors = config.push.actors
     ? await startPushActorThread({
@@ -171,6 +173,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)
+        upgrades.stop()
         await dataPlane.close()
         await health.close()
         await pushActors?.stop()

@@ -140,5 +140,5 @@ t.test('upgrades apply each new migration once, even when two processes race', a
   t.same(await migrate(a, 'extra', {}, root), [2])
   t.same(await migrate(b, 'extra', {}, root), [])
   t.same((await a.query('select n from public.applied order by n')).rows, [{ n: 1 }, { n: 2 }])
-  t.same(Object.fromEntries(await controlPlane.upgradeAll()), {}, 'projects already at the newest project SQL get nothing')
+  t.same(Object.fromEntries((await controlPlane.upgradeAll()).applied), {}, 'projects already at the newest project SQL get nothing')
 })

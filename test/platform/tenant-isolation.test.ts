@@ -149,7 +149,7 @@ t.test('an existing project whose owner made schema push: enabling push refuses 
   const owner = await connect(ownerUrlOf(project.record))
   t.teardown(() => owner.end())
   await owner.query('create schema push; create table push.mine (id int); insert into push.mine values (7)')
-  const upgraded = await controlPlane.upgradeAll()
+  const { applied: upgraded } = await controlPlane.upgradeAll()
   t.same(upgraded.get(project.ref), [6], 'the reservation applies to existing projects and leaves the owner\'s schema')
 
   const refused = await request<ErrorBody>(`${admin}/projects/${project.ref}/products/push`, { method: 'PUT', headers: adminAuth })

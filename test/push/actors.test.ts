@@ -1,4 +1,4 @@
-// One actor per project across nodes (advisory lock), and at-least-once
+// One actor per project across nodes (a lease in the catalogue), and at-least-once
 // delivery when an actor dies mid-batch.
 import { spawn } from 'node:child_process'
 import t, { type Test } from 'tap'

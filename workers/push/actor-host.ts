@@ -1,14 +1,17 @@
 // Runs in every data-plane process. For each push-enabled project it tries to
-// claim the project's actor with a PostgreSQL advisory lock held on a
-// dedicated connection to the project's database (so two nodes never both
-// send for one project; the lock goes with the session if the node dies).
-// The same connection LISTENs on baseplane_push to wake the actor. The
-// catalogue's baseplane_project_changed channel brings plan changes and
+// take the project's sending lease (lease-keeper.ts: a row in the catalogue
+// that expires unless renewed), and runs the project's actor while it holds
+// it, so two nodes never both send for one project and a node that dies,
+// hangs or loses its network is replaced within leaseMs + scanMs. Only the
+// holder connects to the project's database: one connection LISTENs on
+// baseplane_push to wake the actor, and the actor's pool claims and settles.
+// The catalogue's baseplane_project_changed channel brings plan changes and
 // products switched on or off.
 import pg from 'pg'
 import { apiDatabaseOf, listProjects, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { log } from '../../lib/log.ts'
-import { PushActor } from './actor.ts'
+import { LeaseLostError, PushActor } from './actor.ts'
+import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from './lease-keeper.ts'
 import { sharedApnsTokens, type ApnsTokens } from './providers/apns-token.ts'
 import type { PushEndpoints } from './providers/registry.ts'
 
@@ -21,8 +24,14 @@ export interface PushActorHostOptions {
   endpoints?: PushEndpoints
   /** Overrides of PLAN_CONCURRENCY (benchmarks, tests). */
   concurrency?: Partial<Record<Plan, number>>
-  /** How often a node that lost the race tries the lock again (default 5 s). */
+  /** How often the node looks for lapsed or free leases to take (default 2 s). */
   claimRetryMs?: number
+  /** How long a lease lasts after each renewal (default 10 s). */
+  leaseMs?: number
+  /** How often the holder renews its leases (default 3 s; keep it well under leaseMs). */
+  renewMs?: number
+  /** This node's name in the leases and in its connections' application_name (default: pid, random, host name). */
+  nodeId?: string
   /** Polling backstop of each actor (default 30 s); NOTIFY is only a hint. */
   pollIntervalMs?: number
   /** Tests shrink retry delays by this factor (default 1). */
@@ -39,16 +48,15 @@ export interface PushActorHost {
   claimed(): string[]
 }
 
-// One key per project database: advisory locks are scoped to the database.
-const LOCK_SQL = `select pg_try_advisory_lock(hashtext('baseplane.push.actor')) as locked`
 const KEEPALIVE_MS = 30000
 
 interface Slot {
   project: ProjectRecord
-  client?: pg.Client
+  /** The lease generation the actor runs under. */
+  generation?: string
+  listener?: pg.Client
   pool?: pg.Pool
   actor?: PushActor
-  timer?: NodeJS.Timeout
   keepalive?: NodeJS.Timeout
   busy: Promise<void>
   closed: boolean
@@ -61,6 +69,7 @@ function sameDatabase(a: ProjectRecord, b: ProjectRecord): boolean {
 export async function startPushActorHost(options: PushActorHostOptions): Promise<PushActorHost> {
   const host = new ActorHost(options)
   await host.listen()
+  host.start()
   return { claimed: () => host.claimed(), stop: () => host.stop() }
 }
 
@@ -68,10 +77,12 @@ export async function startPushActorHost(options: PushActorHostOptions): Promise
 class ActorHost {
   readonly #options: PushActorHostOptions
   readonly #concurrency: Record<Plan, number>
-  readonly #claimRetryMs: number
   readonly #tokens: ApnsTokens
   readonly #slots = new Map<string, Slot>()
   readonly #catalogue: pg.Pool
+  readonly #leasePool: pg.Pool
+  readonly #leases: LeaseKeeper
+  readonly #node: string
   #listener: pg.Client | undefined
   #stopping = false
   #relisten: NodeJS.Timeout | undefined
@@ -79,10 +90,32 @@ class ActorHost {
   constructor(options: PushActorHostOptions) {
     this.#options = options
     this.#concurrency = { ...PLAN_CONCURRENCY, ...options.concurrency }
-    this.#claimRetryMs = options.claimRetryMs ?? 5000
     this.#tokens = options.tokens ?? sharedApnsTokens
-    this.#catalogue = new pg.Pool({ connectionString: options.catalogueUrl, max: 2, application_name: 'baseplane-push-host' })
+    this.#node = options.nodeId ?? newNodeId()
+    const timing: LeaseTiming = {
+      leaseMs: options.leaseMs ?? LEASE_DEFAULTS.leaseMs,
+      renewMs: options.renewMs ?? LEASE_DEFAULTS.renewMs,
+      scanMs: options.claimRetryMs ?? LEASE_DEFAULTS.scanMs,
+    }
+    this.#catalogue = new pg.Pool({ connectionString: options.catalogueUrl, max: 2, application_name: this.#appName('host') })
     this.#catalogue.on('error', () => {})
+    // Renewals, scans and the check before each batch: a hung catalogue fails them within renewMs.
+    this.#leasePool = new pg.Pool({ connectionString: options.catalogueUrl, max: 2, query_timeout: timing.renewMs, application_name: this.#appName('lease') })
+    this.#leasePool.on('error', () => {})
+    this.#leasePool.on('connect', (client) => client.on('error', () => {}))
+    this.#leases = new LeaseKeeper(this.#leasePool, this.#node, timing, {
+      taken: (ref, generation) => this.#leaseTaken(ref, generation),
+      lost: (ref, generation, why) => this.#leaseLost(ref, generation, why),
+    })
+  }
+
+  /** The node's connections say whose they are (pg_stat_activity.application_name). */
+  #appName(part: string): string {
+    return `baseplane-push-${part} ${this.#node}`
+  }
+
+  start(): void {
+    this.#leases.start()
   }
 
   claimed(): string[] {
@@ -94,15 +127,21 @@ class ActorHost {
     clearTimeout(this.#relisten)
     const all = [...this.#slots.values()]
     this.#slots.clear()
-    for (const slot of all) slot.closed = true
+    for (const slot of all) {
+      slot.closed = true
+      this.#leases.unwant(slot.project.ref)
+    }
+    // Leases are renewed while the actors settle, then given up: the next node takes them at its next scan.
     await Promise.all(all.map((slot) => this.#serialize(slot, () => this.#release(slot))))
+    await this.#leases.stop()
     await this.#listener?.end().catch(() => {})
     await this.#catalogue.end().catch(() => {})
+    await this.#leasePool.end().catch(() => {})
   }
 
   /** LISTENs on the catalogue's project changes, then tracks every project (again after a lost connection). */
   async listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#options.catalogueUrl, application_name: 'baseplane-push-host' })
+    const client = new pg.Client({ connectionString: this.#options.catalogueUrl, application_name: this.#appName('host') })
     client.on('error', () => {
       if (this.#listener !== client || this.#stopping) return
       this.#listener = undefined
@@ -137,7 +176,7 @@ class ActorHost {
     this.#options.onClaimsChanged?.(this.claimed())
   }
 
-  /** Runs a slot's changes one after another: a claim, a release and a plan change never overlap. */
+  /** Runs a slot's changes one after another: a start, a release and a plan change never overlap. */
   #serialize(slot: Slot, work: () => Promise<void>): Promise<void> {
     slot.busy = slot.busy.then(work).catch((err) => log.error('push actor host', err, { ref: slot.project.ref }))
     return slot.busy
@@ -151,17 +190,16 @@ class ActorHost {
       return
     }
     if (!slot) {
-      const created: Slot = { project, busy: Promise.resolve(), closed: false }
-      this.#slots.set(project.ref, created)
-      void this.#serialize(created, () => this.#tryClaim(created))
+      this.#slots.set(project.ref, { project, busy: Promise.resolve(), closed: false })
+      this.#leases.want(project.ref)
       return
     }
     const previous = slot.project
     slot.project = project
     void this.#serialize(slot, async () => {
       if (!sameDatabase(previous, project)) {
+        // The lease is given up with the old database's actor; it is taken again by the next scan.
         await this.#release(slot)
-        await this.#tryClaim(slot)
       } else if (slot.actor && previous.plan !== project.plan) {
         await slot.actor.setPlan(project.plan, this.#concurrency[project.plan])
       }
@@ -170,103 +208,131 @@ class ActorHost {
 
   #forget(slot: Slot): void {
     this.#slots.delete(slot.project.ref)
+    this.#leases.unwant(slot.project.ref)
     slot.closed = true
     void this.#serialize(slot, () => this.#release(slot))
   }
 
-  #retryLater(slot: Slot): void {
-    if (slot.closed || this.#stopping) return
-    clearTimeout(slot.timer)
-    slot.timer = setTimeout(() => void this.#serialize(slot, () => this.#tryClaim(slot)), this.#claimRetryMs)
+  #leaseTaken(ref: string, generation: string): void {
+    const slot = this.#slots.get(ref)
+    if (!slot || slot.closed || this.#stopping) {
+      void this.#leases.release(ref, generation)
+      return
+    }
+    void this.#serialize(slot, async () => {
+      // A lease of an earlier take (lost since) may still have its actor: it stops first.
+      if (slot.generation !== undefined && slot.generation !== generation) await this.#release(slot, false)
+      await this.#startActor(slot, generation)
+    })
   }
 
-  /** Stops the slot's actor and ends its connections (ending the lock session releases the lock). */
-  async #release(slot: Slot): Promise<void> {
-    clearTimeout(slot.timer)
+  #leaseLost(ref: string, generation: string, why: string): void {
+    const slot = this.#slots.get(ref)
+    if (!slot) return
+    void this.#serialize(slot, async () => {
+      if (slot.generation !== generation) return
+      log.info('push actor lease lost; the actor stops', { ref, why })
+      await this.#release(slot)
+    })
+  }
+
+  /**
+   * Stops the slot's actor, ends its connections, and gives its lease up (the
+   * actor has settled what it could; another node may take over at once).
+   * `giveUp` false: the lease was lost or replaced, there is nothing to give.
+   */
+  async #release(slot: Slot, giveUp = true): Promise<void> {
     clearInterval(slot.keepalive)
-    slot.timer = undefined
     slot.keepalive = undefined
-    const { actor, client, pool } = slot
+    const { actor, listener, pool, generation } = slot
     slot.actor = undefined
-    slot.client = undefined
+    slot.listener = undefined
     slot.pool = undefined
+    slot.generation = undefined
     if (actor) this.#claimsChanged()
     await actor?.stop().catch(() => {})
     await pool?.end().catch(() => {})
-    await client?.end().catch(() => {})
+    await listener?.end().catch(() => {})
+    if (generation !== undefined && giveUp) await this.#leases.release(slot.project.ref, generation)
   }
 
-  /** Takes the project's advisory lock if it is free, and then runs its actor; else tries again later. */
-  async #tryClaim(slot: Slot): Promise<void> {
-    if (slot.closed || this.#stopping || slot.actor) return
-    const db = apiDatabaseOf(slot.project)
+  /** With the lease held: the LISTEN connection, the actor's pool, the actor. */
+  async #startActor(slot: Slot, generation: string): Promise<void> {
+    if (slot.closed || this.#stopping || !this.#leases.valid(slot.project.ref, generation)) {
+      await this.#leases.release(slot.project.ref, generation)
+      return
+    }
+    slot.generation = generation
+    const project = slot.project
+    const ref = project.ref
+    const db = apiDatabaseOf(project)
     const config = { host: db.host, port: db.port, database: db.database, user: db.user, password: db.password }
     try {
-      slot.client ??= await this.#lockConnection(slot, config)
-      const { rows } = await slot.client.query<{ locked: boolean }>(LOCK_SQL)
-      if (!rows[0]?.locked) return this.#retryLater(slot)
-      await this.#startActor(slot, slot.client, config)
+      const listener = new pg.Client({ ...config, application_name: this.#appName('listen') })
+      slot.listener = listener
+      listener.on('error', (err) => {
+        if (slot.listener !== listener) return
+        log.error('push actor connection lost', err, { ref })
+        void this.#serialize(slot, () => this.#release(slot))
+      })
+      await listener.connect()
+      await listener.query('listen baseplane_push')
+      const { leaseMs, renewMs } = this.#leases.timing
+      // One connection per batch in flight (each holds its claim's transaction), plus one for the loop.
+      // A claim whose holder stops renewing (frozen, cut off) ends with its transaction leaseMs after
+      // the holder's last sign of life (the actor touches open batches every renewMs while it holds
+      // the lease), so the rows are free when the next holder takes over.
+      const pool = new pg.Pool({
+        ...config,
+        max: 8,
+        application_name: this.#appName('actor'),
+        options: `-c idle_in_transaction_session_timeout=${leaseMs}`,
+      })
+      pool.on('error', () => {})
+      // A batch's connection ended by the server while checked out must not throw from an 'error' event.
+      pool.on('connect', (client) => client.on('error', () => {}))
+      slot.pool = pool
+      const options = this.#options
+      const actor = new PushActor({
+        ref,
+        plan: project.plan,
+        concurrency: this.#concurrency[project.plan],
+        pool,
+        endpoints: options.endpoints ?? {},
+        tokens: this.#tokens,
+        batchSize: options.batchSize,
+        pollIntervalMs: options.pollIntervalMs,
+        retryDelayScale: options.retryDelayScale,
+        lease: {
+          valid: () => this.#leases.valid(ref, generation),
+          verify: () => this.#leases.verify(ref, generation),
+          touchMs: renewMs,
+        },
+        onError: (message, err) => log.error(message, err, { ref }),
+      })
+      listener.on('notification', (n) => {
+        if (n.channel === 'baseplane_push' && slot.actor === actor) actor.notify(n.payload ?? '')
+      })
+      slot.actor = actor
+      slot.keepalive = setInterval(() => {
+        listener.query('select 1').catch(() => {})
+      }, KEEPALIVE_MS)
+      slot.keepalive.unref()
+      await actor.start((err) => {
+        if (err instanceof LeaseLostError) log.info('push actor lease lost; the actor stops', { ref, why: err.message })
+        else log.error('push actor failed', err, { ref })
+        void this.#serialize(slot, async () => {
+          if (slot.actor !== actor) return
+          await this.#release(slot)
+        })
+      })
+      log.info('push actor claimed', { ref, plan: project.plan, generation })
+      this.#claimsChanged()
     } catch (err) {
-      if (slot.closed || this.#stopping) return
-      log.error('push actor claim failed', err, { ref: slot.project.ref })
+      if (slot.closed || this.#stopping) return this.#release(slot)
+      // The lease is given up: this node or another takes it again at the next scan.
+      log.error('push actor start failed', err, { ref })
       await this.#release(slot)
-      this.#retryLater(slot)
     }
-  }
-
-  /** The session that holds the lock; losing it loses the lock, so the actor stops at once and the claim starts over. */
-  async #lockConnection(slot: Slot, config: pg.ClientConfig): Promise<pg.Client> {
-    const client = new pg.Client({ ...config, application_name: 'baseplane-push-lock' })
-    client.on('error', (err) => {
-      if (slot.client !== client) return
-      log.error('push actor lock connection lost', err, { ref: slot.project.ref })
-      void this.#serialize(slot, async () => {
-        await this.#release(slot)
-        this.#retryLater(slot)
-      })
-    })
-    await client.connect()
-    return client
-  }
-
-  /** With the lock held on `client`: the actor, woken by NOTIFY on that session, and a keepalive for it. */
-  async #startActor(slot: Slot, client: pg.Client, config: pg.PoolConfig): Promise<void> {
-    await client.query('listen baseplane_push')
-    // One connection per batch in flight (each holds its claim's transaction), plus one for the loop.
-    const pool = new pg.Pool({ ...config, max: 8, application_name: 'baseplane-push-actor' })
-    pool.on('error', () => {})
-    slot.pool = pool
-    const project = slot.project
-    const options = this.#options
-    const actor = new PushActor({
-      ref: project.ref,
-      plan: project.plan,
-      concurrency: this.#concurrency[project.plan],
-      pool,
-      endpoints: options.endpoints ?? {},
-      tokens: this.#tokens,
-      batchSize: options.batchSize,
-      pollIntervalMs: options.pollIntervalMs,
-      retryDelayScale: options.retryDelayScale,
-      onError: (message, err) => log.error(message, err, { ref: project.ref }),
-    })
-    client.on('notification', (n) => {
-      if (n.channel === 'baseplane_push' && slot.actor === actor) actor.notify(n.payload ?? '')
-    })
-    slot.actor = actor
-    slot.keepalive = setInterval(() => {
-      client.query('select 1').catch(() => {})
-    }, KEEPALIVE_MS)
-    slot.keepalive.unref()
-    await actor.start((err) => {
-      log.error('push actor failed', err, { ref: project.ref })
-      void this.#serialize(slot, async () => {
-        if (slot.actor !== actor) return
-        await this.#release(slot)
-        this.#retryLater(slot)
-      })
-    })
-    log.info('push actor claimed', { ref: project.ref, plan: project.plan })
-    this.#claimsChanged()
   }
 }

@@ -1,13 +1,16 @@
 // Runs the push actor host on a thread of its own. Sending is thousands of
 // HTTP/2 streams a second; on the data plane's main thread it would take the
 // time that routing every other request needs (DESIGN.md: the main thread
-// parses, authenticates and routes). The thread is supervised: if it dies, the
-// advisory locks its connections held go with them, and it is started again.
+// parses, authenticates and routes). The thread is supervised: if it dies, its
+// connections (and the claims of its open batches) go with it, and it is
+// started again under the same node id, so it takes its leases back at once
+// rather than waiting for them to lapse.
 import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../lib/log.ts'
 import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
 import { fromSource } from '../../lib/thread-module.ts'
+import { newNodeId } from './lease-keeper.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
 export type PushActorThreadOptions = Omit<PushActorHostOptions, 'tokens' | 'onClaimsChanged'>
@@ -38,7 +41,9 @@ const RESTART_MS = 1000
 // The host settles open batches for up to 5 s per actor when it stops.
 const STOP_CEILING_MS = 15000
 
-export async function startPushActorThread(options: PushActorThreadOptions): Promise<PushActorThread> {
+export async function startPushActorThread(threadOptions: PushActorThreadOptions): Promise<PushActorThread> {
+  // One node id for every thread this process starts in turn (see the top of this file).
+  const options: PushActorThreadOptions = { ...threadOptions, nodeId: threadOptions.nodeId ?? newNodeId() }
   let claims: string[] = []
   let stopping = false
   let current: Worker | undefined

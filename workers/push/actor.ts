@@ -1,10 +1,18 @@
-// The sending actor of one project. Only the holder of the project's advisory
-// lock runs one (actor-host.ts). It claims due queue rows in batches, each
-// batch in its own transaction (the row locks are the claim), sends every row
-// through its platform's provider with at most `concurrency` in flight, and
-// settles the batch in that transaction: settled rows leave the queue, one
-// delivery_log row per attempt. NOTIFY wakes it; a timer wakes it for retries
-// and later sends.
+// The sending actor of one project. Only the holder of the project's sending
+// lease runs one (actor-host.ts, lease-keeper.ts). It claims due queue rows in
+// batches, each batch in its own transaction (the row locks are the claim),
+// sends every row through its platform's provider with at most `concurrency`
+// in flight, and settles the batch in that transaction: settled rows leave the
+// queue, one delivery_log row per attempt. NOTIFY wakes it; a timer wakes it
+// for retries and later sends.
+//
+// The lease is checked by the catalogue's clock before each batch is claimed,
+// and by its local deadline before each request goes out: a holder that wakes
+// after losing it sends nothing more, and hands its unsent rows back. Its open
+// batches' transactions end on the server (idle_in_transaction_session_timeout,
+// set by the host to the lease length) unless the actor touches them, which it
+// does only while it holds the lease; so the claims of a frozen holder end
+// about when its lease does, and the next holder claims those rows again.
 import type pg from 'pg'
 import type { Plan } from '../../lib/catalogue.ts'
 import { syncPlan } from './install.ts'
@@ -31,7 +39,28 @@ export interface ActorOptions {
   batchSize?: number
   pollIntervalMs?: number
   retryDelayScale?: number
+  /** The sending lease (default: always held, for callers that run one actor alone). */
+  lease?: ActorLease
   onError?: (message: string, err: unknown) => void
+}
+
+export interface ActorLease {
+  /** Still held by the local deadline (cheap: asked before every request). */
+  valid(): boolean
+  /** Still held by the catalogue's clock (one round trip: asked before every claim). */
+  verify(): Promise<boolean>
+  /** How often open batches' transactions are touched while the lease is valid. */
+  touchMs: number
+}
+
+const ALWAYS_HELD: ActorLease = { valid: () => true, verify: async () => true, touchMs: 0 }
+
+/** The actor found its lease lost before a claim: it stops, and the host lets the project go. */
+export class LeaseLostError extends Error {
+  constructor() {
+    super('the sending lease is no longer held')
+    this.name = 'LeaseLostError'
+  }
 }
 
 interface AckDetails {
@@ -70,6 +99,8 @@ interface Batch {
   gone: Gone[]
   /** Logged rows by provider and outcome, counted for the metrics once the batch commits. */
   logged: Uint32Array
+  /** Its outcomes are being written: no more touches on its connection. */
+  settling: boolean
 }
 
 interface Slot {
@@ -111,6 +142,10 @@ export class PushActor {
   #loop: Promise<void> | undefined
   #idle: (() => void)[] = []
   #failed: ((err: unknown) => void) | undefined
+  readonly #lease: ActorLease
+  /** Batches claimed and not yet settling, whose transactions the touch keeps open. */
+  readonly #open = new Set<Batch>()
+  #touch: NodeJS.Timeout | undefined
 
   constructor(options: ActorOptions) {
     this.ref = options.ref
@@ -120,6 +155,7 @@ export class PushActor {
     this.#pool = options.pool
     this.#batch = options.batchSize ?? 500
     this.#poll = options.pollIntervalMs ?? 30000
+    this.#lease = options.lease ?? ALWAYS_HELD
   }
 
   get inFlight(): number {
@@ -130,6 +166,10 @@ export class PushActor {
   async start(onFailure: (err: unknown) => void): Promise<void> {
     this.#failed = onFailure
     await syncPlan(this.#pool, this.#plan)
+    if (this.#lease.touchMs > 0) {
+      this.#touch = setInterval(() => this.#touchOpenBatches(), this.#lease.touchMs)
+      this.#touch.unref()
+    }
     this.#loop = this.#run().catch((err) => {
       this.#stopping = true
       this.#failed?.(err)
@@ -159,8 +199,19 @@ export class PushActor {
     if (this.#openBatches > 0) {
       await Promise.race([new Promise<void>((resolve) => this.#idle.push(resolve)), new Promise((r) => setTimeout(r, 5000))])
     }
+    clearInterval(this.#touch)
     await Promise.all(Object.values(this.#slots).map((slot) => slot.provider.close()))
     this.#slots = {}
+  }
+
+  /**
+   * Keeps the open batches' transactions from the server's idle timeout, while
+   * the lease holds. A holder that stops (frozen, starved, cut off) stops
+   * touching, and the server ends its claims.
+   */
+  #touchOpenBatches(): void {
+    if (!this.#lease.valid()) return
+    for (const batch of this.#open) if (!batch.settling) batch.client.query('select 1').catch(() => {})
   }
 
   #wake(): void {
@@ -201,6 +252,9 @@ export class PushActor {
       let claimedNothing = false
       if (!this.#drained && this.#worthClaiming()) {
         const limit = Math.min(this.#room(), this.#batch)
+        // By the catalogue's clock: a holder that slept through a takeover claims nothing.
+        if (!(await this.#lease.verify())) throw new LeaseLostError()
+        if (this.#stopping) break
         const claimed = await this.#claim(limit)
         if (claimed === limit) continue
         this.#drained = true
@@ -254,7 +308,9 @@ export class PushActor {
       return 0
     }
     this.#openBatches++
-    this.#queued.push({ client, rows, next: 0, pending: rows.length, acks: [], gone: [], logged: batchTally() })
+    const batch: Batch = { client, rows, next: 0, pending: rows.length, acks: [], gone: [], logged: batchTally(), settling: false }
+    this.#open.add(batch)
+    this.#queued.push(batch)
     this.#buffered += rows.length
     this.#pump()
     return rows.length
@@ -281,7 +337,8 @@ export class PushActor {
   }
 
   #slot(platform: Platform, version: string, provider: PushProvider): Slot {
-    const slot: Slot = { provider, version, stopped: false, withdrawn: () => slot.stopped || this.#slots[platform] !== slot }
+    // Also withdrawn once the lease is no longer held: a request still waiting for a stream is not sent.
+    const slot: Slot = { provider, version, stopped: false, withdrawn: () => slot.stopped || this.#slots[platform] !== slot || !this.#lease.valid() }
     return slot
   }
 
@@ -311,6 +368,11 @@ export class PushActor {
 
   #dispatch(batch: Batch, row: ClaimedRow): void {
     this.#inFlight++
+    if (!this.#lease.valid()) {
+      // The lease may have passed to another node: the row goes back as it was, unsent.
+      queueMicrotask(() => this.#answered(batch, row, ack(row, 'untouched', null, { counts: false })))
+      return
+    }
     const slot = this.#slots[row.platform]
     const usable = slot !== undefined && !slot.stopped
     const early = this.#settleUnsent(row, usable)
@@ -366,6 +428,8 @@ export class PushActor {
   /** Commits a batch's outcomes; only then do its rows count as done (and its slots free up). */
   async #settle(batch: Batch): Promise<void> {
     const { client } = batch
+    batch.settling = true
+    this.#open.delete(batch)
     // Rows handed back untouched keep their run_at, behind the cursor.
     if (batch.acks.some((a) => a.disposition === 'untouched')) this.#cursor = undefined
     try {
