@@ -6,7 +6,7 @@ import type { IncomingRequest, OutgoingResponse, PlatformRoutes } from '../lib/h
 import { incidents, unavailableAs } from '../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { dbUrlView, keysView, projectView, serverView, type Addressing } from './views.ts'
+import { dbUrlView, keysView, projectView, serverStateView, serverView, type Addressing } from './views.ts'
 import { REF_SOURCE } from '../lib/refs.ts'
 import { fieldsOf, readJsonObject, type JsonObject } from '../lib/http/body.ts'
 import { platformErrorResponse } from '../lib/http/errors.ts'
@@ -22,6 +22,9 @@ export interface AdminRoute extends RouteSpec {
 }
 
 /** A project ref in a route's path (`/projects/:ref`). */
+/** A server id in a path: its own pattern, so a mistyped path is a 404, not a refusal of the id. */
+const SERVER_PARAM = { id: '[a-z0-9_-]{1,40}' }
+
 export const REF_PARAM = { ref: REF_SOURCE } as const
 
 function respond(status: number, body: unknown): OutgoingResponse {
@@ -118,7 +121,28 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
     {
       method: 'GET',
       path: '/servers',
-      handler: async () => [200, (await controlPlane.listServers()).map(serverView)],
+      handler: async () => [200, (await controlPlane.serverStates()).map(serverStateView)],
+    },
+    {
+      method: 'PATCH',
+      path: '/servers/:id', where: SERVER_PARAM,
+      handler: async ({ params, body }) => {
+        const input = await body()
+        const fields = adminFields(input)
+        const draining = fields.optionalBoolean('draining')
+        if (input.connections === undefined && draining === undefined) throw platformErrors.invalidArgument('Give connections, draining or both')
+        let server = input.connections === undefined ? undefined : await controlPlane.setServerBudget(params.id!, input.connections)
+        if (draining !== undefined) server = await controlPlane.setServerDraining(params.id!, draining)
+        return [200, serverView(server!)]
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/servers/:id', where: SERVER_PARAM,
+      handler: async ({ params }) => {
+        await controlPlane.removeServer(params.id!)
+        return [200, { id: params.id, removed: true }]
+      },
     },
     {
       method: 'POST',

@@ -21,7 +21,7 @@ import {
 import { productHooks } from './product-hooks.ts'
 import { releaseProjectRoles } from './project-roles.ts'
 import { addFirstSigningKey, dropExpiredSigningKeys, validateSigningAlg } from './signing-keys.ts'
-import { addServer, DEFAULT_SERVER, listServers, placeProject, type AddServerInput, type DatabaseServer } from './servers.ts'
+import { addServer, DEFAULT_SERVER, listServers, placeProject, removeServer, serverState, setServerBudget, setServerDraining, type AddServerInput, type DatabaseServer, type ServerState } from './servers.ts'
 import { isRef } from '../lib/refs.ts'
 
 /** How long a change waits for every data-plane process to apply it. */
@@ -237,6 +237,27 @@ export class ControlPlane {
 
   async listServers(): Promise<DatabaseServer[]> {
     return listServers(this.catalogue, this.defaultServerUrl, this.defaultServerBudget)
+  }
+
+  /** Every server with what it says of itself now (up or down, connections in use), asked at once. */
+  async serverStates(): Promise<Array<DatabaseServer & ServerState>> {
+    const servers = await this.listServers()
+    const states = await Promise.all(servers.map((server) => serverState(server.url)))
+    return servers.map((server, i) => ({ ...server, ...states[i]! }))
+  }
+
+  async setServerBudget(id: string, connections: unknown): Promise<DatabaseServer> {
+    await setServerBudget(this.catalogue, id, connections)
+    return (await this.listServers()).find((server) => server.id === id)!
+  }
+
+  async setServerDraining(id: string, draining: boolean): Promise<DatabaseServer> {
+    await setServerDraining(this.catalogue, id, draining)
+    return (await this.listServers()).find((server) => server.id === id)!
+  }
+
+  async removeServer(id: string): Promise<void> {
+    await removeServer(this.catalogue, id)
   }
 
   /** Brings every project database up to the newest project SQL; returns ref → versions applied. */

@@ -2,9 +2,11 @@
 // catalogue's own server, DATABASE_URL or the embedded one, which has no row)
 // and those added with `baseplane servers add` (rows of baseplane.db_servers),
 // each with a connection budget for one data-plane process. New projects go
-// to the server with the most room.
+// to the answering, not draining server with the most room.
 import pg from 'pg'
+import type { Plan } from '../lib/catalogue.ts'
 import { platformErrors } from '../lib/errors.ts'
+import { planLimits } from '../lib/plans.ts'
 import { ensureClusterRoles } from './project-database.ts'
 
 export const DEFAULT_SERVER = 'default'
@@ -21,9 +23,34 @@ export interface DatabaseServer {
   /** Connections one data-plane process may open to project databases there. */
   connectionBudget: number
   projects: number
-  /** Budget minus projects placed there: where new projects go. */
+  /** Connections its projects' plans may use in one data-plane process (planConnections, summed). */
+  used: number
+  /** Budget minus what its projects may use: where new projects go. */
   room: number
+  /** Takes no new project (`servers drain`); the default server never drains. */
+  draining: boolean
 }
+
+/**
+ * Connections one project may hold in one data-plane process: each concern runs
+ * at most its plan's concurrent requests on one thread (fair-share.ts), so three
+ * concerns at most three times that, and never past its role's limit.
+ */
+export function planConnections(plan: Plan): number {
+  const limits = planLimits(plan)
+  return Math.min(limits.apiConnections, 3 * limits.concurrentRequests)
+}
+
+/** What a server says of itself when asked now. */
+export interface ServerState {
+  state: 'up' | 'down'
+  /** Connections open to the platform's project databases there (every node's), when up. */
+  connectionsInUse: number | undefined
+  /** Why it is down: the driver's message, never a password. */
+  reason: string | undefined
+}
+
+const STATE_TIMEOUT_MS = 2000
 
 export interface AddServerInput {
   url: string
@@ -146,6 +173,9 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
   }
   const { rows: same } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers where system_identifier = $1', [server.systemIdentifier])
   if (same[0]) throw platformErrors.invalidArgument(`Database server ${address} is already added as "${same[0].id}"`)
+  if (requestedBudget !== undefined && requestedBudget > Math.max(server.budget, 1)) {
+    throw platformErrors.invalidArgument(`Database server ${address} allows at most ${Math.max(server.budget, 1)} connections to a data-plane process (${server.budgetReason}), got ${requestedBudget}`)
+  }
   const budget = requestedBudget ?? server.budget
   if (budget < 1 || budget > MAX_BUDGET) {
     throw platformErrors.invalidArgument(`Database server ${address} leaves no usable connection budget (${server.budgetReason}): give one with --connections`)
@@ -171,23 +201,100 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
 
 /** Every server, the default first, with its projects and room. */
 export async function listServers(catalogue: pg.Pool, defaultServerUrl: string, defaultBudget: number): Promise<DatabaseServer[]> {
-  const { rows } = await catalogue.query<{ id: string; url: string | null; budget: number | null; projects: number }>(
-    `select s.id, s.admin_url as url, s.connection_budget as budget, count(p.ref)::int as projects
-       from (select $1::text as id, null::text as admin_url, null::integer as connection_budget, null::timestamptz as created_at
-             union all select id, admin_url, connection_budget, created_at from baseplane.db_servers) s
+  const { rows } = await catalogue.query<{ id: string; url: string | null; budget: number | null; draining: boolean; plans: Plan[] }>(
+    `select s.id, s.admin_url as url, s.connection_budget as budget, s.draining,
+            coalesce(array_agg(p.plan) filter (where p.ref is not null), '{}') as plans
+       from (select $1::text as id, null::text as admin_url, null::integer as connection_budget, false as draining, null::timestamptz as created_at
+             union all select id, admin_url, connection_budget, draining, created_at from baseplane.db_servers) s
        left join baseplane.projects p on p.db_server = s.id
-      group by s.id, s.admin_url, s.connection_budget, s.created_at
+      group by s.id, s.admin_url, s.connection_budget, s.draining, s.created_at
       order by s.created_at nulls first, s.id`,
     [DEFAULT_SERVER],
   )
   return rows.map((row) => {
     const connectionBudget = row.budget ?? defaultBudget
-    return { id: row.id, url: row.url ?? defaultServerUrl, connectionBudget, projects: row.projects, room: connectionBudget - row.projects }
+    const used = row.plans.reduce((sum, plan) => sum + planConnections(plan), 0)
+    return { id: row.id, url: row.url ?? defaultServerUrl, connectionBudget, projects: row.plans.length, used, room: connectionBudget - used, draining: row.draining }
   })
 }
 
-/** Where a new project goes: the most room; ties go to the default server, then to the older server. */
+/** Whether the server answers now, and how many connections the platform's project roles hold there. */
+export async function serverState(url: string): Promise<ServerState> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: STATE_TIMEOUT_MS, query_timeout: STATE_TIMEOUT_MS, application_name: 'baseplane-control-plane' })
+  client.on('error', () => {})
+  try {
+    await client.connect()
+    const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where usename like 'bp\\_%\\_api'`)
+    return { state: 'up', connectionsInUse: rows[0]!.n, reason: undefined }
+  } catch (error) {
+    return { state: 'down', connectionsInUse: undefined, reason: (error as Error).message }
+  } finally {
+    await client.end().catch(() => {})
+  }
+}
+
+/**
+ * Where a new project goes: the most room among servers that are not draining
+ * and answer now (ties: the default server, then the older). A server that does
+ * not answer is passed over, so creation fails only when none answers.
+ */
 export async function placeProject(catalogue: pg.Pool, defaultServerUrl: string, defaultBudget: number): Promise<DatabaseServer> {
-  const servers = await listServers(catalogue, defaultServerUrl, defaultBudget)
-  return servers.reduce((best, server) => (server.room > best.room ? server : best))
+  const servers = (await listServers(catalogue, defaultServerUrl, defaultBudget)).filter((server) => !server.draining)
+  const ranked = servers.map((server, order) => ({ server, order })).sort((a, b) => b.server.room - a.server.room || a.order - b.order)
+  for (const { server } of ranked) {
+    if ((await serverState(server.url)).state === 'up') return server
+  }
+  throw platformErrors.noServerAvailable()
+}
+
+function addedServer(id: string): string {
+  if (id === DEFAULT_SERVER) {
+    throw platformErrors.invalidArgument('The default server (the catalogue\'s own) is set by the platform\'s configuration: its budget is BASEPLANE_MAX_PROJECT_CONNECTIONS')
+  }
+  return validId(id)
+}
+
+async function serverRow(catalogue: pg.Pool, id: string): Promise<{ url: string }> {
+  const { rows } = await catalogue.query<{ url: string }>('select admin_url as url from baseplane.db_servers where id = $1', [addedServer(id)])
+  if (!rows[0]) throw platformErrors.serverNotFound(id)
+  return rows[0]
+}
+
+/** The most a data-plane process may be given on a server that answers: what probe() computes, at most. */
+async function allowedBudget(url: string): Promise<{ budget: number; reason: string } | undefined> {
+  try {
+    const server = await probe(url)
+    return { budget: Math.max(server.budget, 1), reason: server.budgetReason }
+  } catch {
+    return undefined
+  }
+}
+
+/** `servers set ID --connections N`: checked against what the server allows, when it answers. */
+export async function setServerBudget(catalogue: pg.Pool, id: string, connections: unknown): Promise<void> {
+  const budget = validBudget(connections)
+  if (budget === undefined) throw platformErrors.invalidArgument('A connection budget is required (connections)')
+  const { url } = await serverRow(catalogue, id)
+  const allowed = await allowedBudget(url)
+  if (allowed !== undefined && budget > allowed.budget) {
+    throw platformErrors.invalidArgument(`Database server ${serverAddress(url)} allows at most ${allowed.budget} connections to a data-plane process (${allowed.reason}), got ${budget}`)
+  }
+  await catalogue.query('update baseplane.db_servers set connection_budget = $2 where id = $1', [id, budget])
+}
+
+/** `servers drain ID` (and `--undo`): a draining server keeps its projects and takes no new one. */
+export async function setServerDraining(catalogue: pg.Pool, id: string, draining: boolean): Promise<void> {
+  await serverRow(catalogue, id)
+  await catalogue.query('update baseplane.db_servers set draining = $2 where id = $1', [id, draining])
+}
+
+/** `servers remove ID`: only a server that holds no project. */
+export async function removeServer(catalogue: pg.Pool, id: string): Promise<void> {
+  await serverRow(catalogue, id)
+  const { rows } = await catalogue.query<{ n: number }>('select count(*)::int as n from baseplane.projects where db_server = $1', [id])
+  if (rows[0]!.n > 0) {
+    throw platformErrors.invalidArgument(`Database server ${id} holds ${rows[0]!.n} project${rows[0]!.n === 1 ? '' : 's'}: delete or move them first (drain it to stop new ones)`)
+  }
+  // A project placed there meanwhile keeps the row: the foreign key refuses the delete.
+  await catalogue.query('delete from baseplane.db_servers where id = $1 and not exists (select 1 from baseplane.projects where db_server = $1)', [id])
 }

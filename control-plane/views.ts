@@ -1,7 +1,7 @@
 // How projects are shown by the CLI and the admin API (one shape for both).
 // Secrets other than the two API keys are never part of a view.
 import { baseUrlOf, ownerUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
-import type { DatabaseServer } from './servers.ts'
+import type { DatabaseServer, ServerState } from './servers.ts'
 
 export interface Addressing {
   publicUrl: string
@@ -37,5 +37,10 @@ export function dbUrlView(project: ProjectRecord) {
 export function serverView(server: DatabaseServer) {
   const url = new URL(server.url)
   if (url.password !== '') url.password = '***'
-  return { id: server.id, url: url.toString(), connection_budget: server.connectionBudget, projects: server.projects, room: server.room }
+  return { id: server.id, url: url.toString(), connection_budget: server.connectionBudget, projects: server.projects, used: server.used, room: server.room, draining: server.draining }
+}
+
+/** A server as listed: its row, and what it said of itself when asked now. */
+export function serverStateView(server: DatabaseServer & ServerState) {
+  return { ...serverView(server), state: server.state, connections_in_use: server.connectionsInUse ?? null, ...(server.reason === undefined ? {} : { reason: server.reason }) }
 }

@@ -105,6 +105,10 @@ export const platformErrors = {
   /** A database the control plane needed (the catalogue, or a project's) did not answer. */
   someDatabaseUnavailable: () =>
     new BaseplaneError('database_unavailable', 'A database this request needs is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
+  /** No database server that takes new projects answers now. */
+  noServerAvailable: () =>
+    new BaseplaneError('database_unavailable', 'No database server that takes new projects answers now; try again shortly', 503, 'baseplane servers list shows each server\'s state.', UNAVAILABLE_RETRY_AFTER_SECONDS),
+  serverNotFound: (id: string) => new BaseplaneError('server_not_found', `No database server "${id}" (baseplane servers list names them)`, 404),
   /** The catalogue could not be read: no project can be resolved until it answers. */
   catalogueUnavailable: () =>
     new BaseplaneError('catalogue_unavailable', 'The platform catalogue is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),

@@ -1,13 +1,27 @@
-import { serverView } from '../../control-plane/views.ts'
-import { stringOption, table, type Command } from '../command.ts'
+import { serverStateView, serverView } from '../../control-plane/views.ts'
+import { stringOption, table, UsageError, type Command } from '../command.ts'
 
 type View = ReturnType<typeof serverView>
+type StateView = ReturnType<typeof serverStateView>
 
-function listing(servers: View[]): string {
+function listing(servers: StateView[]): string {
   return table([
-    ['ID', 'URL', 'BUDGET', 'PROJECTS', 'ROOM'],
-    ...servers.map((s) => [s.id, s.url, String(s.connection_budget), String(s.projects), String(s.room)]),
+    ['ID', 'URL', 'STATE', 'BUDGET', 'PROJECTS', 'ROOM', 'IN USE'],
+    ...servers.map((s) => [
+      s.id,
+      s.url,
+      s.state + (s.draining ? ', draining' : ''),
+      String(s.connection_budget),
+      String(s.projects),
+      String(s.room),
+      s.connections_in_use === null ? '-' : String(s.connections_in_use),
+    ]),
   ])
+}
+
+/** A whole number as a number; anything else as given, so the refusal quotes it. */
+function connectionsOf(given: string | undefined): unknown {
+  return given !== undefined && /^\d+$/.test(given) ? Number(given) : given
 }
 
 export const serverCommands: Command[] = [
@@ -28,7 +42,7 @@ export const serverCommands: Command[] = [
         url: args.positionals[0]!,
         id: stringOption(args, 'id', false),
         // Not a number: passed on as given, so the message quotes it.
-        connections: connections !== undefined && /^\d+$/.test(connections) ? Number(connections) : connections,
+        connections: connectionsOf(connections),
       })
       return serverView(server)
     },
@@ -38,10 +52,50 @@ export const serverCommands: Command[] = [
     words: ['servers', 'list'],
     positionals: [],
     usage: 'servers list',
-    summary: 'List database servers: budget, projects and room for more',
+    summary: 'List database servers: whether each answers now, budget, projects, room for more, connections in use',
+    notes: 'ROOM: the budget less what its projects\' plans may use in one data-plane process (free 12, plus 18, pro and business 24). IN USE: connections the projects\' API roles hold there now, every node\'s.',
     async run(context) {
-      return (await (await context.controlPlane()).listServers()).map(serverView)
+      return (await (await context.controlPlane()).serverStates()).map(serverStateView)
     },
     human: listing,
+  },
+  {
+    words: ['servers', 'set'],
+    positionals: ['ID'],
+    usage: 'servers set ID --connections N',
+    summary: 'Change an added server\'s connection budget (checked against what the server allows)',
+    options: { connections: { type: 'string' } },
+    optionHelp: { connections: 'connections a data-plane process may open to it' },
+    async run(context, args) {
+      return serverView(await (await context.controlPlane()).setServerBudget(args.positionals[0]!, connectionsOf(stringOption(args, 'connections', true))))
+    },
+    human: (result: View) => `Database server ${result.id}: connection budget ${result.connection_budget}`,
+  },
+  {
+    words: ['servers', 'drain'],
+    positionals: ['ID'],
+    usage: 'servers drain ID [--undo]',
+    summary: 'Stop placing new projects on an added server (its projects stay); --undo places them again',
+    options: { undo: { type: 'boolean' } },
+    optionHelp: { undo: 'take new projects again' },
+    async run(context, args) {
+      return serverView(await (await context.controlPlane()).setServerDraining(args.positionals[0]!, args.values.undo !== true))
+    },
+    human: (result: View) => (result.draining ? `Database server ${result.id} takes no new project; its ${result.projects} stay` : `Database server ${result.id} takes new projects again`),
+  },
+  {
+    words: ['servers', 'remove'],
+    positionals: ['ID'],
+    usage: 'servers remove ID --yes',
+    summary: 'Forget an added server that holds no project',
+    options: { yes: { type: 'boolean' } },
+    optionHelp: { yes: 'confirm' },
+    async run(context, args) {
+      const id = args.positionals[0]!
+      if (args.values.yes !== true) throw new UsageError(`removing database server ${id} from the platform: add --yes to confirm`)
+      await (await context.controlPlane()).removeServer(id)
+      return { id, removed: true }
+    },
+    human: (result: { id: string }) => `Removed database server ${result.id}`,
   },
 ]

@@ -3,7 +3,9 @@
 // projects, answers 503 with Retry-After for the down server's, and brings that
 // server's project databases up to date when it returns, without a restart.
 import t from 'tap'
+import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { startTemporary } from '../../lib/db/embedded.ts'
+import { runCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 import { startForwarder } from '../helpers/tcp-forwarder.ts'
@@ -19,10 +21,18 @@ const adminAuth = { authorization: `Bearer ${platform.config.adminToken}` }
 
 t.test('a node starts while an added server is down, and heals when it returns', async (t) => {
   const here = await platform.createProject({ name: 'On the default server', auth: true })
-  const added = await request<{ id: string }>(`${admin}/servers`, { headers: adminAuth, body: { url: link.via(second.url), id: 'second', connections: 5000 } })
+  const tooMany = await request<{ message: string }>(`${admin}/servers`, { headers: adminAuth, body: { url: link.via(second.url), id: 'second', connections: 99999 } })
+  t.equal(tooMany.status, 400, 'a budget past what the server allows is refused')
+  t.match(tooMany.json.message, /^Database server 127\.0\.0\.1:\d+ allows at most \d+ connections to a data-plane process \(/)
+  const added = await request<{ id: string }>(`${admin}/servers`, { headers: adminAuth, body: { url: link.via(second.url), id: 'second' } })
   t.equal(added.status, 201, added.text)
-  const there = await platform.createProject({ name: 'On the second server', auth: true })
-  t.equal(there.record.dbServer, 'second', 'placed on the roomier added server')
+  // A control plane whose default server has almost no room places on the added one.
+  const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: 1 })
+  t.teardown(() => placing.close())
+  const thereRecord = await placing.create({ name: 'On the second server' })
+  await placing.setProduct(thereRecord.ref, 'auth', true)
+  const there = { ref: thereRecord.ref, anonKey: thereRecord.anonKey }
+  t.equal(thereRecord.dbServer, 'second', 'placed on the roomier added server')
   t.not(here.record.dbServer, 'second')
 
   await link.down()
@@ -48,4 +58,42 @@ t.test('a node starts while an added server is down, and heals when it returns',
   }
   t.equal(back, 200, 'answered again once the server returned, without a restart')
   t.equal((await signIn(there)).status, 400, 'Auth checks the password again (no such user)')
+})
+
+t.test('placement passes over a server that does not answer; servers set, drain and remove', async (t) => {
+  const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: 1 })
+  t.teardown(() => placing.close())
+  await link.down()
+  const passedOver = await placing.create({ name: 'While the roomiest server is down' })
+  t.equal(passedOver.dbServer, 'default', 'created on the server that answers')
+  const listed = await request<Array<{ id: string; state: string; connections_in_use: number | null; reason?: string }>>(`${admin}/servers`, { headers: adminAuth })
+  t.match(listed.json, [{ id: 'default', state: 'up', connections_in_use: Number }, { id: 'second', state: 'down', connections_in_use: null, reason: String }], 'servers list shows which is down')
+  await link.up()
+
+  const cli = (args: string[]) => runCli(args, { DATABASE_URL: platform.catalogueUrl })
+  const set = await cli(['servers', 'set', 'second', '--connections', '50'])
+  t.equal(set.code, 0, set.stderr)
+  t.equal(set.stdout, 'Database server second: connection budget 50\n')
+  const tooMany = await cli(['servers', 'set', 'second', '--connections', '99999'])
+  t.equal(tooMany.code, 1)
+  t.match(tooMany.stderr, /^baseplane: Database server 127\.0\.0\.1:\d+ allows at most \d+ connections/)
+  t.equal((await cli(['servers', 'set', 'default', '--connections', '5'])).code, 1, 'the default server\'s budget is configuration')
+
+  const drained = await cli(['servers', 'drain', 'second'])
+  t.equal(drained.code, 0, drained.stderr)
+  t.match(drained.stdout, /^Database server second takes no new project; its \d+ stay\n$/)
+  t.equal((await placing.create({ name: 'While second drains' })).dbServer, 'default', 'a draining server takes no new project')
+  t.equal((await cli(['servers', 'drain', 'second', '--undo'])).code, 0)
+  t.equal((await placing.create({ name: 'After the drain' })).dbServer, 'second', 'and takes them again after --undo')
+
+  const refused = await cli(['servers', 'remove', 'second', '--yes'])
+  t.equal(refused.code, 1)
+  t.match(refused.stderr, /^baseplane: Database server second holds \d+ projects: delete or move them first/)
+  t.equal((await cli(['servers', 'remove', 'second'])).code, 2, 'remove asks for --yes')
+  for (const project of await placing.list()) if (project.dbServer === 'second') await placing.delete(project.ref)
+  const removed = await cli(['servers', 'remove', 'second', '--yes'])
+  t.equal(removed.code, 0, removed.stderr)
+  t.same((await placing.listServers()).map((s) => s.id), ['default'], 'gone from the list')
+  const unknown = await request<{ code: string }>(`${admin}/servers/second`, { method: 'DELETE', headers: adminAuth })
+  t.same({ status: unknown.status, code: unknown.json.code }, { status: 404, code: 'server_not_found' })
 })

@@ -90,7 +90,8 @@ t.test('bad servers are refused with what is wrong, and nothing is recorded', as
   const usage = await baseplane(['servers', 'add'])
   t.same(usage, { code: 2, stdout: '', stderr: 'baseplane: missing URL (usage: baseplane servers add URL [--id ID] [--connections N])\n' })
   const listed = await request<ServerBody[]>(`${admin}/servers`, { headers: adminAuth })
-  t.same(listed.json, [{ id: 'default', url: defaultMasked, connection_budget: defaultBudget, projects: 0, room: defaultBudget }])
+  t.equal(listed.json.length, 1)
+  t.match(listed.json[0], { id: 'default', url: defaultMasked, connection_budget: defaultBudget, projects: 0, used: 0, room: defaultBudget, draining: false, state: 'up', connections_in_use: Number })
 })
 
 t.test('a second server: added, new projects placed by room, each served from its own server, dropped where it lives', async (t) => {
@@ -105,17 +106,18 @@ t.test('a second server: added, new projects placed by room, each served from it
   t.same(twice.json, { code: 'invalid_argument', message: `Database server localhost:${new URL(second.url).port} is already added as "second"` })
 
   // One more connection of budget on the default server than on the second:
-  // room decides, and a tie goes to the default server.
+  // room (the budget less what the projects' plans may use, 12 for a free
+  // project) decides, and a tie goes to the default server.
   const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: budget + 1 })
   t.teardown(() => placing.close())
   const placed: ProjectRecord[] = []
   for (let i = 0; i < 5; i++) placed.push(await placing.create({ name: `placed ${i}` }))
-  t.same(placed.map((p) => p.dbServer), ['default', 'default', 'second', 'default', 'second'])
+  t.same(placed.map((p) => p.dbServer), ['default', 'second', 'default', 'second', 'default'])
   t.same(
-    (await placing.listServers()).map((s) => [s.id, s.connectionBudget, s.projects, s.room]),
-    [['default', budget + 1, 3, budget - 2], ['second', budget, 2, budget - 2]],
+    (await placing.listServers()).map((s) => [s.id, s.connectionBudget, s.projects, s.used, s.room]),
+    [['default', budget + 1, 3, 36, budget + 1 - 36], ['second', budget, 2, 24, budget - 24]],
   )
-  const onSecond = placed[2]!
+  const onSecond = placed[1]!
   t.equal(onSecond.dbServerBudget, budget, 'the record carries its server\'s budget')
   t.equal(placed[0]!.dbServerBudget, undefined, 'and none on the default server')
   t.equal(onSecond.dbPort, Number(new URL(second.url).port))
@@ -138,11 +140,18 @@ t.test('a second server: added, new projects placed by room, each served from it
   const unconfigured = await ControlPlane.open(platform.catalogueUrl)
   const cliDefault = unconfigured.defaultServerBudget
   await unconfigured.close()
-  t.match(listedByCli.stdout, new RegExp(`^ID\\s+URL\\s+BUDGET\\s+PROJECTS\\s+ROOM\\ndefault\\s+${escape(masked(platform.catalogueUrl))}\\s+${cliDefault}\\s+3\\s+${cliDefault - 3}\\nsecond\\s+${escape(secondMasked)}\\s+${budget}\\s+2\\s+${budget - 2}\\n$`))
+  t.match(
+    listedByCli.stdout,
+    new RegExp(
+      `^ID\\s+URL\\s+STATE\\s+BUDGET\\s+PROJECTS\\s+ROOM\\s+IN USE\\n` +
+        `default\\s+${escape(masked(platform.catalogueUrl))}\\s+up\\s+${cliDefault}\\s+3\\s+${cliDefault - 36}\\s+\\d+\\n` +
+        `second\\s+${escape(secondMasked)}\\s+up\\s+${budget}\\s+2\\s+${budget - 24}\\s+\\d+\\n$`,
+    ),
+  )
   const listedByApi = await request<ServerBody[]>(`${admin}/servers`, { headers: adminAuth })
-  t.same(listedByApi.json, [
-    { id: 'default', url: defaultMasked, connection_budget: defaultBudget, projects: 3, room: defaultBudget - 3 },
-    { id: 'second', url: secondMasked, connection_budget: budget, projects: 2, room: budget - 2 },
+  t.match(listedByApi.json, [
+    { id: 'default', url: defaultMasked, connection_budget: defaultBudget, projects: 3, used: 36, room: defaultBudget - 36, draining: false, state: 'up' },
+    { id: 'second', url: secondMasked, connection_budget: budget, projects: 2, used: 24, room: budget - 24, draining: false, state: 'up' },
   ])
 
   const third = await request<ServerBody>(`${admin}/servers`, { headers: adminAuth, body: { url: withDatabase(second.url, 'template1'), id: 'x', connections: 5 } })
