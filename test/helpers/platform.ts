@@ -66,7 +66,8 @@ export function testConfig(catalogueUrl: string, port: number, env: Record<strin
     DATABASE_URL: catalogueUrl,
     PORT: String(port),
     BASEPLANE_HOME: home,
-    BASEPLANE_ADMIN_TOKEN: crypto.randomBytes(24).toString('hex'),
+    // The fleet's token is the first node's (control-plane/fleet-settings.ts): every node of one catalogue gets the same.
+    BASEPLANE_ADMIN_TOKEN: crypto.createHash('sha256').update(`admin token of ${catalogueUrl}`).digest('hex'),
     BASEPLANE_AUTH_THREADS: '1',
     BASEPLANE_GRAPHQL_THREADS: '1',
     BASEPLANE_PUSH_THREADS: '1',

@@ -187,11 +187,19 @@ t.test('concurrent wrong passwords on two nodes: the shared count refuses those 
     const later = await signIn(url, '203.0.113.7')
     t.equal(later.status, 429, `${url}: the address is blocked afterwards`)
   }
-  const { rows } = await adminQuery<{ blocked: boolean }>(
-    a.catalogueUrl,
-    'select coalesce(blocked_until > now(), false) as blocked from baseplane.throttle where ref = $1 and address = $2',
-    [project.ref, '203.0.113.7'],
-  )
+  // The block is written with the throttle's next batch (every 200 ms).
+  let rows: Array<{ blocked: boolean }> = []
+  for (let i = 0; i < 30; i++) {
+    rows = (
+      await adminQuery<{ blocked: boolean }>(
+        a.catalogueUrl,
+        'select coalesce(blocked_until > now(), false) as blocked from baseplane.throttle where ref = $1 and address = $2',
+        [project.ref, '203.0.113.7'],
+      )
+    ).rows
+    if (rows[0]?.blocked === true) break
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
   t.same(rows, [{ blocked: true }], 'the block is in the catalogue')
 
   // One node alone: the limit holds exactly.

@@ -45,8 +45,10 @@ t.test('SIGTERM while the platform starts: it finishes starting, then stops clea
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk))
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk))
   const done = exited(child)
-  // Past loading the command (about 0.2 s), inside the embedded PostgreSQL's start.
-  await new Promise((resolve) => setTimeout(resolve, 600))
+  // Past loading the command (about 0.2 s, more on a loaded machine), inside the embedded PostgreSQL's start.
+  const deadline = Date.now() + 30000
+  while (!fs.existsSync(path.join(home, 'pgdata')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.ok(fs.existsSync(path.join(home, 'pgdata')), 'the embedded PostgreSQL is being made')
   t.notOk(output.includes('Press Ctrl-C to stop.'), 'still starting when the signal comes')
   child.kill('SIGTERM')
   const code = await done
