@@ -28,12 +28,12 @@ export interface Served {
 }
 
 /**
- * `baseplane start ...args` (exactly `env`, not this process's environment, so
+ * `baseplane start ...args` on `node` (exactly `env`, not this process's environment, so
  * no DATABASE_URL leaks in): resolves once it says "Press Ctrl-C to stop.",
  * rejects with its output if it exits first or takes longer than `timeoutMs`.
  */
-export function startCli(args: string[], env: Record<string, string>, timeoutMs = 60000): Promise<Served> {
-  const child = spawn(process.execPath, ['bin/baseplane.mjs', 'start', ...args], { env })
+export function startCli(args: string[], env: Record<string, string>, timeoutMs = 60000, node = process.execPath): Promise<Served> {
+  const child = spawn(node, ['bin/baseplane.mjs', 'start', ...args], { env })
   let output = ''
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })))
   return new Promise((resolve, reject) => {

@@ -11,6 +11,7 @@ import { loadConfig } from '../../lib/config.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { HttpEngineUnavailable, loadHttpEngine, refusalMessage } from '../../data-plane/http-engine.ts'
 import { UWS_VERSION } from '../../data-plane/uws-server.ts'
+import { startCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -95,29 +96,14 @@ t.test(
     t.match(stderr, 'Run on Node 22, or on a system with glibc 2.38 or newer for Node 24; or set BASEPLANE_HTTP_ENGINE=node')
     t.notOk(fs.existsSync(path.join(home, 'pgdata')), 'no database was made')
 
-    const served = spawn(node24, [main, 'start'], { env: { ...env, BASEPLANE_HTTP_ENGINE: 'node' } })
-    let output = ''
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`start did not come up:\n${output}`)), 60000)
-      const onData = (chunk: Buffer) => {
-        output += chunk
-        if (output.includes('Press Ctrl-C to stop.')) {
-          clearTimeout(timer)
-          resolve()
-        }
-      }
-      served.stdout.on('data', onData)
-      served.stderr.on('data', onData)
-      served.on('exit', (exit) => reject(new Error(`start exited with ${exit}:\n${output}`)))
-    })
+    const served = await startCli([], { ...env, BASEPLANE_HTTP_ENGINE: 'node' }, 60000, node24)
+    const output = served.output()
     t.match(output, /^http {14}node:http \(Node 24\.\d+\.\d+, BASEPLANE_HTTP_ENGINE=node\)$/m, 'the banner names the engine')
     const base = /base URL\s+(\S+)/.exec(output)![1]!
     const anon = /anon key\s+(\S+)/.exec(output)![1]!
     const health = await request(`${base}/auth/v1/health`, { headers: { apikey: anon } })
     t.equal(health.status, 200, 'the demo project answers')
-    served.removeAllListeners('exit')
-    const exited = new Promise<number | null>((resolve) => served.on('exit', resolve))
-    served.kill('SIGTERM')
-    t.equal(await exited, 0, 'stops cleanly')
+    served.child.kill('SIGTERM')
+    t.equal((await served.exited).code, 0, 'stops cleanly')
   },
 )

@@ -9,6 +9,7 @@ import os from 'node:os'
 import path from 'node:path'
 import t from 'tap'
 import { freePort } from '../../lib/db/embedded.ts'
+import { startCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -60,27 +61,14 @@ t.test('SIGTERM while the platform starts: it finishes starting, then stops clea
 
 t.test('BASEPLANE_UNREADY_MS: /health says 503 stopping while requests are still answered, then the drain', async (t) => {
   const { port, env } = await environment(t, { BASEPLANE_UNREADY_MS: '2000' })
-  const child = spawn(process.execPath, [MAIN, 'start'], { env })
-  let output = ''
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`start did not come up:\n${output}`)), 60000)
-    const onData = (chunk: Buffer) => {
-      output += chunk
-      if (output.includes('Press Ctrl-C to stop.')) {
-        clearTimeout(timer)
-        resolve()
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', onData)
-  })
+  const served = await startCli([], env)
+  const output = served.output()
   const base = /base URL\s+(\S+)/.exec(output)![1]!
   const anon = /anon key\s+(\S+)/.exec(output)![1]!
   const origin = `http://127.0.0.1:${port}`
   t.equal((await request(`${origin}/health`)).status, 200, 'ready before the signal')
-  const done = exited(child)
   const signalled = Date.now()
-  child.kill('SIGTERM')
+  served.child.kill('SIGTERM')
   await new Promise((resolve) => setTimeout(resolve, 300))
   const health = await request<{ status: string }>(`${origin}/health`)
   t.equal(health.status, 503, '/health turns 503 at once')
@@ -88,6 +76,6 @@ t.test('BASEPLANE_UNREADY_MS: /health says 503 stopping while requests are still
   t.ok(Number(health.headers['retry-after']) > 0, 'with Retry-After')
   const project = await request(`${base}/auth/v1/settings`, { headers: { apikey: anon } })
   t.equal(project.status, 200, 'requests are still answered meanwhile')
-  t.equal(await done, 0, 'then it drains and exits 0')
+  t.equal((await served.exited).code, 0, 'then it drains and exits 0')
   t.ok(Date.now() - signalled >= 2000, 'not before the unready time')
 })
