@@ -2,6 +2,7 @@
 // without it no project can be resolved or changed. Load balancers poll this,
 // often under load: one probe runs at a time, its result is kept for a second,
 // and a probe gives up after a second so /health never hangs with the database.
+import { probeFailure } from '../lib/db/probe-deadline.ts'
 import pg from 'pg'
 import { log } from '../lib/log.ts'
 import type { OutgoingResponse } from '../lib/http.ts'
@@ -76,20 +77,8 @@ export class PlatformHealth {
   }
 
   async #probe(): Promise<Probed> {
-    const timeout = this.#options.probeTimeoutMs
-    let failure: unknown
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout)
-    })
-    try {
-      // The pool's own timeouts end the connection attempt or query left behind.
-      await Promise.race([this.#select(), deadline])
-    } catch (error) {
-      failure = error
-    } finally {
-      clearTimeout(timer)
-    }
+    // The pool's own timeouts end the connection attempt or query left behind.
+    const failure = await probeFailure(this.#select(), this.#options.probeTimeoutMs)
     const ok = failure === undefined
     if (!ok && this.#last?.ok !== false) log.error('the platform database does not answer', failure)
     if (ok && this.#last?.ok === false) log.info('the platform database answers again')

@@ -6,6 +6,7 @@
 // project, closed after a few idle seconds): a project pool busy with requests
 // is not a database that does not answer, and a probe never takes a request's
 // connection.
+import { probeFailure } from './probe-deadline.ts'
 import { incidents } from './database-errors.ts'
 import { ProjectPools, type ProjectDatabase } from './project-pools.ts'
 
@@ -63,20 +64,8 @@ export class ProjectDatabaseProbe {
   }
 
   async #probe(db: ProjectDatabase): Promise<boolean> {
-    const timeout = this.#options.probeTimeoutMs
-    let failure: unknown
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`no answer within ${timeout} ms`)), timeout)
-    })
-    try {
-      // A connection taken from idle that the server ended meanwhile is replaced once (stale-retry.ts).
-      await Promise.race([this.#pools.get({ ...db, poolMax: 1, serverBudget: undefined }).query('select 1'), deadline])
-    } catch (error) {
-      failure = error
-    } finally {
-      clearTimeout(timer)
-    }
+    // A connection taken from idle that the server ended meanwhile is replaced once (stale-retry.ts).
+    const failure = await probeFailure(Promise.resolve().then(() => this.#pools.get({ ...db, poolMax: 1, serverBudget: undefined }).query('select 1')), this.#options.probeTimeoutMs)
     const up = failure === undefined
     const source = `the database of project ${db.ref}`
     if (up) incidents.recovered(source, { ref: db.ref })
