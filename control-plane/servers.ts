@@ -1,7 +1,8 @@
 // The PostgreSQL servers project databases may live on: the default one (the
 // catalogue's own server, DATABASE_URL or the embedded one, which has no row)
 // and those added with `baseplane servers add` (rows of baseplane.db_servers),
-// each with a connection budget for one data-plane process. New projects go
+// each with a connection budget for the fleet's data-plane processes together
+// (each live node takes its share: lib/db/connection-budget.ts). New projects go
 // to the answering, not draining server with the most room.
 import pg from 'pg'
 import type { Plan } from '../lib/catalogue.ts'
@@ -11,7 +12,7 @@ import { ensureClusterRoles } from './project-database.ts'
 
 export const DEFAULT_SERVER = 'default'
 
-/** Connections a data-plane process keeps free on an added server for the platform's own use (control plane, catalogue, upgrades). */
+/** Connections kept free on an added server for the platform's own use (control plane, upgrades, psql). */
 const PLATFORM_RESERVE = 10
 const MAX_BUDGET = 100000
 const CONNECT_TIMEOUT_MS = 5000
@@ -20,7 +21,7 @@ export interface DatabaseServer {
   id: string
   /** The admin URL, password included: never shown as is (views.ts masks it). */
   url: string
-  /** Connections one data-plane process may open to project databases there. */
+  /** Connections the fleet's data-plane processes together may open to project databases there. */
   connectionBudget: number
   projects: number
   /** Connections its projects' plans may use in one data-plane process (planConnections, summed). */
@@ -95,7 +96,7 @@ function validBudget(connections: unknown): number | undefined {
 
 interface Probe {
   systemIdentifier: string
-  /** What the server leaves a data-plane process when no budget is given. */
+  /** What the server leaves the fleet's data-plane processes when no budget is given. */
   budget: number
   budgetReason: string
 }
@@ -174,7 +175,7 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
   const { rows: same } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers where system_identifier = $1', [server.systemIdentifier])
   if (same[0]) throw platformErrors.invalidArgument(`Database server ${address} is already added as "${same[0].id}"`)
   if (requestedBudget !== undefined && requestedBudget > Math.max(server.budget, 1)) {
-    throw platformErrors.invalidArgument(`Database server ${address} allows at most ${Math.max(server.budget, 1)} connections to a data-plane process (${server.budgetReason}), got ${requestedBudget}`)
+    throw platformErrors.invalidArgument(`Database server ${address} allows at most ${Math.max(server.budget, 1)} connections to the data plane (${server.budgetReason}), got ${requestedBudget}`)
   }
   const budget = requestedBudget ?? server.budget
   if (budget < 1 || budget > MAX_BUDGET) {
@@ -260,7 +261,7 @@ async function serverRow(catalogue: pg.Pool, id: string): Promise<{ url: string 
   return rows[0]
 }
 
-/** The most a data-plane process may be given on a server that answers: what probe() computes, at most. */
+/** The most the data plane may be given on a server that answers: what probe() computes, at most. */
 async function allowedBudget(url: string): Promise<{ budget: number; reason: string } | undefined> {
   try {
     const server = await probe(url)
@@ -277,7 +278,7 @@ export async function setServerBudget(catalogue: pg.Pool, id: string, connection
   const { url } = await serverRow(catalogue, id)
   const allowed = await allowedBudget(url)
   if (allowed !== undefined && budget > allowed.budget) {
-    throw platformErrors.invalidArgument(`Database server ${serverAddress(url)} allows at most ${allowed.budget} connections to a data-plane process (${allowed.reason}), got ${budget}`)
+    throw platformErrors.invalidArgument(`Database server ${serverAddress(url)} allows at most ${allowed.budget} connections to the data plane (${allowed.reason}), got ${budget}`)
   }
   await catalogue.query('update baseplane.db_servers set connection_budget = $2 where id = $1', [id, budget])
 }

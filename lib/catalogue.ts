@@ -8,6 +8,13 @@ import { DEFAULT_ROLE_TIMEOUTS, type RoleTimeouts } from './plans.ts'
 export const PLANS = ['free', 'plus', 'pro', 'business'] as const
 export type Plan = (typeof PLANS)[number]
 
+/**
+ * A data-plane process counts as live while its heartbeat in baseplane.nodes
+ * (every 2 s) is this recent: live nodes divide the fleet's connection figures
+ * and are waited for when a change is made.
+ */
+export const LIVE_NODE_SECONDS = 10
+
 export const PRODUCTS = ['auth', 'push'] as const
 export type Product = (typeof PRODUCTS)[number]
 
@@ -46,7 +53,7 @@ export interface ProjectRecord {
   /** Host and port of the server the database lives on (resolved from db_servers). */
   dbHost: string
   dbPort: number
-  /** Connections one data-plane process may open on an added server; undefined on the default server (config maxProjectConnections). */
+  /** Connections the fleet's data-plane processes together may open on an added server; undefined on the default server (config maxProjectConnections). */
   dbServerBudget: number | undefined
 }
 
@@ -184,11 +191,13 @@ export async function listProjects(pool: pg.Pool | pg.ClientBase, defaultServerU
 
 /**
  * Connection details the data plane uses (the project's login role), with the
- * pool limits the caller decides: `serverBudget`, the connections one process
- * may hold to the project's server; `poolMax`, the project's pool size per
- * thread. The pools fall back to the worker options when they are absent.
+ * pool limits the caller decides: `serverBudget`, the connections the fleet's
+ * processes together may hold to the project's server (each takes its share);
+ * `poolMax`, the project's pool size per thread; `fleetConnections`, the
+ * concern's part of the role's limit. The pools fall back to the worker
+ * options when they are absent.
  */
-export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax'> = {}): ProjectDatabase {
+export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax' | 'fleetConnections'> = {}): ProjectDatabase {
   return {
     ref: project.ref,
     host: project.dbHost,
@@ -198,6 +207,7 @@ export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDataba
     password: project.dbApiPassword,
     serverBudget: limits.serverBudget,
     poolMax: limits.poolMax,
+    fleetConnections: limits.fleetConnections,
   }
 }
 

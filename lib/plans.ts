@@ -18,17 +18,39 @@ export interface PlanLimits {
   apiConnections: number
   /** CONNECTION LIMIT of the project's owner role (its developers' psql, migrations, tools). */
   ownerConnections: number
+  /**
+   * Connections of the project's push sender (its LISTEN connection and its
+   * batches' pool), on the one node that holds its sending lease. They use the
+   * api role too, so they come off apiConnections before the request pools' share.
+   */
+  pushActorConnections: number
 }
 
 export const PLAN_LIMITS: Readonly<Record<Plan, Readonly<PlanLimits>>> = Object.freeze({
-  free: Object.freeze({ concurrentRequests: 4, queuedRequests: 32, apiConnections: 20, ownerConnections: 10 }),
-  plus: Object.freeze({ concurrentRequests: 6, queuedRequests: 64, apiConnections: 40, ownerConnections: 20 }),
-  pro: Object.freeze({ concurrentRequests: 8, queuedRequests: 128, apiConnections: 60, ownerConnections: 40 }),
-  business: Object.freeze({ concurrentRequests: 8, queuedRequests: 256, apiConnections: 100, ownerConnections: 60 }),
+  free: Object.freeze({ concurrentRequests: 4, queuedRequests: 32, apiConnections: 20, ownerConnections: 10, pushActorConnections: 3 }),
+  plus: Object.freeze({ concurrentRequests: 6, queuedRequests: 64, apiConnections: 40, ownerConnections: 20, pushActorConnections: 4 }),
+  pro: Object.freeze({ concurrentRequests: 8, queuedRequests: 128, apiConnections: 60, ownerConnections: 40, pushActorConnections: 6 }),
+  business: Object.freeze({ concurrentRequests: 8, queuedRequests: 256, apiConnections: 100, ownerConnections: 60, pushActorConnections: 9 }),
 })
 
 export function planLimits(plan: Plan): Readonly<PlanLimits> {
   return PLAN_LIMITS[plan]
+}
+
+/**
+ * Connections one concern's pools may hold for a project across the whole
+ * fleet: the api role's CONNECTION LIMIT, less the push sender's, split evenly
+ * between the concerns the project has on. Each node takes its part of this
+ * (lib/db/project-pool.ts divides it by the live nodes), so the fleet together
+ * stays under the role's limit whatever the number of nodes, down to one
+ * connection per concern and node; past that many nodes, a node finding the
+ * role's limit reached waits for a connection instead of failing.
+ */
+export function concernConnections(plan: Plan, products: { auth: boolean; push: boolean }): number {
+  const limits = PLAN_LIMITS[plan]
+  const concerns = 1 + (products.auth ? 1 : 0) + (products.push ? 1 : 0)
+  const push = products.push ? limits.pushActorConnections : 0
+  return Math.max(1, Math.floor((limits.apiConnections - push) / concerns))
 }
 
 /** Per API role, in milliseconds (0: no limit). The operator may change them per project. */

@@ -12,6 +12,7 @@ import { DataPlane } from '../data-plane/data-plane.ts'
 import { Dispatcher } from '../data-plane/dispatcher.ts'
 import { Gate } from '../data-plane/gate.ts'
 import { PlatformHealth } from '../data-plane/platform-health.ts'
+import { FleetSize } from '../data-plane/fleet-size.ts'
 import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { loadHttpEngine, type HttpEngine } from '../data-plane/http-engine.ts'
@@ -43,6 +44,8 @@ export interface RunningPlatform {
   dataPlane: DataPlane
   throttle: Throttle
   directory: ProjectDirectory
+  /** The live nodes this node divides the fleet's connection figures by (data-plane/fleet-size.ts). */
+  fleetNodes(): number
   /** Turns the platform's `/health` to 503 `stopping` while everything else still answers (the first phase of a stop). */
   leaving(): void
   /**
@@ -115,6 +118,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   await throttle.start(controlPlane.catalogue)
   setLogLevel(config.logLevel)
   const connectionBudget = createConnectionBudget()
+  // The fleet's live nodes divide every server's budget and every role's limit.
+  const budgetView = new ConnectionBudget(connectionBudget)
+  const fleet = new FleetSize(controlPlane.catalogue, (nodes) => {
+    budgetView.nodes = nodes
+  })
+  await fleet.start()
   const figures = new ProjectFigures({ known: (ref) => directory.peek(ref) !== undefined })
   const dispatcher = new Dispatcher({
     figures,
@@ -134,7 +143,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION)
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget: new ConnectionBudget(connectionBudget), httpEngine: engine })
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine })
   const routes = platformRoutes(controlPlane, addressing, adminToken, { fcmTokenUrl: config.push.fcmTokenUrl }, [recentFiguresRoute(figures, controlPlane)])
   const scrape = metricsRoute(metrics, adminToken)
   const dataPlane = new DataPlane({
@@ -155,6 +164,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     ? await startPushActorThread({
         catalogueUrl: databaseUrl,
         defaultServerUrl: databaseUrl,
+        budget: { buffer: connectionBudget, defaultServerBudget },
         endpoints: { apnsUrl: config.push.apnsUrl, fcmUrl: config.push.fcmUrl, fcmTokenUrl: config.push.fcmTokenUrl },
       })
     : undefined
@@ -169,6 +179,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     dataPlane,
     throttle,
     directory,
+    fleetNodes: () => fleet.nodes,
     leaving: () => health.leaving(),
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
@@ -181,6 +192,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
         await dispatcher.close()
         // After the workers (their last answers may record failures), before the catalogue pool ends.
         await throttle.close()
+        fleet.stop()
         await directory.close()
         await controlPlane.close()
       })()),

@@ -11,12 +11,19 @@
 // its releases and on a short timer, and closes idle ones for the waiters
 // (lib/db/project-pools.ts). Busy connections are never taken.
 //
-// Layout (Int32): a header [magic, slots], then one slot per server:
+// A server's budget is the fleet's: the nodes alive on the catalogue share it,
+// so each process takes budget / live nodes (server/fleet-size.ts keeps the
+// count in the header; every thread reads it on each acquisition, so a node
+// joining or leaving resizes every pool at once, the surplus closing as idle
+// connections age out).
+//
+// Layout (Int32): a header [magic, slots, live nodes], then one slot per server:
 // [state, key length, open, waiters, freeing, releases, key bytes...].
 import { databaseErrors } from './database-errors.ts'
 
-const MAGIC = 0x42504362
-const HEADER = 2
+const MAGIC = 0x42504363
+const HEADER = 3
+const NODES = 2
 const STATE = 0
 const KEY_LENGTH = 1
 const OPEN = 2
@@ -41,6 +48,7 @@ export function createConnectionBudget(servers: number = DEFAULT_SERVER_SLOTS): 
   const words = new Int32Array(buffer)
   words[0] = MAGIC
   words[1] = servers
+  words[NODES] = 1
   return buffer
 }
 
@@ -74,12 +82,23 @@ export class ServerBudget {
     return Atomics.load(this.#words, this.#base + WAITERS)
   }
 
-  /** Takes a unit if fewer than `limit` are taken. */
+  /** Data-plane processes sharing the server's budget (the fleet's live nodes), at least 1. */
+  get nodes(): number {
+    return Math.max(1, Atomics.load(this.#words, NODES))
+  }
+
+  /** This process's part of a fleet-wide figure: at least 1. */
+  shareOf(fleetLimit: number): number {
+    return Math.max(1, Math.floor(fleetLimit / this.nodes))
+  }
+
+  /** Takes a unit if fewer than this process's share of `limit` (the server's fleet-wide budget) are taken. */
   tryAcquire(limit: number): boolean {
     const index = this.#base + OPEN
+    const share = this.shareOf(limit)
     for (;;) {
       const open = Atomics.load(this.#words, index)
-      if (open >= limit) return false
+      if (open >= share) return false
       if (Atomics.compareExchange(this.#words, index, open, open + 1) === open) return true
     }
   }
@@ -172,6 +191,16 @@ export class ConnectionBudget {
     this.#bytes = new Uint8Array(buffer)
     if (this.#words[0] !== MAGIC) throw new TypeError('not a connection budget buffer (make it with createConnectionBudget)')
     this.#slots = this.#words[1]!
+  }
+
+  /** The fleet's live nodes, which divide every server's budget (server/fleet-size.ts sets it). */
+  get nodes(): number {
+    return Math.max(1, Atomics.load(this.#words, NODES))
+  }
+
+  set nodes(count: number) {
+    if (!Number.isInteger(count) || count < 1) throw new RangeError(`nodes must be a positive whole number, got ${count}`)
+    Atomics.store(this.#words, NODES, count)
   }
 
   /** The counters of server `key` (host:port), claiming a free slot the first time any thread names it. */

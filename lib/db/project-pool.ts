@@ -10,6 +10,9 @@ import type { ServerBudget } from './connection-budget.ts'
 import { connectFailure, databaseErrors, isConnectionLost } from './database-errors.ts'
 import { firstRoundTrip, markFromIdle } from './stale-retry.ts'
 
+/** too_many_connections: here, the role's CONNECTION LIMIT (the server's own limit is the budget's to avoid). */
+const ROLE_LIMIT_REACHED = '53300'
+
 export interface ProjectDatabase {
   ref: string
   host: string
@@ -21,6 +24,12 @@ export interface ProjectDatabase {
   serverBudget?: number
   /** Connections the project's pool may hold in one thread: as many as its requests that run at once (the pools' default when absent). */
   poolMax?: number
+  /**
+   * Connections this concern may hold for the project across the fleet (its
+   * part of the api role's CONNECTION LIMIT: lib/plans.ts concernConnections);
+   * the pool takes its node's share of it, never more than poolMax. Absent: poolMax alone.
+   */
+  fleetConnections?: number
 }
 
 /** What services use of a pool. A ProjectPool is one; so is a pg.Pool (tests, the GraphQL library). */
@@ -86,6 +95,7 @@ export class ProjectPool implements DatabasePool {
   readonly #server: ServerBudget
   readonly #config: pg.ClientConfig
   #max = 1
+  #fleetConnections: number | undefined
   #serverBudget = 1
   /** Most recently used last: handed out first. */
   readonly #idle: Connection[] = []
@@ -113,11 +123,18 @@ export class ProjectPool implements DatabasePool {
   }
 
   /** Applies the limits the latest request carried (a plan or a server's budget may have changed). */
-  limit(poolMax: number, serverBudget: number): void {
-    const grew = poolMax > this.#max
+  limit(poolMax: number, serverBudget: number, fleetConnections?: number): void {
+    const before = this.#ceiling()
     this.#max = Math.max(1, poolMax)
+    this.#fleetConnections = fleetConnections
     this.#serverBudget = Math.max(1, serverBudget)
-    if (grew) this.#dispatch()
+    if (this.#ceiling() > before) this.#dispatch()
+  }
+
+  /** Connections this pool may hold now: poolMax, or less when the fleet's nodes share the role's limit. */
+  #ceiling(): number {
+    if (this.#fleetConnections === undefined) return this.#max
+    return Math.min(this.#max, this.#server.shareOf(this.#fleetConnections))
   }
 
   get counts(): PoolCounts {
@@ -131,7 +148,7 @@ export class ProjectPool implements DatabasePool {
     this.#shared.attach(this)
     const idle = this.#idle.pop()
     if (idle !== undefined) return Promise.resolve(this.#checkout(idle, true))
-    if (this.#waiters.length === 0 && this.#all.size + this.#opening < this.#max) return this.#open()
+    if (this.#waiters.length === 0 && this.#all.size + this.#opening < this.#ceiling()) return this.#open()
     return new Promise((resolve, reject) => {
       const timeout = this.#shared.options.acquireTimeoutMillis
       const waiter: Waiter = {
@@ -182,20 +199,19 @@ export class ProjectPool implements DatabasePool {
     this.#opening++
     try {
       await this.#shared.acquire(this.#server, this.#serverBudget)
-      const client = new pg.Client(this.#config)
+      let client: pg.Client
+      try {
+        client = await this.#connectWithin()
+      } catch (error) {
+        this.#server.release()
+        throw connectFailure(error)
+      }
       const conn = new Connection(client, this.#server, this.ref)
       conn.leave = () => this.#forget(conn)
       // A socket that ends or errors while idle must not crash the thread, nor be handed out.
       client.on('error', (error) => this.#lost(conn, error))
       client.on('end', () => this.#lost(conn))
       conn.client.release = (err?: Error | boolean) => this.#release(conn, err)
-      try {
-        await client.connect()
-      } catch (error) {
-        client.end().catch(() => {})
-        this.#server.release()
-        throw connectFailure(error)
-      }
       this.#all.add(conn)
       if (this.#closed) {
         this.#discard(conn)
@@ -208,6 +224,31 @@ export class ProjectPool implements DatabasePool {
       throw error
     } finally {
       this.#opening--
+    }
+  }
+
+  /**
+   * A connected client. While the role's CONNECTION LIMIT is reached (other
+   * nodes hold the rest, in a fleet larger than the plan's figure divides
+   * into), it tries again until the acquire timeout, as a request waits for a
+   * full pool, rather than failing the request.
+   */
+  async #connectWithin(): Promise<pg.Client> {
+    const deadline = Date.now() + this.#shared.options.acquireTimeoutMillis
+    for (let attempt = 0; ; attempt++) {
+      const client = new pg.Client(this.#config)
+      // Until its owner listens: an error event while connecting also rejects connect().
+      const ignore = () => {}
+      client.on('error', ignore)
+      try {
+        await client.connect()
+        client.off('error', ignore)
+        return client
+      } catch (error) {
+        client.end().catch(() => {})
+        if ((error as { code?: unknown }).code !== ROLE_LIMIT_REACHED || Date.now() >= deadline) throw error
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.min(200, 10 * 2 ** attempt) * (0.5 + Math.random())))
     }
   }
 
@@ -270,7 +311,7 @@ export class ProjectPool implements DatabasePool {
   #dispatch(): void {
     while (this.#waiters.length > 0) {
       const idle = this.#idle.pop()
-      if (idle === undefined && this.#all.size + this.#opening >= this.#max) return
+      if (idle === undefined && this.#all.size + this.#opening >= this.#ceiling()) return
       const waiter = this.#waiters.shift()!
       clearTimeout(waiter.timer)
       if (idle !== undefined) waiter.resolve(this.#checkout(idle, true))

@@ -23,7 +23,7 @@ t.test('a node starts while an added server is down, and heals when it returns',
   const here = await platform.createProject({ name: 'On the default server', auth: true })
   const tooMany = await request<{ message: string }>(`${admin}/servers`, { headers: adminAuth, body: { url: link.via(second.url), id: 'second', connections: 99999 } })
   t.equal(tooMany.status, 400, 'a budget past what the server allows is refused')
-  t.match(tooMany.json.message, /^Database server 127\.0\.0\.1:\d+ allows at most \d+ connections to a data-plane process \(/)
+  t.match(tooMany.json.message, /^Database server 127\.0\.0\.1:\d+ allows at most \d+ connections to the data plane \(/)
   const added = await request<{ id: string }>(`${admin}/servers`, { headers: adminAuth, body: { url: link.via(second.url), id: 'second' } })
   t.equal(added.status, 201, added.text)
   // A control plane whose default server has almost no room places on the added one.

@@ -9,6 +9,8 @@
 // products switched on or off.
 import pg from 'pg'
 import { apiDatabaseOf, listProjects, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
+import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
+import { planLimits } from '../../lib/plans.ts'
 import { log } from '../../lib/log.ts'
 import { LeaseLostError, PushActor } from './actor.ts'
 import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from './lease-keeper.ts'
@@ -40,6 +42,12 @@ export interface PushActorHostOptions {
   tokens?: ApnsTokens
   /** Called with the refs this host sends for whenever that list changes (the actor thread reports it). */
   onClaimsChanged?: (refs: string[]) => void
+  /**
+   * The process's connection budget (lib/db/connection-budget.ts), so a sending
+   * actor's connections count with the request pools'; the budget of the
+   * default server is `defaultServerBudget`. Without it the actors count alone.
+   */
+  budget?: { buffer: SharedArrayBuffer; defaultServerBudget: number }
 }
 
 export interface PushActorHost {
@@ -49,6 +57,8 @@ export interface PushActorHost {
 }
 
 const KEEPALIVE_MS = 30000
+/** How long an actor waits for room in its server's budget before it gives its lease up (taken again at a later scan). */
+const RESERVE_TIMEOUT_MS = 5000
 
 interface Slot {
   project: ProjectRecord
@@ -58,6 +68,8 @@ interface Slot {
   pool?: pg.Pool
   actor?: PushActor
   keepalive?: NodeJS.Timeout
+  /** Units of the server's budget its connections hold. */
+  units?: { server: ServerBudget; count: number }
   busy: Promise<void>
   closed: boolean
 }
@@ -83,6 +95,7 @@ class ActorHost {
   readonly #leasePool: pg.Pool
   readonly #leases: LeaseKeeper
   readonly #node: string
+  readonly #budget: ConnectionBudget | undefined
   #listener: pg.Client | undefined
   #stopping = false
   #relisten: NodeJS.Timeout | undefined
@@ -92,6 +105,7 @@ class ActorHost {
     this.#concurrency = { ...PLAN_CONCURRENCY, ...options.concurrency }
     this.#tokens = options.tokens ?? sharedApnsTokens
     this.#node = options.nodeId ?? newNodeId()
+    this.#budget = options.budget && new ConnectionBudget(options.budget.buffer)
     const timing: LeaseTiming = {
       leaseMs: options.leaseMs ?? LEASE_DEFAULTS.leaseMs,
       renewMs: options.renewMs ?? LEASE_DEFAULTS.renewMs,
@@ -253,7 +267,25 @@ class ActorHost {
     await actor?.stop().catch(() => {})
     await pool?.end().catch(() => {})
     await listener?.end().catch(() => {})
+    const units = slot.units
+    slot.units = undefined
+    for (let i = 0; i < (units?.count ?? 0); i++) units!.server.release()
     if (generation !== undefined && giveUp) await this.#leases.release(slot.project.ref, generation)
+  }
+
+  /**
+   * Takes `count` units of the server's budget for the actor's connections,
+   * waiting (as a request does) while the node's share is spent; #release gives them back.
+   */
+  async #reserve(slot: Slot, server: string, serverBudget: number | undefined, count: number): Promise<void> {
+    if (this.#budget === undefined) return
+    const budget = this.#budget.server(server)
+    const limit = serverBudget ?? this.#options.budget!.defaultServerBudget
+    slot.units = { server: budget, count: 0 }
+    for (let i = 0; i < count; i++) {
+      await budget.acquire(limit, RESERVE_TIMEOUT_MS, async () => false)
+      slot.units.count += 1
+    }
   }
 
   /** With the lease held: the LISTEN connection, the actor's pool, the actor. */
@@ -267,7 +299,10 @@ class ActorHost {
     const ref = project.ref
     const db = apiDatabaseOf(project)
     const config = { host: db.host, port: db.port, database: db.database, user: db.user, password: db.password }
+    // The listener and the pool: the plan's figure, which the request pools' share of the role leaves free.
+    const connections = Math.max(2, planLimits(project.plan).pushActorConnections)
     try {
+      await this.#reserve(slot, `${db.host}:${db.port}`, project.dbServerBudget, connections)
       const listener = new pg.Client({ ...config, application_name: this.#appName('listen') })
       slot.listener = listener
       listener.on('error', (err) => {
@@ -284,7 +319,7 @@ class ActorHost {
       // the lease), so the rows are free when the next holder takes over.
       const pool = new pg.Pool({
         ...config,
-        max: 8,
+        max: connections - 1,
         application_name: this.#appName('actor'),
         options: `-c idle_in_transaction_session_timeout=${leaseMs}`,
       })
