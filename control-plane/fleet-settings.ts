@@ -1,11 +1,22 @@
 // Settings every node of a fleet must share, kept in the catalogue: the first
 // node to start writes them, every later node adopts them or, where it was
 // configured with another value, refuses to start and says which.
+//
+// The admin token is the fleet's for good (a node configured with another
+// always refuses). The other shared settings (SHARED_SETTINGS) are the
+// configuration of the nodes that run: a node that disagrees with the stored
+// value refuses while another node is live, and replaces it when none is, so
+// a fleet changes one by stopping every node and starting them with the new
+// value, never by running with two.
 import crypto from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import type pg from 'pg'
+import { LIVE_NODE_SECONDS } from '../lib/catalogue.ts'
+import type { PlatformConfig } from '../lib/config.ts'
+import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { ConfigError } from '../lib/errors.ts'
+import { log } from '../lib/log.ts'
 
 const ADMIN_TOKEN = 'admin_token'
 
@@ -55,4 +66,78 @@ export async function fleetAdminToken(catalogue: pg.Pool, config: { adminToken: 
     fs.writeFileSync(path.join(config.home, 'admin-token'), fleet + '\n', { mode: 0o600 })
   }
   return fleet
+}
+
+/** A setting every node must agree on: its environment variable and its value on this node ('' when unset). */
+interface SharedSetting {
+  name: string
+  env: string
+  value: string
+}
+
+type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push'>
+
+/**
+ * What every node must agree on besides the admin token: the addresses that
+ * go into links and tokens, the throttle's figures (its counts are shared, so
+ * different limits would be applied to the same counts), and the push
+ * providers' endpoints. A public URL left to its default (this node's own
+ * host and port) is no setting: only one given explicitly is shared.
+ */
+function sharedSettings(config: SharedConfig): SharedSetting[] {
+  const ownDefault = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`
+  return [
+    { name: 'public_url', env: 'BASEPLANE_PUBLIC_URL', value: config.publicUrl === ownDefault ? '' : config.publicUrl },
+    { name: 'base_domain', env: 'BASEPLANE_BASE_DOMAIN', value: config.baseDomain ?? '' },
+    { name: 'throttle_max_failures', env: 'BASEPLANE_THROTTLE_MAX_FAILURES', value: String(config.throttle.maxFailures) },
+    { name: 'throttle_window_seconds', env: 'BASEPLANE_THROTTLE_WINDOW_SECONDS', value: String(config.throttle.windowSeconds) },
+    { name: 'throttle_block_seconds', env: 'BASEPLANE_THROTTLE_BLOCK_SECONDS', value: String(config.throttle.blockSeconds) },
+    { name: 'apns_url', env: 'BASEPLANE_APNS_URL', value: config.push.apnsUrl ?? '' },
+    { name: 'fcm_url', env: 'BASEPLANE_FCM_URL', value: config.push.fcmUrl },
+    { name: 'fcm_token_url', env: 'BASEPLANE_FCM_TOKEN_URL', value: config.push.fcmTokenUrl },
+  ]
+}
+
+const shown = (value: string) => (value === '' ? '(unset)' : `"${value}"`)
+
+/**
+ * Checks this node's shared settings against the fleet's (see the top of
+ * this file): stores them when the catalogue has none or no other node is
+ * live, refuses with every disagreement named when another node runs with
+ * other values. In one transaction, under a lock, so two nodes starting at
+ * once cannot both write.
+ */
+export async function checkFleetSettings(catalogue: pg.Pool, config: SharedConfig): Promise<void> {
+  const mine = sharedSettings(config)
+  await withPoolTransaction(catalogue, async (client) => {
+    await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.fleet_settings'))`)
+    const { rows } = await client.query<{ name: string; value: string }>(`select name, value from baseplane.fleet_settings where name = any($1::text[])`, [
+      mine.map((setting) => setting.name),
+    ])
+    const stored = new Map(rows.map((row) => [row.name, row.value]))
+    const differing = mine.filter((setting) => stored.has(setting.name) && stored.get(setting.name) !== setting.value)
+    if (differing.length > 0) {
+      const { rows: live } = await client.query<{ count: number }>(
+        `select count(*)::int as count from baseplane.nodes where heartbeat_at > now() - make_interval(secs => $1)`,
+        [LIVE_NODE_SECONDS],
+      )
+      if (live[0]!.count > 0) {
+        const lines = differing.map((setting) => `${setting.env} is ${shown(setting.value)} here but ${shown(stored.get(setting.name)!)} on the running nodes`)
+        throw new ConfigError(
+          `this node's settings differ from the fleet's, and every node must agree: ${lines.join('; ')}. ` +
+            `Start it with the fleet's values, or stop every node and start them all with the new ones.`,
+        )
+      }
+      log.info("no other node is running: the fleet takes this node's settings", {
+        changed: Object.fromEntries(differing.map((setting) => [setting.env, { from: stored.get(setting.name), to: setting.value }])),
+      })
+    }
+    for (const setting of mine) {
+      await client.query(
+        `insert into baseplane.fleet_settings (name, value) values ($1, $2)
+         on conflict (name) do update set value = excluded.value, set_at = now() where baseplane.fleet_settings.value <> excluded.value`,
+        [setting.name, setting.value],
+      )
+    }
+  })
 }

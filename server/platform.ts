@@ -27,7 +27,7 @@ import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
 import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
-import { fleetAdminToken } from '../control-plane/fleet-settings.ts'
+import { checkFleetSettings, fleetAdminToken } from '../control-plane/fleet-settings.ts'
 import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
 
@@ -104,8 +104,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   const engine = httpEngine ?? (await loadHttpEngine(config.httpEngine))
   const defaultServerBudget = await defaultServerBudgetOf(config, databaseUrl)
   const controlPlane = await ControlPlane.open(databaseUrl, { defaultServerBudget })
-  // Checked before anything starts: a node configured with another fleet's token refuses.
-  const adminToken = await fleetAdminToken(controlPlane.catalogue, config).catch(async (error: unknown) => {
+  // Checked before anything starts: a node configured with another fleet's token or settings refuses.
+  const adminToken = await (async () => {
+    const token = await fleetAdminToken(controlPlane.catalogue, config)
+    await checkFleetSettings(controlPlane.catalogue, config)
+    return token
+  })().catch(async (error: unknown) => {
     await controlPlane.close()
     throw error
   })

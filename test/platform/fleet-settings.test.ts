@@ -1,7 +1,8 @@
-// One fleet, one admin token (issue 24 item 6): the first node's token is the
-// fleet's, kept in the catalogue; a node started without one adopts it, a node
-// configured with another refuses to start; wrong admin tokens are throttled per
-// address like wrong passwords.
+// One fleet, one set of settings (issue 24 item 6): the first node's admin token
+// is the fleet's, kept in the catalogue; a node started without one adopts it, a
+// node configured with another refuses to start; the other shared settings
+// (public URL, base domain, throttle figures, push endpoints) are checked against
+// the running nodes'; wrong admin tokens are throttled per address like wrong passwords.
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -45,6 +46,46 @@ t.test('the first node\'s admin token is the fleet\'s: adopted by a node without
   const same = await startPlatform(sameConfig, catalogueUrl)
   nodes.push(same)
   t.equal(same.adminToken, first.adminToken, 'a node configured with the fleet\'s token starts')
+})
+
+t.test("a node that disagrees with the running fleet's shared settings refuses; with none running, the fleet takes its settings", async (t) => {
+  const catalogueUrl = await catalogueDatabase(t)
+  const homes: string[] = []
+  const running: RunningPlatform[] = []
+  t.teardown(async () => {
+    for (const node of running) await node.stop()
+    await dropCatalogue(catalogueUrl)
+    for (const home of homes) fs.rmSync(home, { recursive: true, force: true })
+  })
+  const configOf = async (env: Record<string, string>) => {
+    const config = testConfig(catalogueUrl, await freePort(), env)
+    homes.push(config.home)
+    return config
+  }
+  const fleetEnv = { BASEPLANE_PUBLIC_URL: 'https://api.example.test', BASEPLANE_THROTTLE_MAX_FAILURES: '7', BASEPLANE_FCM_URL: 'https://fcm.example.test' }
+  const first = await startPlatform(await configOf(fleetEnv), catalogueUrl)
+  running.push(first)
+  const agreeing = await startPlatform(await configOf(fleetEnv), catalogueUrl)
+  running.push(agreeing)
+  t.ok(agreeing.port > 0, 'a node with the same settings joins')
+
+  await t.rejects(
+    startPlatform(await configOf({ ...fleetEnv, BASEPLANE_THROTTLE_MAX_FAILURES: '9', BASEPLANE_PUBLIC_URL: 'https://other.example.test' }), catalogueUrl),
+    {
+      code: 'invalid_config',
+      message:
+        /^this node's settings differ from the fleet's, and every node must agree: BASEPLANE_PUBLIC_URL is "https:\/\/other\.example\.test" here but "https:\/\/api\.example\.test" on the running nodes; BASEPLANE_THROTTLE_MAX_FAILURES is "9" here but "7" on the running nodes\. /,
+    },
+    'each disagreement is named',
+  )
+  const { BASEPLANE_PUBLIC_URL: _url, ...withoutUrl } = fleetEnv
+  await t.rejects(startPlatform(await configOf(withoutUrl), catalogueUrl), { message: /BASEPLANE_PUBLIC_URL is \(unset\) here but "https:\/\/api\.example\.test"/ }, 'a public URL left unset is refused too')
+
+  for (const node of running.splice(0)) await node.stop()
+  const changed = await startPlatform(await configOf({ ...fleetEnv, BASEPLANE_THROTTLE_MAX_FAILURES: '9' }), catalogueUrl)
+  running.push(changed)
+  t.ok(changed.port > 0, 'with no node running, a node with new settings starts')
+  await t.rejects(startPlatform(await configOf(fleetEnv), catalogueUrl), { message: /BASEPLANE_THROTTLE_MAX_FAILURES is "7" here but "9" on the running nodes/ }, 'and its settings are now the fleet\'s')
 })
 
 t.test('wrong admin tokens are throttled per address, like wrong passwords', async (t) => {
