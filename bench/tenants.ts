@@ -18,7 +18,7 @@ import { planLimits } from '../lib/plans.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { createTenants, type Tenant } from './lib/tenants-projects.ts'
 import { postgresMemoryBytes, ServerWatch } from './lib/tenants-server.ts'
-import { wrkTenants, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
+import { wrkTenants, type TenantEndpoint, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
 import { formatLoad } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
 
@@ -55,12 +55,7 @@ const SLEEP_SECONDS = 2
 const percentile = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.ceil((p / 100) * values.length) - 1]!
 const mb = (bytes: number) => bytes / (1024 * 1024)
 
-interface Endpoint {
-  name: string
-  method: 'GET' | 'POST'
-  body?: string
-  request(tenant: Tenant): TenantRequest
-}
+type Endpoint = TenantEndpoint
 
 const TYPENAME = JSON.stringify({ query: '{ __typename }' })
 const graphql: Endpoint = {

@@ -7,6 +7,7 @@ import { loadConfig, type PlatformConfig } from '../lib/config.ts'
 import { BaseplaneError } from '../lib/errors.ts'
 import { describeError, setLogLevel } from '../lib/log.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
+import { withUnacknowledged } from '../control-plane/unacknowledged.ts'
 import { platformDatabase } from '../server/platform.ts'
 import { VERSION } from '../control-plane/version.ts'
 import { NoPlatformError, UsageError, type CliContext, type Command, type ParsedArgs } from './command.ts'
@@ -199,6 +200,12 @@ function help(argv: string[], home: string | undefined): number {
   return 0
 }
 
+/** Done, but not everywhere yet: the nodes named may serve the old state until they hear from the catalogue again or a balancer takes them out. */
+function unacknowledgedWarning(nodes: string[]): string {
+  const [which, they, hear] = nodes.length === 1 ? ['node', 'it', 'hears'] : ['nodes', 'they', 'hear']
+  return `baseplane: warning: the change is made, but data-plane ${which} ${nodes.join(', ')} did not acknowledge it in time: ${they} may serve the old state until ${they} ${hear} from the catalogue again (or a balancer takes ${they === 'it' ? 'it' : 'them'} out: BASEPLANE_CATALOGUE_SILENCE_MS)`
+}
+
 export async function main(argv: string[]): Promise<number> {
   let home: string | undefined
   let url: string | undefined
@@ -224,9 +231,13 @@ export async function main(argv: string[]): Promise<number> {
     const args = parse(command, found.rest)
     if (command.words[0] !== 'start') setLogLevel('silent')
     const context = contextFor(config, cleanups, command.words[0] === 'start' ? undefined : url)
-    const result = await command.run(context, args)
+    // A change not every node acknowledged in time is a warning; `start` serves until stopped (its admin API reports per request).
+    const chosen = command
+    const run = () => chosen.run(context, args)
+    const { result, unacknowledged } = chosen.words[0] === 'start' ? { result: await run(), unacknowledged: [] as string[] } : await withUnacknowledged(run)
     if (args.values.json === true || !command.human) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     else process.stdout.write((command.human as (r: unknown, c: CliContext) => string)(result, context) + '\n')
+    if (unacknowledged.length > 0) process.stderr.write(`${unacknowledgedWarning(unacknowledged)}\n`)
     return 0
   } catch (error) {
     if (BaseplaneError.is(error)) {

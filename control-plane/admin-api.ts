@@ -8,6 +8,7 @@ import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { dbUrlView, keysView, projectView, serverStateView, serverView, type Addressing } from './views.ts'
 import { REF_SOURCE } from '../lib/refs.ts'
+import { UNACKNOWLEDGED_HEADER, withUnacknowledged } from './unacknowledged.ts'
 import { fieldsOf, readJsonObject, type JsonObject } from '../lib/http/body.ts'
 import { platformErrorResponse } from '../lib/http/errors.ts'
 import { Router, type RouteSpec } from '../lib/http/router.ts'
@@ -165,9 +166,14 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
       const match = router.match(request.method, request.path.slice(ADMIN_PREFIX.length))
       if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
       if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
-      const [status, body] = await match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) })
+      const { result, unacknowledged } = await withUnacknowledged(() =>
+        match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) }),
+      )
       incidents.recovered(DATABASE)
-      return respond(status, body)
+      const response = respond(result[0], result[1])
+      // Done, but those nodes may serve the old state until they hear from the catalogue again or are taken out (issue 24 item 3).
+      if (unacknowledged.length > 0) response.headers[UNACKNOWLEDGED_HEADER] = unacknowledged.join(', ')
+      return response
     } catch (error) {
       if (BaseplaneError.is(error)) return platformErrorResponse(error)
       // The catalogue or a project's database did not answer (the error does not say which): 503, logged once per incident.

@@ -3,19 +3,21 @@
 import crypto from 'node:crypto'
 import pg from 'pg'
 import { classifyDatabaseError, incidents } from '../lib/db/database-errors.ts'
-import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
+import { LIVE_NODE_SECONDS, PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
 import { migrate } from '../lib/db/migrations.ts'
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { signApiKey } from '../lib/jwt.ts'
 import { log } from '../lib/log.ts'
 import { loadConfig } from '../lib/config.ts'
+import { apiRoleLimit } from '../lib/plans.ts'
 import {
   createProjectDatabase,
   dropProjectDatabase,
   ensureClusterRoles,
   limitProjectRoles,
   upgradeProjectDatabase,
+  type PlacedProject,
   type ProjectDatabaseNames,
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
@@ -23,11 +25,17 @@ import { releaseProjectRoles } from './project-roles.ts'
 import { addFirstSigningKey, dropExpiredSigningKeys, validateSigningAlg } from './signing-keys.ts'
 import { addServer, DEFAULT_SERVER, listServers, placeProject, removeServer, serverState, setServerBudget, setServerDraining, type AddServerInput, type DatabaseServer, type ServerState } from './servers.ts'
 import { isRef } from '../lib/refs.ts'
+import { reportUnacknowledged } from './unacknowledged.ts'
 
 /** How long a change waits for every data-plane process to apply it. */
 const SETTLE_TIMEOUT_MS = 5000
-/** A process whose heartbeat is older than this is taken for dead and not waited for. */
-const LIVE_NODE_SECONDS = 10
+/**
+ * A process heard from within this long may still be serving (cut off from the
+ * catalogue, it turns unready after BASEPLANE_CATALOGUE_SILENCE_MS, and a
+ * balancer takes a while more to take it out): if it has not acknowledged a
+ * change, the change says so, though it was not waited for.
+ */
+const SERVING_NODE_SECONDS = 60
 
 const REF_ALPHABET = 'abcdefghijklmnopqrstuvwxyz'
 
@@ -122,8 +130,11 @@ export class ControlPlane {
    * Waits until every live data-plane process has applied the catalogue's
    * latest change to its cache, so the change is seen by the next request
    * anywhere. Every operation that changes a project calls it before it returns.
+   * Returns the ids of the processes that may still be serving and had not
+   * applied it by the deadline (also reported to withUnacknowledged(), which the
+   * admin API and the CLI tell the operator from).
    */
-  async changed(): Promise<void> {
+  async changed(): Promise<string[]> {
     const { rows } = await this.catalogue.query<{ change: string }>('select baseplane.last_change() as change')
     const target = Number(rows[0]!.change)
     const deadline = Date.now() + SETTLE_TIMEOUT_MS
@@ -133,10 +144,59 @@ export class ControlPlane {
           where seen_change < $1 and heartbeat_at > now() - make_interval(secs => $2)`,
         [target, LIVE_NODE_SECONDS],
       )
-      if (behind[0]!.count === 0) return
+      if (behind[0]!.count === 0) break
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
-    log.info('a data-plane process did not acknowledge a catalogue change in time', { change: target })
+    const { rows: behind } = await this.catalogue.query<{ id: string }>(
+      `select id from baseplane.nodes where seen_change < $1 and heartbeat_at > now() - make_interval(secs => $2) order by id`,
+      [target, SERVING_NODE_SECONDS],
+    )
+    const nodes = behind.map((row) => row.id)
+    if (nodes.length > 0) log.info('data-plane processes did not acknowledge a catalogue change in time', { change: target, nodes })
+    reportUnacknowledged(nodes)
+    return nodes
+  }
+
+  /** Data-plane processes whose heartbeat is recent (at least 1): they divide the servers' budgets and multiply the roles' limits. */
+  async liveNodes(): Promise<number> {
+    const { rows } = await this.catalogue.query<{ nodes: number }>(
+      `select count(*)::int as nodes from baseplane.nodes where heartbeat_at > now() - make_interval(secs => $1)`,
+      [LIVE_NODE_SECONDS],
+    )
+    return Math.max(1, rows[0]!.nodes)
+  }
+
+  #placed(project: ProjectRecord, nodes: number): PlacedProject {
+    return { names: namesOf(project), plan: project.plan, apiLimit: apiRoleLimit(project.plan, nodes, project.dbServerBudget ?? this.defaultServerBudget) }
+  }
+
+  /**
+   * Sizes every project's api role for a fleet of `nodes` (lib/plans.ts
+   * apiRoleLimit), server by server, touching only roles that differ. One node
+   * at a time does it (the others skip, and their next look finds it done); a
+   * server that does not answer is left for the next time.
+   */
+  async sizeRoleLimits(nodes: number): Promise<void> {
+    const lock = await this.catalogue.connect()
+    try {
+      const { rows } = await lock.query<{ taken: boolean }>(`select pg_try_advisory_lock(hashtext('baseplane.role_limits')) as taken`)
+      if (!rows[0]!.taken) return
+      try {
+        const projects = await listProjects(lock, this.defaultServerUrl)
+        for (const server of new Set(projects.map((p) => p.dbServer))) {
+          const here = projects.filter((p) => p.dbServer === server)
+          try {
+            await limitProjectRoles(await this.serverUrl(server), here.map((p) => this.#placed(p, nodes)))
+          } catch (error) {
+            log.info('could not size the role limits of a database server; trying again later', { server, nodes, error: (error as Error).message })
+          }
+        }
+      } finally {
+        await lock.query(`select pg_advisory_unlock(hashtext('baseplane.role_limits'))`)
+      }
+    } finally {
+      lock.release()
+    }
   }
 
   async list(): Promise<ProjectRecord[]> {
@@ -179,7 +239,7 @@ export class ControlPlane {
       )
       if (inserted.rowCount === 0) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
       await addFirstSigningKey(client, ref, signingAlg)
-      await createProjectDatabase(server.url, names, plan)
+      await createProjectDatabase(server.url, names, plan, apiRoleLimit(plan, await this.liveNodes(), server.connectionBudget))
     })
     await this.changed()
     return this.get(ref)
@@ -198,7 +258,8 @@ export class ControlPlane {
     const valid = validatePlan(plan)
     const project = await this.get(ref)
     // Roles first: a server that cannot be reached leaves the plan unchanged.
-    await limitProjectRoles(await this.serverUrl(project.dbServer), [{ names: namesOf(project), plan: valid }])
+    const apiLimit = apiRoleLimit(valid, await this.liveNodes(), project.dbServerBudget ?? this.defaultServerBudget)
+    await limitProjectRoles(await this.serverUrl(project.dbServer), [{ names: namesOf(project), plan: valid, apiLimit }])
     const updated = await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
     if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
     await this.changed()
@@ -276,6 +337,8 @@ export class ControlPlane {
   /** upgradeAll() for these servers only (those that were down). */
   async upgradeServers(servers: string[], projects?: ProjectRecord[]): Promise<{ applied: Map<string, number[]>; down: string[] }> {
     const all = projects ?? (await this.list())
+    // A node starting now is counted once its heartbeat begins (data-plane/fleet-size.ts sizes the roles again).
+    const nodes = await this.liveNodes()
     const applied = new Map<string, number[]>()
     const down: string[] = []
     for (const server of servers) {
@@ -285,7 +348,7 @@ export class ControlPlane {
         // New cluster-wide roles first: new project SQL may grant them.
         await ensureClusterRoles(serverUrl)
         // Projects made before role limits existed, or roles changed by hand.
-        await limitProjectRoles(serverUrl, here.map((p) => ({ names: namesOf(p), plan: p.plan })))
+        await limitProjectRoles(serverUrl, here.map((p) => this.#placed(p, nodes)))
         for (const project of here) {
           const versions = await upgradeProjectDatabase(serverUrl, namesOf(project))
           if (versions.length > 0) applied.set(project.ref, versions)

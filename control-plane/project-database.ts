@@ -52,9 +52,9 @@ async function serverVersion(admin: pg.ClientBase): Promise<number> {
  * the api role may also use the server's reserved_connections slots: when the
  * owners have taken the rest, the platform's own API connections still get in.
  */
-async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, plan: Plan, version: number): Promise<void> {
+async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, plan: Plan, apiLimit: number, version: number): Promise<void> {
   const limits = planLimits(plan)
-  await admin.query(`alter role ${escapeIdentifier(names.apiRole)} connection limit ${limits.apiConnections}`)
+  await admin.query(`alter role ${escapeIdentifier(names.apiRole)} connection limit ${apiLimit}`)
   await admin.query(`alter role ${escapeIdentifier(names.ownerRole)} connection limit ${limits.ownerConnections}`)
   // The api role is NOINHERIT (it may only SET ROLE to the API roles), so this
   // one grant must say INHERIT: the reserved slots are checked against the
@@ -67,11 +67,14 @@ async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames
 export interface PlacedProject {
   names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>
   plan: Plan
+  /** The api role's CONNECTION LIMIT for the fleet as it is (lib/plans.ts apiRoleLimit). */
+  apiLimit: number
 }
 
 /**
- * Brings the role limits of projects on one server to their plans, touching
- * only roles that differ (start-up runs this for every project).
+ * Brings the role limits of projects on one server to their plans and the
+ * fleet's size, touching only roles that differ (start-up runs this for every
+ * project, and a node that sees the fleet change size).
  */
 export async function limitProjectRoles(serverUrl: string, projects: PlacedProject[]): Promise<void> {
   if (projects.length === 0) return
@@ -89,8 +92,8 @@ export async function limitProjectRoles(serverUrl: string, projects: PlacedProje
       const api = current.get(project.names.apiRole)
       const owner = current.get(project.names.ownerRole)
       if (!api || !owner) continue
-      if (api.rolconnlimit !== limits.apiConnections || owner.rolconnlimit !== limits.ownerConnections || !api.reserved) {
-        await limitRoles(admin, project.names, project.plan, version)
+      if (api.rolconnlimit !== project.apiLimit || owner.rolconnlimit !== limits.ownerConnections || !api.reserved) {
+        await limitRoles(admin, project.names, project.plan, project.apiLimit, version)
       }
     }
   })
@@ -100,7 +103,7 @@ export async function limitProjectRoles(serverUrl: string, projects: PlacedProje
  * Creates roles and database, then installs the project SQL. On failure it
  * drops what it created (and only that), so nothing partial is left.
  */
-export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames, plan: Plan): Promise<void> {
+export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames, plan: Plan, apiLimit: number): Promise<void> {
   const created: Array<() => string> = []
   try {
     await withClient(serverUrl, async (admin) => {
@@ -110,7 +113,7 @@ export async function createProjectDatabase(serverUrl: string, names: ProjectDat
       await admin.query(`grant anon, authenticated, service_role to ${escapeIdentifier(names.apiRole)}`)
       await admin.query(`create role ${escapeIdentifier(names.ownerRole)} login password ${escapeLiteral(names.ownerPassword)}`)
       created.push(() => `drop role if exists ${escapeIdentifier(names.ownerRole)}`)
-      await limitRoles(admin, names, plan, await serverVersion(admin))
+      await limitRoles(admin, names, plan, apiLimit, await serverVersion(admin))
       await admin.query(`create database ${escapeIdentifier(names.database)}`)
       created.push(() => `drop database if exists ${escapeIdentifier(names.database)} with (force)`)
     })

@@ -12,7 +12,6 @@ import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
-import { concernConnections } from '../lib/plans.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
@@ -158,12 +157,10 @@ export class DataPlane {
         plan: project.plan,
         version: project.version,
         // A project's pool in a thread needs no more connections than the
-        // requests its fair share lets run there at once, nor more than the
-        // node's share of the role's limit (lib/plans.ts concernConnections).
+        // requests its fair share lets run there at once.
         database: apiDatabaseOf(project, {
           serverBudget: project.dbServerBudget,
           poolMax: this.#deps.dispatcher.limitsOf(project.plan).concurrentRequests,
-          fleetConnections: concernConnections(project.plan, { auth: project.authEnabled, push: project.pushEnabled }),
         }),
         roleTimeouts: project.roleTimeouts,
       }

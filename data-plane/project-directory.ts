@@ -4,8 +4,18 @@
 // process then acknowledges the change number in baseplane.nodes, and the
 // control plane waits for every live process's acknowledgement before it
 // reports a change done: that is what makes a setting apply on the very next
-// request. If the listening connection drops, notifications may have been
-// missed, so the whole cache is dropped and the connection re-established.
+// request. The listening connection, the acknowledgements and the heartbeat
+// are this node's link to the catalogue (catalogue-link.ts).
+//
+// The catalogue may fail; projects keep answering (issue 24 item 3): while the
+// link is down (refused, or hanging past its deadline) the records already
+// cached keep being served, and only a miss asks the catalogue (and answers
+// 503 when it does not answer in time). Changes made meanwhile are not heard,
+// so the staleness is bounded elsewhere: /health turns unready once the link
+// has been silent for BASEPLANE_CATALOGUE_SILENCE_MS (platform-health.ts), and
+// the control plane names the nodes that did not acknowledge a change. When
+// the link is back, everything cached is dropped, since changes may have been
+// missed.
 //
 // Anyone who can connect to the catalogue's database may NOTIFY on the
 // channel, so a payload is believed only when it is "<ref>:<n>" with a ref of
@@ -28,11 +38,13 @@ import os from 'node:os'
 import { LRUCache } from 'lru-cache'
 import pg from 'pg'
 import { readProjects, type ProjectRecord } from '../lib/catalogue.ts'
+import { connectFailure } from '../lib/db/database-errors.ts'
+import { probeFailure } from '../lib/db/probe-deadline.ts'
 import { log } from '../lib/log.ts'
 import { isRef, REF_SOURCE } from '../lib/refs.ts'
+import { CatalogueLink, LINK_DEADLINE_MS } from './catalogue-link.ts'
 
 const CHANNEL = 'baseplane_change'
-const HEARTBEAT_MS = 2000
 /** Change numbers stay well inside the integers a double holds exactly. */
 const PAYLOAD = new RegExp(`^(${REF_SOURCE}):([1-9][0-9]{0,14})$`)
 
@@ -71,12 +83,9 @@ export class ProjectDirectory {
   #reads = 0
   /** Bumped on every invalidation, so a read that raced a change is not cached. */
   #generation = 0
-  #listener: pg.Client | undefined
-  #closed = false
-  #retry: NodeJS.Timeout | undefined
-  #heartbeat: NodeJS.Timeout | undefined
   /** This process's row in baseplane.nodes. */
   readonly #nodeId = `${os.hostname()}:${process.pid}:${crypto.randomBytes(4).toString('hex')}`
+  readonly #link: CatalogueLink
   #acknowledged = 0
   /** The highest change number the catalogue is known to have issued. */
   #issued = 0
@@ -90,6 +99,20 @@ export class ProjectDirectory {
     this.#limits = { ...DIRECTORY_LIMITS, ...limits }
     this.#projects = new LRUCache({ max: this.#limits.projects })
     this.#missing = new LRUCache({ max: this.#limits.missing, ttl: this.#limits.missingTtlMs })
+    this.#link = new CatalogueLink(databaseUrl, CHANNEL, this.#nodeId, {
+      connected: () => this.#connected(),
+      notified: (payload) => this.#notified(payload),
+    })
+  }
+
+  /** This process's id in baseplane.nodes (what the control plane names when it did not acknowledge a change). */
+  get nodeId(): string {
+    return this.#nodeId
+  }
+
+  /** When the catalogue last answered on this node's link (ms since the epoch; 0: never). */
+  get lastHeardAt(): number {
+    return this.#link.lastHeardAt
   }
 
   /** Statements this directory has sent to read projects (tests count them). */
@@ -105,55 +128,31 @@ export class ProjectDirectory {
   async start(): Promise<void> {
     // Rows of processes that died without saying goodbye.
     await this.#catalogue.query(`delete from baseplane.nodes where heartbeat_at < now() - interval '1 hour'`)
-    await this.#listen()
-    this.#heartbeat = setInterval(() => {
-      this.#catalogue.query('update baseplane.nodes set heartbeat_at = now() where id = $1', [this.#nodeId]).catch(() => {})
-    }, HEARTBEAT_MS)
-    this.#heartbeat.unref()
+    await this.#link.start()
   }
 
   /** Records that every change up to `change` is applied to this process's cache. */
   #acknowledge(change: number, always = false): void {
     if (change <= this.#acknowledged && !always) return
     this.#acknowledged = change
-    this.#catalogue
+    // On the link: a pool connection left hanging by an outage must not keep acknowledgements from the control plane after it.
+    this.#link
       .query(
         `insert into baseplane.nodes (id, seen_change) values ($1, $2)
          on conflict (id) do update set seen_change = greatest(baseplane.nodes.seen_change, excluded.seen_change), heartbeat_at = now()`,
         [this.#nodeId, change],
       )
-      .catch((error) => log.error('could not acknowledge a catalogue change', error))
+      // A lost link says so once (catalogue-link.ts), and its return acknowledges everything.
+      .catch(() => {})
   }
 
-  async #listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.#databaseUrl, application_name: 'baseplane-directory' })
-    const lost = () => {
-      if (this.#listener !== client) return
-      this.#listener = undefined
-      this.#clear()
-      client.end().catch(() => {})
-      if (!this.#closed) this.#retry = setTimeout(() => this.#listen().catch(() => lost()), 500)
-    }
-    client.on('error', lost)
-    client.on('end', lost)
-    client.on('notification', (message) => this.#notified(message.payload ?? ''))
-    this.#listener = client
-    this.#generation += 1
-    try {
-      await client.connect()
-      await client.query(`listen ${CHANNEL}`)
-    } catch (error) {
-      log.error('catalogue listener failed to connect; retrying', error)
-      lost()
-      return
-    }
-    // Anything cached before the listener was up may be stale: drop it all,
-    // which covers every change made so far.
+  /** The link listens (again): anything cached before may be stale, so all of it is dropped, which covers every change made so far. */
+  async #connected(): Promise<void> {
     this.#clear()
     try {
       this.#acknowledge(await this.#readIssued(this.#notifications), true)
     } catch (error) {
-      log.error('could not read the last catalogue change', error)
+      log.error('catalogue listener could not read the last catalogue change', error)
     }
   }
 
@@ -197,7 +196,7 @@ export class ProjectDirectory {
   #readIssued(seenAt: number): Promise<number> {
     const current = this.#issuedRead
     if (current !== undefined && current.startedAt >= seenAt) return current.promise
-    const promise = this.#catalogue.query<{ change: string }>('select baseplane.last_change() as change').then((result) => {
+    const promise = this.#link.query<{ change: string }>('select baseplane.last_change() as change').then((result) => {
       this.#issued = Math.max(this.#issued, Number(result.rows[0]!.change))
       return this.#issued
     })
@@ -211,6 +210,8 @@ export class ProjectDirectory {
   }
 
   #clear(): void {
+    // A read sent before this point may miss a change that was never notified: not cached.
+    this.#generation += 1
     this.#projects.clear()
     this.#missing.clear()
   }
@@ -228,12 +229,11 @@ export class ProjectDirectory {
     return this.#projects.get(ref)
   }
 
+  /** The cached record (also while the link is down: what this node knows), else the catalogue's. */
   async get(ref: string): Promise<ProjectRecord | undefined> {
-    if (this.#listener) {
-      const project = this.#projects.get(ref)
-      if (project !== undefined) return project
-      if (this.#missing.get(ref) !== undefined) return undefined
-    }
+    const project = this.#projects.get(ref)
+    if (project !== undefined) return project
+    if (this.#missing.get(ref) !== undefined) return undefined
     return this.reload(ref)
   }
 
@@ -274,11 +274,18 @@ export class ProjectDirectory {
     }
     const generation = this.#generation
     this.#reads += 1
-    readProjects(
+    const statement = readProjects(
       this.#catalogue,
       batch.map(([ref]) => ref),
       this.#databaseUrl,
     )
+    // A catalogue that hangs answers these requests 503 after the deadline, and the next batch goes out.
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(connectFailure(new Error(`the catalogue did not answer within ${LINK_DEADLINE_MS} ms`))), LINK_DEADLINE_MS)
+    })
+    statement.catch(() => {})
+    Promise.race([statement, deadline])
       .then(
         (projects) => {
           const found = new Map(projects.map((project) => [project.ref, project]))
@@ -302,16 +309,16 @@ export class ProjectDirectory {
           }
         },
       )
-      .finally(() => this.#readQueued())
+      .finally(() => {
+        clearTimeout(timer)
+        this.#readQueued()
+      })
   }
 
   async close(): Promise<void> {
-    this.#closed = true
-    clearTimeout(this.#retry)
-    clearInterval(this.#heartbeat)
-    await this.#catalogue.query('delete from baseplane.nodes where id = $1', [this.#nodeId]).catch(() => {})
-    const listener = this.#listener
-    this.#listener = undefined
-    await listener?.end().catch(() => {})
+    // The link first, so no acknowledgement brings the row back. Bounded: a stop
+    // does not wait on a catalogue that hangs (the row then ages out of the live nodes).
+    await this.#link.close()
+    await probeFailure(this.#catalogue.query('delete from baseplane.nodes where id = $1', [this.#nodeId]), LINK_DEADLINE_MS)
   }
 }

@@ -193,11 +193,10 @@ export async function listProjects(pool: pg.Pool | pg.ClientBase, defaultServerU
  * Connection details the data plane uses (the project's login role), with the
  * pool limits the caller decides: `serverBudget`, the connections the fleet's
  * processes together may hold to the project's server (each takes its share);
- * `poolMax`, the project's pool size per thread; `fleetConnections`, the
- * concern's part of the role's limit. The pools fall back to the worker
- * options when they are absent.
+ * `poolMax`, the project's pool size per thread. The pools fall back to the
+ * worker options when they are absent.
  */
-export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax' | 'fleetConnections'> = {}): ProjectDatabase {
+export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax'> = {}): ProjectDatabase {
   return {
     ref: project.ref,
     host: project.dbHost,
@@ -207,7 +206,6 @@ export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDataba
     password: project.dbApiPassword,
     serverBudget: limits.serverBudget,
     poolMax: limits.poolMax,
-    fleetConnections: limits.fleetConnections,
   }
 }
 

@@ -15,7 +15,7 @@ export interface PlatformConfig {
   /** With a base domain, projects are also served at https://<ref>.<baseDomain>. */
   baseDomain: string | undefined
   adminToken: string | undefined
-  /** Upper bound on PostgreSQL connections one data-plane process opens to project databases. */
+  /** The default server's budget: PostgreSQL connections the fleet's data-plane processes together open to its project databases (each live node takes its share). */
   maxProjectConnections: number
   /** Connections one project may hold in one pool (per worker thread). */
   projectPoolSize: number
@@ -48,6 +48,15 @@ export interface PlatformConfig {
    * its unhealthy threshold, so it stops sending here first. 0: close at once.
    */
   unreadyMillis: number
+  /**
+   * Opt-in (0, the default: off): how long a node keeps saying it is ready
+   * after its catalogue link last answered (issue 24 item 3); past it,
+   * `/health` answers 503 so a balancer takes the node out, since it may be
+   * missing changes (a revoked key). Off by default because with one catalogue
+   * an outage would turn every node unready and empty the balancer, while the
+   * nodes can serve what they know. The link beats every 2 s, hence the floor.
+   */
+  catalogueSilenceMillis: number
 }
 
 type Env = Record<string, string | undefined>
@@ -142,8 +151,16 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     logLevel,
     httpEngine,
     unreadyMillis: integer(env, 'BASEPLANE_UNREADY_MS', 0, 0, 120000),
+    catalogueSilenceMillis: silence(env),
   }
   return deepFreeze(config)
+}
+
+/** BASEPLANE_CATALOGUE_SILENCE_MS: 0 (off), or 3000 to 600000. */
+function silence(env: Env): number {
+  const millis = integer(env, 'BASEPLANE_CATALOGUE_SILENCE_MS', 0, 0, 600000)
+  if (millis > 0 && millis < 3000) throw new ConfigError(`BASEPLANE_CATALOGUE_SILENCE_MS must be 0 (off) or between 3000 and 600000, got ${millis}`)
+  return millis
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {

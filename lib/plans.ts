@@ -14,14 +14,14 @@ export interface PlanLimits {
   concurrentRequests: number
   /** Requests of one project that may wait for a slot per concern; beyond this, 503 with Retry-After. */
   queuedRequests: number
-  /** CONNECTION LIMIT of the project's api login role (the platform's connections, all processes together). */
+  /** Connections one data-plane node may hold for the project (its api role's CONNECTION LIMIT is this times the live nodes: apiRoleLimit). */
   apiConnections: number
   /** CONNECTION LIMIT of the project's owner role (its developers' psql, migrations, tools). */
   ownerConnections: number
   /**
    * Connections of the project's push sender (its LISTEN connection and its
    * batches' pool), on the one node that holds its sending lease. They use the
-   * api role too, so they come off apiConnections before the request pools' share.
+   * api role too: with the concerns' pools (3 x concurrentRequests) they fit in apiConnections.
    */
   pushActorConnections: number
 }
@@ -38,19 +38,16 @@ export function planLimits(plan: Plan): Readonly<PlanLimits> {
 }
 
 /**
- * Connections one concern's pools may hold for a project across the whole
- * fleet: the api role's CONNECTION LIMIT, less the push sender's, split evenly
- * between the concerns the project has on. Each node takes its part of this
- * (lib/db/project-pool.ts divides it by the live nodes), so the fleet together
- * stays under the role's limit whatever the number of nodes, down to one
- * connection per concern and node; past that many nodes, a node finding the
- * role's limit reached waits for a connection instead of failing.
+ * The CONNECTION LIMIT of a project's api role on a fleet of `nodes`: the
+ * plan's figure is what one node may use (its concerns' pools and the push
+ * sender's connections fit in it), so the role's limit grows with the live
+ * nodes, capped by the server's budget (never below the plan's figure). A node
+ * that joins before the roles are raised waits for a connection instead of
+ * failing (lib/db/project-pool.ts).
  */
-export function concernConnections(plan: Plan, products: { auth: boolean; push: boolean }): number {
-  const limits = PLAN_LIMITS[plan]
-  const concerns = 1 + (products.auth ? 1 : 0) + (products.push ? 1 : 0)
-  const push = products.push ? limits.pushActorConnections : 0
-  return Math.max(1, Math.floor((limits.apiConnections - push) / concerns))
+export function apiRoleLimit(plan: Plan, nodes: number, serverBudget: number): number {
+  const figure = PLAN_LIMITS[plan].apiConnections
+  return Math.max(figure, Math.min(figure * Math.max(1, nodes), serverBudget))
 }
 
 /** Per API role, in milliseconds (0: no limit). The operator may change them per project. */

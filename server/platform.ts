@@ -124,8 +124,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   const connectionBudget = createConnectionBudget()
   // The fleet's live nodes divide every server's budget and every role's limit.
   const budgetView = new ConnectionBudget(connectionBudget)
-  const fleet = new FleetSize(controlPlane.catalogue, (nodes) => {
-    budgetView.nodes = nodes
+  const fleet = new FleetSize(controlPlane.catalogue, {
+    selfId: directory.nodeId,
+    apply: (nodes) => {
+      budgetView.nodes = nodes
+    },
+    resize: (nodes) => controlPlane.sizeRoleLimits(nodes),
   })
   await fleet.start()
   const figures = new ProjectFigures({ known: (ref) => directory.peek(ref) !== undefined })
@@ -146,7 +150,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     },
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
-  const health = new PlatformHealth(databaseUrl, VERSION)
+  const health = new PlatformHealth(databaseUrl, VERSION, { link: directory, silenceMs: config.catalogueSilenceMillis })
   const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine })
   const routes = platformRoutes(controlPlane, addressing, adminToken, { fcmTokenUrl: config.push.fcmTokenUrl }, [recentFiguresRoute(figures, controlPlane)])
   const scrape = metricsRoute(metrics, adminToken)

@@ -10,6 +10,13 @@ import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { signJwt } from '../../lib/jwt.ts'
 import type { BenchPlatform } from './platform.ts'
 
+/** Where tenants are made: a control plane, its default server (as admin), and the origin their tokens name as issuer. */
+export interface TenantHost {
+  platform: Pick<BenchPlatform['platform'], 'controlPlane'>
+  serverUrl: string
+  origin: string
+}
+
 export interface Tenant {
   record: ProjectRecord
   /** Path form of the project's base URL: /project/<ref>. */
@@ -28,8 +35,9 @@ export interface CreatedTenants {
 // Longer than GoTrue's hour: creating 1,000 projects and running the loads takes longer than that.
 const TOKEN_SECONDS = 24 * 3600
 
-async function signedInUser(bench: BenchPlatform, record: ProjectRecord, basePath: string): Promise<string> {
-  const client = new pg.Client({ connectionString: adminUrlFor(bench.serverUrl, record.dbName) })
+/** A confirmed user with a session, written as the server's admin; their access token. `serverUrl`: the project's server. */
+export async function signedInUser(bench: TenantHost, record: ProjectRecord, basePath: string, serverUrl = bench.serverUrl): Promise<string> {
+  const client = new pg.Client({ connectionString: adminUrlFor(serverUrl, record.dbName) })
   await client.connect()
   try {
     const email = `bench@${record.ref}.example.test`
@@ -66,7 +74,7 @@ async function signedInUser(bench: BenchPlatform, record: ProjectRecord, basePat
 }
 
 /** Creates `n` projects one after the other, as an operator would, timing each step. */
-export async function createTenants(bench: BenchPlatform, n: number, progress: (done: number) => void): Promise<CreatedTenants> {
+export async function createTenants(bench: TenantHost, n: number, progress: (done: number) => void): Promise<CreatedTenants> {
   const { controlPlane } = bench.platform
   const created: CreatedTenants = { tenants: [], createMs: [], enableAuthMs: [] }
   for (let i = 0; i < n; i++) {

@@ -5,11 +5,20 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import type { Tenant } from './tenants-projects.ts'
 import type { LoadResult } from './wrk.ts'
 
 export interface TenantRequest {
   path: string
   headers: Record<string, string>
+}
+
+/** One endpoint a benchmark sends to every tenant: its method and body, and each tenant's path and headers. */
+export interface TenantEndpoint {
+  name: string
+  method: 'GET' | 'POST'
+  body?: string
+  request(tenant: Tenant): TenantRequest
 }
 
 export interface TenantLoad extends LoadResult {

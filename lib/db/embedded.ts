@@ -7,7 +7,7 @@ import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import pg from 'pg'
-import { describeError } from '../log.ts'
+import { describeError, log } from '../log.ts'
 import { SupervisedPostgres } from './embedded-supervisor.ts'
 
 export interface EmbeddedServer {
@@ -179,10 +179,14 @@ export async function startEmbedded(home: string, preferredPort: number, own: bo
   }
   const url = urlFor(state!)
   const pid = await settled(dataDir, url, state!.port)
-  if (pid !== undefined) {
-    // Already running (another command, or a previous run that was killed). It is not
-    // our child, so its death cannot be watched from here: only the process that
-    // started it supervises it.
+  if (pid !== undefined && own) {
+    // Left by a start that was killed (the home's pid file lets one start run at a
+    // time): not our child, so its death could not be watched. Restarted here, under
+    // this process's supervision, rather than served unsupervised.
+    log.info('restarting the embedded PostgreSQL a previous run left, to supervise it', { pid })
+    await stopPid(pid)
+  } else if (pid !== undefined) {
+    // Already running for the platform or another command: a command borrows it and leaves it be.
     return {
       url,
       expectExit: () => {},

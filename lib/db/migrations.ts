@@ -5,6 +5,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type pg from 'pg'
 import { escapeIdentifier, escapeLiteral } from 'pg'
+import { ConfigError } from '../errors.ts'
 import { PACKAGE_ROOT } from '../package-root.ts'
 import { inTransaction } from './request-transaction.ts'
 
@@ -89,8 +90,18 @@ export async function migrate(
     const done = new Set(
       (await client.query<{ version: number }>('select version from baseplane.migrations where migration_set = $1', [set])).rows.map((r) => r.version),
     )
+    const known = migrationsOf(set, root)
+    const newest = known.at(-1)?.version ?? 0
+    const ahead = [...done].filter((version) => version > newest)
+    if (ahead.length > 0) {
+      // A rolling deploy: a newer node has migrated this database; an older one
+      // would run against tables it does not know.
+      throw new ConfigError(
+        `the ${set} database was migrated by a newer Baseplane (its migration ${Math.max(...ahead)}; this one knows up to ${newest}): start this node with the fleet's newer version`,
+      )
+    }
     const applied: number[] = []
-    for (const migration of migrationsOf(set, root)) {
+    for (const migration of known) {
       if (done.has(migration.version)) continue
       await client.query(substitute(migration.sql, vars))
       await client.query('insert into baseplane.migrations (migration_set, version, name) values ($1, $2, $3)', [

@@ -24,12 +24,6 @@ export interface ProjectDatabase {
   serverBudget?: number
   /** Connections the project's pool may hold in one thread: as many as its requests that run at once (the pools' default when absent). */
   poolMax?: number
-  /**
-   * Connections this concern may hold for the project across the fleet (its
-   * part of the api role's CONNECTION LIMIT: lib/plans.ts concernConnections);
-   * the pool takes its node's share of it, never more than poolMax. Absent: poolMax alone.
-   */
-  fleetConnections?: number
 }
 
 /** What services use of a pool. A ProjectPool is one; so is a pg.Pool (tests, the GraphQL library). */
@@ -95,7 +89,6 @@ export class ProjectPool implements DatabasePool {
   readonly #server: ServerBudget
   readonly #config: pg.ClientConfig
   #max = 1
-  #fleetConnections: number | undefined
   #serverBudget = 1
   /** Most recently used last: handed out first. */
   readonly #idle: Connection[] = []
@@ -123,18 +116,11 @@ export class ProjectPool implements DatabasePool {
   }
 
   /** Applies the limits the latest request carried (a plan or a server's budget may have changed). */
-  limit(poolMax: number, serverBudget: number, fleetConnections?: number): void {
-    const before = this.#ceiling()
+  limit(poolMax: number, serverBudget: number): void {
+    const grew = poolMax > this.#max
     this.#max = Math.max(1, poolMax)
-    this.#fleetConnections = fleetConnections
     this.#serverBudget = Math.max(1, serverBudget)
-    if (this.#ceiling() > before) this.#dispatch()
-  }
-
-  /** Connections this pool may hold now: poolMax, or less when the fleet's nodes share the role's limit. */
-  #ceiling(): number {
-    if (this.#fleetConnections === undefined) return this.#max
-    return Math.min(this.#max, this.#server.shareOf(this.#fleetConnections))
+    if (grew) this.#dispatch()
   }
 
   get counts(): PoolCounts {
@@ -148,7 +134,7 @@ export class ProjectPool implements DatabasePool {
     this.#shared.attach(this)
     const idle = this.#idle.pop()
     if (idle !== undefined) return Promise.resolve(this.#checkout(idle, true))
-    if (this.#waiters.length === 0 && this.#all.size + this.#opening < this.#ceiling()) return this.#open()
+    if (this.#waiters.length === 0 && this.#all.size + this.#opening < this.#max) return this.#open()
     return new Promise((resolve, reject) => {
       const timeout = this.#shared.options.acquireTimeoutMillis
       const waiter: Waiter = {
@@ -228,10 +214,10 @@ export class ProjectPool implements DatabasePool {
   }
 
   /**
-   * A connected client. While the role's CONNECTION LIMIT is reached (other
-   * nodes hold the rest, in a fleet larger than the plan's figure divides
-   * into), it tries again until the acquire timeout, as a request waits for a
-   * full pool, rather than failing the request.
+   * A connected client. While the role's CONNECTION LIMIT is reached (a node
+   * that joined before the fleet raised the roles' limits, lib/plans.ts
+   * apiRoleLimit), it tries again until the acquire timeout, as a request
+   * waits for a full pool, rather than failing the request.
    */
   async #connectWithin(): Promise<pg.Client> {
     const deadline = Date.now() + this.#shared.options.acquireTimeoutMillis
@@ -311,7 +297,7 @@ export class ProjectPool implements DatabasePool {
   #dispatch(): void {
     while (this.#waiters.length > 0) {
       const idle = this.#idle.pop()
-      if (idle === undefined && this.#all.size + this.#opening >= this.#ceiling()) return
+      if (idle === undefined && this.#all.size + this.#opening >= this.#max) return
       const waiter = this.#waiters.shift()!
       clearTimeout(waiter.timer)
       if (idle !== undefined) waiter.resolve(this.#checkout(idle, true))

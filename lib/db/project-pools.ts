@@ -97,7 +97,7 @@ export class ProjectPools {
       pool = new ProjectPool(this.#shared, key, db, this.#budget.server(`${db.host}:${db.port}`))
       this.#pools.set(key, pool)
     }
-    pool.limit(db.poolMax ?? this.#options.poolSize, db.serverBudget ?? this.#options.maxConnections, db.fleetConnections)
+    pool.limit(db.poolMax ?? this.#options.poolSize, db.serverBudget ?? this.#options.maxConnections)
     return pool
   }
 

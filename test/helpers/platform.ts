@@ -33,8 +33,12 @@ export interface TestPlatform {
   platform: RunningPlatform
   catalogueUrl: string
   createProject(input?: Partial<CreateProjectInput> & { auth?: boolean; push?: boolean }): Promise<TestProject>
-  /** Starts another data-plane process's worth of platform on the same catalogue. */
-  startAnotherNode(): Promise<RunningPlatform>
+  /**
+   * Starts another data-plane process's worth of platform on the same catalogue,
+   * reached at `catalogueUrl` when given (the same database another way, such as
+   * through a forwarder), with `env` over the platform's.
+   */
+  startAnotherNode(options?: { catalogueUrl?: string; env?: Record<string, string> }): Promise<RunningPlatform>
 }
 
 /** A catalogue database of its own, with a teardown that drops projects first. */
@@ -104,10 +108,11 @@ export async function startTestPlatform(t: TestContext, env: Record<string, stri
         serviceRoleKey: record.serviceRoleKey,
       }
     },
-    async startAnotherNode() {
-      const other = testConfig(catalogueUrl, await freePort(), { ...env, BASEPLANE_ADMIN_TOKEN: config.adminToken! })
+    async startAnotherNode(options = {}) {
+      const url = options.catalogueUrl ?? catalogueUrl
+      const other = testConfig(url, await freePort(), { ...env, ...options.env, BASEPLANE_ADMIN_TOKEN: config.adminToken! })
       t.teardown(() => fs.rmSync(other.home, { recursive: true, force: true }))
-      const node = await startPlatform(other, catalogueUrl)
+      const node = await startPlatform(other, url)
       nodes.push(node)
       return node
     },

@@ -12,6 +12,7 @@ t.test('defaults', async (t) => {
     publicUrl: 'http://127.0.0.1:8000',
     throttle: { maxFailures: 30, windowSeconds: 300, blockSeconds: 300 },
     smtpUrl: undefined,
+    catalogueSilenceMillis: 0,
   })
   t.ok(Object.isFrozen(config) && Object.isFrozen(config.throttle), 'config is frozen')
 })
@@ -27,6 +28,7 @@ t.test('each bad setting has its own message', async (t) => {
     [{ BASEPLANE_TRUSTED_PROXY_HEADER: 'x forwarded' }, 'BASEPLANE_TRUSTED_PROXY_HEADER must be a header name, got "x forwarded"'],
     [{ BASEPLANE_LOG_LEVEL: 'loud' }, 'BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "loud"'],
     [{ BASEPLANE_THROTTLE_MAX_FAILURES: '0' }, 'BASEPLANE_THROTTLE_MAX_FAILURES must be between 1 and 1000000, got 0'],
+    [{ BASEPLANE_CATALOGUE_SILENCE_MS: '2000' }, 'BASEPLANE_CATALOGUE_SILENCE_MS must be 0 (off) or between 3000 and 600000, got 2000'],
     [{ SMTP_URL: 'http://mail' }, 'SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465, got "http://mail"'],
     [{ BASEPLANE_MAIL_FROM: 'nobody' }, 'BASEPLANE_MAIL_FROM must be an email address such as "App <no-reply@example.com>", got "nobody"'],
   ]

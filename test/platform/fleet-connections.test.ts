@@ -1,14 +1,15 @@
-// Connections add up across the fleet (issue 24 item 1): a server's budget and
-// a project role's CONNECTION LIMIT are the fleet's figures, divided among the
-// live nodes; a node finding the role's limit reached waits rather than fails.
+// Connections add up across the fleet (issue 24 item 1): a server's budget is
+// the fleet's, divided among the live nodes; a plan's connection figure is one
+// node's, and the role's CONNECTION LIMIT grows with the live nodes; a node
+// finding the role's limit reached waits rather than fails.
 // Against a real PostgreSQL; what the server holds is read from pg_stat_activity.
 import crypto from 'node:crypto'
 import pg from 'pg'
 import t from 'tap'
 import { apiDatabaseOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, createConnectionBudget } from '../../lib/db/connection-budget.ts'
-import { ProjectPools, type ProjectDatabase } from '../../lib/db/project-pools.ts'
-import { concernConnections, PLAN_LIMITS } from '../../lib/plans.ts'
+import { ProjectPools } from '../../lib/db/project-pools.ts'
+import { apiRoleLimit, PLAN_LIMITS } from '../../lib/plans.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { catalogueDatabase, dropCatalogue, startTestPlatform } from '../helpers/platform.ts'
@@ -22,11 +23,6 @@ t.teardown(async () => {
 const admin = await serverUrl()
 const project: ProjectRecord = await controlPlane.create({ name: 'fleet connections' })
 const appName = () => `bp-test-${crypto.randomBytes(4).toString('hex')}`
-
-async function connectionsOf(application: string): Promise<number> {
-  const { rows } = await adminQuery<{ n: number }>(admin, `select count(*)::int as n from pg_stat_activity where application_name = $1`, [application])
-  return rows[0]!.n
-}
 
 t.test('each node takes its share of a server budget: budget / live nodes, at least one', async (t) => {
   const budget = new ConnectionBudget(createConnectionBudget())
@@ -46,42 +42,25 @@ t.test('each node takes its share of a server budget: budget / live nodes, at le
   }, RangeError)
 })
 
-t.test("a plan's role limit is split between its concerns, less the push sender's", async (t) => {
-  t.equal(concernConnections('free', { auth: true, push: true }), Math.floor((PLAN_LIMITS.free.apiConnections - PLAN_LIMITS.free.pushActorConnections) / 3))
-  t.equal(concernConnections('free', { auth: false, push: false }), PLAN_LIMITS.free.apiConnections, 'GraphQL alone has the whole role')
+t.test("a plan's figure is one node's: the role's limit grows with the live nodes, capped by the server's budget", async (t) => {
   for (const plan of ['free', 'plus', 'pro', 'business'] as const) {
     const limits = PLAN_LIMITS[plan]
-    // One node: what the plan lets run at once, as before the fleet divided anything.
-    t.ok(concernConnections(plan, { auth: true, push: true }) >= limits.concurrentRequests, `${plan}: one node keeps its concurrency`)
-    // Three nodes, every concern at its share, plus the sender: within the role's limit.
-    const perNode = Math.max(1, Math.floor(concernConnections(plan, { auth: true, push: true }) / 3))
-    t.ok(3 * 3 * perNode + limits.pushActorConnections <= limits.apiConnections, `${plan}: three nodes stay within ${limits.apiConnections}`)
+    t.ok(3 * limits.concurrentRequests + limits.pushActorConnections <= limits.apiConnections, `${plan}: one node's pools and push sender fit in the plan's figure`)
   }
+  t.equal(apiRoleLimit('free', 1, 2000), 20)
+  t.equal(apiRoleLimit('free', 3, 2000), 60)
+  t.equal(apiRoleLimit('free', 3, 50), 50, 'capped by the server budget')
+  t.equal(apiRoleLimit('free', 3, 5), 20, 'never below the plan figure')
 })
 
-t.test("a project's pool holds its node's share of the concern's connections, and grows when nodes leave", async (t) => {
-  const application = appName()
-  const buffer = createConnectionBudget()
-  const budget = new ConnectionBudget(buffer)
-  budget.nodes = 3
-  const pools = new ProjectPools({ maxConnections: 100, poolSize: 8, idleMillis: 60000, applicationName: application, budget: buffer, acquireTimeoutMillis: 3000 })
-  t.teardown(() => pools.closeAll())
-  const db: ProjectDatabase = { ...apiDatabaseOf(project), poolMax: 8, fleetConnections: 6 }
-  const pool = pools.get(db)
-  const held = await Promise.all([pool.connect(), pool.connect()])
-  const third = pool.connect()
-  let thirdDone = false
-  void third.then(() => (thirdDone = true))
-  await new Promise((resolve) => setTimeout(resolve, 200))
-  t.equal(await connectionsOf(application), 2, 'two of six on a fleet of three')
-  t.notOk(thirdDone, 'the third waits for one of them')
-  held[0]!.release()
-  const client = await third
-  t.equal(await connectionsOf(application), 2, 'and is handed the released one')
-  budget.nodes = 1
-  const more = await Promise.all([pools.get(db).connect(), pools.get(db).connect()])
-  t.equal(await connectionsOf(application), 4, 'alone, the node may hold more')
-  for (const c of [held[1]!, client, ...more]) c.release()
+t.test('the control plane sizes the roles for the fleet, only those that differ', async (t) => {
+  const role = project.dbApiRole
+  const limitOf = async () => (await adminQuery<{ n: number }>(admin, 'select rolconnlimit as n from pg_roles where rolname = $1', [role])).rows[0]!.n
+  t.equal(await limitOf(), 20, 'made for a fleet of one')
+  await controlPlane.sizeRoleLimits(3)
+  t.equal(await limitOf(), 60, 'three nodes: three times the plan figure')
+  await controlPlane.sizeRoleLimits(1)
+  t.equal(await limitOf(), 20, 'and back when they leave')
 })
 
 t.test("a node that finds the role's limit reached waits for a connection instead of failing", async (t) => {

@@ -140,5 +140,14 @@ t.test('upgrades apply each new migration once, even when two processes race', a
   t.same(await migrate(a, 'extra', {}, root), [2])
   t.same(await migrate(b, 'extra', {}, root), [])
   t.same((await a.query('select n from public.applied order by n')).rows, [{ n: 1 }, { n: 2 }])
+  // A rolling deploy: a node of the older version (knowing migration 1 only) meets the newer database.
+  const older = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-sql-'))
+  t.teardown(() => fs.rmSync(older, { recursive: true, force: true }))
+  fs.mkdirSync(path.join(older, 'extra'))
+  fs.copyFileSync(path.join(root, 'extra', '0001_counter.sql'), path.join(older, 'extra', '0001_counter.sql'))
+  await t.rejects(migrate(b, 'extra', {}, older), {
+    code: 'invalid_config',
+    message: 'the extra database was migrated by a newer Baseplane (its migration 2; this one knows up to 1): start this node with the fleet\'s newer version',
+  }, 'an older node refuses a database a newer one migrated')
   t.same(Object.fromEntries((await controlPlane.upgradeAll()).applied), {}, 'projects already at the newest project SQL get nothing')
 })

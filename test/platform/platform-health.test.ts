@@ -1,5 +1,6 @@
-// GET /health says whether the catalogue database answers: 503 with
-// Retry-After while it does not, 200 again once it does.
+// GET /health says whether the node may be sent requests: 503 with
+// Retry-After once the catalogue has not answered for
+// BASEPLANE_CATALOGUE_SILENCE_MS, 200 again once it does.
 import net from 'node:net'
 import { escapeIdentifier } from 'pg'
 import t from 'tap'
@@ -8,11 +9,12 @@ import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
-// The probe's result is kept for a second and a probe gives up after one: the state shows within
-// a few seconds; this bound only keeps a broken build from waiting forever.
+// The node turns unready after its silence bound (the least the configuration takes, here) and a
+// probe's second: the state shows within a few seconds; this bound only keeps a broken build from
+// waiting forever.
 const SETTLES_WITHIN_MS = 20_000
 
-const platform = await startTestPlatform(t)
+const platform = await startTestPlatform(t, { BASEPLANE_CATALOGUE_SILENCE_MS: '3000' })
 const server = await serverUrl()
 const catalogueName = new URL(platform.catalogueUrl).pathname.slice(1)
 const catalogue = escapeIdentifier(catalogueName)

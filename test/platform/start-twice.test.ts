@@ -150,9 +150,19 @@ t.test('a second start on the same home is refused and the first keeps serving; 
   t.match(JSON.parse(fs.readFileSync(pidFile, 'utf8')), { pid: next.child.pid, port }, 'the next start takes the stale file over')
   const listed = await request<Array<{ name: string }>>(`${url}/platform/v1/projects`, { headers: admin })
   t.same(listed.json.map((p) => p.name), ['Still Here'], 'the same platform')
+  const restarted = postgresPid()
+  t.ok(restarted && restarted !== postgres, 'the PostgreSQL the killed run left is restarted under the new one')
+  // Supervised now: killed again, it is started again and the platform answers.
+  process.kill(restarted!, 'SIGKILL')
+  let again = 0
+  for (let i = 0; i < 100 && again !== 200; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    again = (await request(`${url}/platform/v1/projects`, { headers: admin }).catch(() => ({ status: 0 }))).status
+  }
+  t.equal(again, 200, 'a postmaster killed after the restart is started again')
 
   next.child.kill('SIGTERM')
   t.same(await next.exited, { code: 0, signal: null })
   t.notOk(fs.existsSync(pidFile), 'a clean stop removes the pid file')
-  t.notOk(postgresPid(), 'and stops PostgreSQL, adopted as it was')
+  t.notOk(postgresPid(), 'and stops PostgreSQL')
 })
