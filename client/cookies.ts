@@ -7,6 +7,6 @@ export { HeaderCookieJar, documentCookieJar, NO_STORE_HEADERS } from './jars.ts'
 export { parseCookieHeader, serializeCookie, resolveCookieOptions, DEFAULT_COOKIE_OPTIONS } from './cookie-header.ts'
 export type { CookieOptions, CookieAttributes, CookieEntry, SameSite, ResolvedCookieOptions } from './cookie-header.ts'
 export {
-  MAX_CHUNK_SIZE, BASE64_PREFIX, storageKeyFor, isChunkOf, chunkCookies, combineChunks, encodeSessionValue, decodeSessionValue,
+  MAX_CHUNK_SIZE, BASE64_PREFIX, storageKeyFor, projectStorageKey, isChunkOf, chunkCookies, combineChunks, encodeSessionValue, decodeSessionValue,
 } from './session-format.ts'
 export { CookieError, type CookieErrorCode } from './errors.ts'

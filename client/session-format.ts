@@ -21,6 +21,20 @@ export function storageKeyFor(supabaseUrl: string): string {
   return `sb-${host.split('.')[0]}-auth-token`
 }
 
+/**
+ * The storage key to give supabase-js (`auth.storageKey`) or @supabase/ssr
+ * (`cookieOptions.name`) for a Baseplane project: under path routing
+ * (`https://host/project/<ref>`) every project shares the host, and so
+ * supabase-js's default key, so the ref names it (`sb-<ref>-auth-token`) and
+ * two projects' sessions never share a cookie; under subdomain routing the
+ * default is already the project's own.
+ */
+export function projectStorageKey(baseUrl: string): string {
+  const key = storageKeyFor(baseUrl)
+  const ref = /^\/project\/([a-z][a-z0-9]{2,39})\/?$/.exec(new URL(baseUrl).pathname)?.[1]
+  return ref === undefined ? key : `sb-${ref}-auth-token`
+}
+
 /** `name` is the key itself or one of its numbered chunks (`.0`, `.1`, ...; `.00` is not one). */
 export function isChunkOf(name: string, key: string): boolean {
   if (name === key) return true

@@ -173,6 +173,7 @@ export class DataPlane {
               signingKeys: project.signingKeys,
               authSettings: project.authSettings,
               projectRoles: project.projectRoles,
+              projectName: project.name,
             }
           : undefined
       context = auth ?? common

@@ -38,6 +38,8 @@ export interface AuthProjectContext extends ProjectContext {
   authSettings: Record<string, unknown>
   /** The project's own API roles, which the admin API may give a user besides authenticated. */
   projectRoles: readonly string[]
+  /** The project's name: what authenticator apps show for its TOTP factors unless its settings name another issuer. */
+  projectName: string
 }
 
 export interface ServiceRequest<Project extends ProjectContext = ProjectContext> {

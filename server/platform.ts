@@ -24,6 +24,7 @@ import type { PushAdminOptions } from '../control-plane/push-admin.ts'
 import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
 import { projectRoleRoutes } from '../control-plane/project-roles.ts'
 import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
+import { anonymousUserRoutes } from '../control-plane/anonymous-users.ts'
 import { dashboard } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
@@ -65,7 +66,7 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
 
 /** The platform's own routes: the admin API, then the dashboard. */
 function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, push: PushAdminOptions = {}, more: AdminRoute[] = []): PlatformRoutes {
-  const api = adminApi(controlPlane, addressing, adminToken, [...more, ...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane), ...pushAdminRoutes(controlPlane, push), ...signingKeyRoutes(controlPlane)])
+  const api = adminApi(controlPlane, addressing, adminToken, [...more, ...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane), ...pushAdminRoutes(controlPlane, push), ...signingKeyRoutes(controlPlane), ...anonymousUserRoutes(controlPlane)])
   const pages = dashboard(controlPlane, addressing, adminToken, { push })
   return async (request) => (await api(request)) ?? (await pages(request))
 }

@@ -1,6 +1,7 @@
 // `baseplane auth users list|create|invite|delete REF ...`: a project's Auth users,
 // through control-plane/auth-users.ts (the project's own Auth admin API, as
 // the dashboard's Users tab), so the platform must be running.
+import { DEFAULT_ANONYMOUS_AGE_DAYS, purgeAnonymousUsers } from '../../control-plane/anonymous-users.ts'
 import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type CliContext, type Command } from '../command.ts'
 
@@ -86,5 +87,24 @@ export const authUserCommands: Command[] = [
       return { ref, deleted: id }
     },
     human: (result: { deleted: string }) => `Deleted user ${result.deleted}`,
+  },
+  {
+    words: ['auth', 'users', 'purge-anonymous'],
+    positionals: ['REF'],
+    usage: 'auth users purge-anonymous REF [--older-than DAYS] --yes',
+    summary: 'Delete the anonymous users created more than DAYS days ago (default 30), with their sessions',
+    options: { 'older-than': { type: 'string' }, yes: { type: 'boolean' } },
+    optionHelp: {
+      'older-than': `age in days (0 to 36500; default ${DEFAULT_ANONYMOUS_AGE_DAYS}); users given an email or an identity are no longer anonymous and stay`,
+      yes: 'confirm: the users are gone for good',
+    },
+    async run(context, args) {
+      const ref = args.positionals[0]!
+      const days = integerOption(args, 'older-than', { min: 0, max: 36500 }) ?? DEFAULT_ANONYMOUS_AGE_DAYS
+      if (args.values.yes !== true) throw new UsageError(`deleting anonymous users cannot be undone: add --yes to confirm`)
+      return { ref, older_than_days: days, deleted: await purgeAnonymousUsers(await context.controlPlane(), ref, days) }
+    },
+    human: (result: { ref: string; older_than_days: number; deleted: number }) =>
+      `Deleted ${result.deleted} anonymous user${result.deleted === 1 ? '' : 's'} of ${result.ref} created more than ${result.older_than_days} days ago`,
   },
 ]

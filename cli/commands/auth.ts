@@ -109,8 +109,9 @@ export const authCommands: Command[] = [
       for (const [flag, key] of Object.entries(SWITCH_NAMES)) {
         const raw = stringOption(args, flag, false)
         if (raw === undefined) continue
-        if (raw !== 'true' && raw !== 'false') throw refusedValue(`--${flag} must be true or false, got "${raw}"`)
-        patch[key] = raw === 'true'
+        // on|off reads as the issue's users write it; true|false as the rest of the CLI.
+        if (!['true', 'false', 'on', 'off'].includes(raw)) throw refusedValue(`--${flag} must be true or false, got "${raw}"`)
+        patch[key] = raw === 'true' || raw === 'on'
       }
       const controlPlane = await context.controlPlane()
       const settings = Object.keys(patch).length ? await setAuthOptions(controlPlane, ref, patch) : await getAuthSettings(controlPlane, ref)

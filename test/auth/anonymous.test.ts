@@ -14,6 +14,7 @@ import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { runCli } from '../helpers/cli.ts'
+import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
 import { authFixture, call, fragmentOf, linkOf, SITE_URL, type AuthFixture } from './helpers.ts'
 
 const DISABLED = [422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled']
@@ -243,6 +244,45 @@ t.test('anonymous sign-ins', async (t) => {
     t.same(accepted.body, { data: { insertIntoreviewsCollection: { affectedCount: 1 } } }, 'a permanent user may')
     const { rows } = await owner.query('select body from public.reviews')
     t.same(rows, [{ body: 'from a member' }])
+  })
+
+  await t.test('old anonymous users are removed by the operator (CLI and admin API), converted ones stay', async (t) => {
+    await setAuthOptions(cp, ref, { external_anonymous_users_enabled: true })
+    const old = await anonymous(f, '198.51.100.40')
+    const recent = await anonymous(f, '198.51.100.41')
+    const converted = await anonymous(f, '198.51.100.42')
+    await setAuthOptions(cp, ref, { mailer_autoconfirm: true })
+    const made = await converted.supabase.auth.updateUser({ email: 'converted@example.test', password: 'converted password' })
+    await setAuthOptions(cp, ref, { mailer_autoconfirm: false })
+    t.error(made.error)
+    t.equal(made.data.user?.is_anonymous, false, 'converted')
+    // Aged by hand: two of them made 40 days ago.
+    await adminQuery(withDatabase(await serverUrl(), f.project.record.dbName), `update auth.users set created_at = now() - interval '40 days' where id = any($1::uuid[])`, [[old.id, converted.id]])
+
+    const env = { DATABASE_URL: f.test.catalogueUrl }
+    const unconfirmed = await runCli(['auth', 'users', 'purge-anonymous', ref], env)
+    t.equal(unconfirmed.code, 2, 'asks for --yes')
+    t.match(unconfirmed.stderr, 'deleting anonymous users cannot be undone: add --yes to confirm')
+    const purged = await runCli(['auth', 'users', 'purge-anonymous', ref, '--older-than', '30', '--yes'], env)
+    t.equal(purged.code, 0, purged.stderr)
+    t.equal(purged.stdout, `Deleted 1 anonymous user of ${ref} created more than 30 days ago\n`)
+    const ids = async () => (await adminQuery<{ id: string }>(withDatabase(await serverUrl(), f.project.record.dbName), 'select id from auth.users where id = any($1::uuid[]) order by id', [[old.id, recent.id, converted.id]])).rows.map((r) => r.id)
+    t.same(await ids(), [recent.id, converted.id].sort(), 'the old guest is gone; the recent one and the converted one stay')
+    const refreshed = await client(f).auth.refreshSession({ refresh_token: old.session.refresh_token })
+    t.ok(refreshed.error, 'and its session with it')
+
+    const api = (query: string) =>
+      fetch(`${f.test.origin}/platform/v1/projects/${ref}/auth/anonymous-users${query}`, { method: 'DELETE', headers: { authorization: `Bearer ${f.test.config.adminToken}` } })
+    const bad = await api('?older_than_days=soon')
+    t.equal(bad.status, 400)
+    t.match(await bad.json(), { code: 'invalid_argument', message: /whole number of days from 0 to 36500, got "soon"/ })
+    const anonymousLeft = async () => (await adminQuery<{ n: number }>(withDatabase(await serverUrl(), f.project.record.dbName), 'select count(*)::int as n from auth.users where is_anonymous')).rows[0]!.n
+    const before = await anonymousLeft()
+    const all = await api('?older_than_days=0')
+    t.equal(all.status, 200)
+    t.same(await all.json(), { deleted: before, older_than_days: 0 }, 'the admin API removes the rest, this test\'s earlier guests with them')
+    t.equal(await anonymousLeft(), 0)
+    t.same(await ids(), [converted.id])
   })
 
   await t.test('off again: refused, as before', async (t) => {

@@ -50,7 +50,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
   t.equal(factor.type, 'totp')
   t.equal(factor.friendly_name, 'Ada phone')
   t.match(factor.totp.secret, /^[A-Z2-7]{32}$/, 'a 20-byte base32 secret')
-  t.equal(factor.totp.uri, `otpauth://totp/app.example.test:ada%40example.test?algorithm=SHA1&digits=6&issuer=app.example.test&period=30&secret=${factor.totp.secret}`)
+  t.equal(factor.totp.uri, `otpauth://totp/test%20project:ada%40example.test?algorithm=SHA1&digits=6&issuer=test%20project&period=30&secret=${factor.totp.secret}`, 'labelled with the project\'s name')
   t.match(factor.totp.qr_code, /^data:image\/svg\+xml;utf-8,<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/, 'raw SVG, which supabase-js turns into a data URL')
   const listed = await supabase.auth.mfa.listFactors()
   t.match(listed.data?.all, [{ id: factor.id, status: 'unverified', factor_type: 'totp', friendly_name: 'Ada phone' }])

@@ -5,7 +5,7 @@
 import t from 'tap'
 import { createClient, type SupabaseClient } from '@supabase/supabase-js'
 import * as ssr from '@supabase/ssr'
-import { cookieMethods, cookieStorage, HeaderCookieJar, storageKeyFor, type CookieOptions } from '../../client/cookies.ts'
+import { cookieMethods, cookieStorage, HeaderCookieJar, projectStorageKey, storageKeyFor, type CookieOptions } from '../../client/cookies.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
 type Written = Array<{ name: string; value: string; options: ssr.CookieOptions }>
@@ -208,4 +208,37 @@ t.test('the PKCE verifier is a cookie too', async (t) => {
   const verifier = jar.getAll().find(({ name }) => name.startsWith(`${KEY}-`) && name.endsWith('-code-verifier'))
   t.ok(verifier, `cookies: ${jar.getAll().map(({ name }) => name).join(', ')}`)
   t.match(verifier!.value, /^base64-/)
+})
+
+t.test('two projects on one host under path routing keep their sessions apart with projectStorageKey', async (t) => {
+  const other = await platform.createProject({ auth: true, name: 'other project' })
+  const otherAdmin = createClient(other.baseUrl, other.serviceRoleKey, { auth: { persistSession: false, autoRefreshToken: false } })
+  const made = await otherAdmin.auth.admin.createUser({ email: 'other@example.test', password: PASSWORD, email_confirm: true })
+  t.error(made.error)
+  t.equal(storageKeyFor(project.baseUrl), storageKeyFor(other.baseUrl), "supabase-js's default key is the host's, the same for both")
+  t.not(projectStorageKey(project.baseUrl), projectStorageKey(other.baseUrl), 'the project key differs')
+  t.equal(projectStorageKey(other.baseUrl), `sb-${other.ref}-auth-token`)
+  t.equal(projectStorageKey('https://abc123.example.com'), 'sb-abc123-auth-token', "under subdomain routing it is supabase-js's default")
+
+  // One browser's cookies, shared by both projects' server clients.
+  let cookies: Array<{ name: string; value: string }> = []
+  const clientOf = (target: { baseUrl: string; anonKey: string }) =>
+    ssr.createServerClient(target.baseUrl, target.anonKey, {
+      cookieOptions: { name: projectStorageKey(target.baseUrl) },
+      cookies: {
+        getAll: () => cookies,
+        setAll: (list) => {
+          const names = new Set(list.map(({ name }) => name))
+          cookies = [...cookies.filter(({ name }) => !names.has(name)), ...list.filter(({ value }) => value !== '').map(({ name, value }) => ({ name, value }))]
+        },
+      },
+    }) as unknown as SupabaseClient
+  t.error((await clientOf(project).auth.signInWithPassword({ email: SMALL, password: PASSWORD })).error)
+  t.error((await clientOf(other).auth.signInWithPassword({ email: 'other@example.test', password: PASSWORD })).error)
+  const first = await clientOf(project).auth.getUser()
+  const second = await clientOf(other).auth.getUser()
+  t.error(first.error)
+  t.error(second.error)
+  t.equal(first.data.user?.email, SMALL, 'the first project keeps its user')
+  t.equal(second.data.user?.email, 'other@example.test', 'and the second its own')
 })

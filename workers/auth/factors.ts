@@ -49,7 +49,8 @@ export async function enrollFactor(req: AuthRequest): Promise<ServiceResponse> {
   if (factorType === 'webauthn') throw authErrors.mfaWebAuthnEnrollDisabled()
   if (factorType !== 'totp') throw authErrors.validation('factor_type needs to be totp, phone, or webauthn')
   const friendlyName = str(req.body, 'friendly_name') ?? ''
-  const issuer = str(req.body, 'issuer') || new URL(req.settings.siteUrl).host
+  // GoTrue labels factors with its configured issuer: here the project's name, unless the app names one.
+  const issuer = str(req.body, 'issuer') || req.raw.project.projectName
   const secret = newTotpSecret()
   const uri = totpUri(issuer, user.email ?? '', secret)
   const factor = await transaction(req.pool, async (client) => {
