@@ -18,6 +18,7 @@
 // 5. Local verification: ES256 access tokens/s verified with the project's
 //    JWKS (jose with the key set imported once, and supabase-js's getClaims()
 //    itself) against HS256 tokens/s verified with the secret (jose), on this thread.
+// 6. Token refreshes/s with a trivial custom access token hook against without (auth-hooks.ts).
 // Each comparison alternates three rounds of both sides. Load comes from wrk (one connection per wrk thread for refresh, so each
 // connection follows its own chain of rotating refresh tokens).
 import fs from 'node:fs'
@@ -30,6 +31,7 @@ import { OAuth2Client } from 'google-auth-library'
 import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
+import type { ControlPlane } from '../control-plane/control-plane.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { AUTH_SESSION_SETTINGS } from '../lib/db/auth-transaction.ts'
 import { planLimits } from '../lib/plans.ts'
@@ -42,6 +44,7 @@ import { amrOf, rotateRefreshToken, upgradeSession } from '../workers/auth/db/se
 import { userById, userWithSession } from '../workers/auth/db/users.ts'
 import { totpTimeStep } from '../workers/auth/totp.ts'
 import { newRefreshToken } from '../workers/auth/tokens.ts'
+import { benchAccessTokenHook } from './auth-hooks.ts'
 import { CpuTime } from './lib/cpu-time.ts'
 import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
@@ -113,6 +116,10 @@ async function main(): Promise<void> {
       return (await r.json()) as Session
     }
     console.log(`auth benchmark: ${threads} auth thread(s), ${os.cpus().length} CPUs, ${seconds} s per run, plan ${BENCH_PLAN}\n`)
+    // 6. Refresh with a custom access token hook against without (BENCH_AUTH_ONLY=hooks runs only this).
+    const hookBench = () =>
+      benchAccessTokenHook({ controlPlane: platform.controlPlane, project, base, headers, signIn, seconds, connections, rounds: ROUNDS, combine, refreshScript: (name, tokens) => writeScript(name, refreshScript(tokens)) })
+    if (process.env.BENCH_AUTH_ONLY === 'hooks') return await hookBench()
 
     // 1. Password sign-ins vs raw bcrypt.
     // Alternating rounds, so load from elsewhere on the machine falls on both sides alike.
@@ -129,6 +136,8 @@ async function main(): Promise<void> {
     console.log(`${'raw bcrypt.compareSync, cost 10'.padEnd(34)} ${raw.toFixed(0).padStart(8)} /s      on ${threads} thread(s)`)
     console.log(`ratio sign-ins / raw bcrypt: ${(signIns.requestsPerSecond / raw).toFixed(2)} (goal >= 0.85)\n`)
 
+    await benchAnonymous(platform.controlPlane, project.ref, base, headers)
+
     // The pool the TOTP peer and the statement checks below use.
     const api = new pg.Pool({ ...apiRole(project), max: connections })
     // Dropping the databases at the end ends its idle connections: not an error of the run.
@@ -139,6 +148,7 @@ async function main(): Promise<void> {
 
     const token = (await signIn()).access_token
     await benchLocalVerification(project, base, token)
+    await hookBench()
 
     try {
       await benchTotp(project, base, api)
@@ -151,6 +161,36 @@ async function main(): Promise<void> {
     await bench.close()
     await google.close()
   }
+}
+
+/**
+ * Anonymous sign-ins (POST /signup with neither email nor phone, as
+ * signInAnonymously() sends it) against password sign-ups of new addresses in
+ * the same run: both make a user and a session; the sign-up also hashes its
+ * password (bcrypt, cost 10), which the anonymous one has none of.
+ */
+async function benchAnonymous(controlPlane: ControlPlane, ref: string, base: string, headers: Record<string, string>): Promise<void> {
+  await setAuthOptions(controlPlane, ref, { external_anonymous_users_enabled: true, rate_limit_anonymous_users: 1000000 })
+  const anonymousScript = writeScript('anonymous', `wrk.method = "POST"\nwrk.body = '{"data":{},"gotrue_meta_security":{}}'`)
+  // A new address per request: the round's own prefix (Lua's random numbers repeat from run to run) and a counter.
+  const signUpScript = (prefix: string) =>
+    writeScript(
+      `signup-${prefix}`,
+      `local n = 0\nrequest = function()\n  n = n + 1\n  return wrk.format("POST", nil, nil, '{"email":"${prefix}-' .. n .. '@example.test","password":"benchmark password"}')\nend`,
+    )
+  const anonymousRounds: LoadResult[] = []
+  const signUpRounds: LoadResult[] = []
+  for (let round = 0; round < ROUNDS; round++) {
+    const each = Math.max(1, Math.round(seconds / ROUNDS))
+    const script = signUpScript(`u${round}-${crypto.randomBytes(4).toString('hex')}`)
+    anonymousRounds.push(await wrk(`${base}/signup`, { headers, seconds: each, connections, threads: 1, script: anonymousScript }))
+    signUpRounds.push(await wrk(`${base}/signup`, { headers, seconds: each, connections, threads: 1, script }))
+  }
+  const anonymous = combine(anonymousRounds)
+  const signUps = combine(signUpRounds)
+  console.log(formatLoad('anonymous sign-in (POST /signup)', anonymous))
+  console.log(formatLoad('password sign-up (POST /signup)', signUps))
+  console.log(`ratio anonymous sign-in / password sign-up: ${(anonymous.requestsPerSecond / signUps.requestsPerSecond).toFixed(2)}${anonymous.non2xx || signUps.non2xx ? `  (non-2xx: ${anonymous.non2xx} / ${signUps.non2xx})` : ''}\n`)
 }
 
 /**

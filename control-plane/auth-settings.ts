@@ -16,6 +16,8 @@ import {
   templateProblem,
   type StoredAuthSettings,
 } from '../workers/auth/settings.ts'
+import { HOOK_SETTINGS, hooksView, withoutClearedHooks } from '../workers/auth/hooks/settings.ts'
+import { WEBAUTHN_SETTINGS } from '../workers/auth/webauthn-settings.ts'
 import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
@@ -62,6 +64,13 @@ export function authSettingsView(ref: string, settings: StoredAuthSettings) {
     security_update_password_require_reauthentication: effective.passwordChangeRequiresReauthentication,
     external_anonymous_users_enabled: effective.anonymousUsersEnabled,
     rate_limit_anonymous_users: effective.anonymousUsersPerHour,
+    security_manual_linking_enabled: effective.manualLinkingEnabled,
+    mfa_web_authn_enroll_enabled: effective.webauthn.enrollEnabled,
+    mfa_web_authn_verify_enabled: effective.webauthn.verifyEnabled,
+    webauthn_rp_id: effective.webauthn.rpId,
+    webauthn_rp_display_name: effective.webauthn.rpDisplayName,
+    webauthn_rp_origins: effective.webauthn.rpOrigins,
+    ...hooksView(settings as Record<string, unknown>),
     custom_templates: effective.customTemplates,
     google: googleView(settings),
   }
@@ -167,11 +176,11 @@ export async function setGoogle(controlPlane: ControlPlane, ref: string, input: 
 
 /** Other settings (mail ceiling, intervals, expiries, switches) by their stored names. */
 export async function setAuthOptions(controlPlane: ControlPlane, ref: string, patch: Record<string, unknown>) {
-  const known = new Set([...Object.keys(NUMERIC_SETTINGS), ...BOOLEAN_SETTINGS])
+  const known = new Set<string>([...Object.keys(NUMERIC_SETTINGS), ...BOOLEAN_SETTINGS, ...WEBAUTHN_SETTINGS, ...HOOK_SETTINGS])
   for (const key of Object.keys(patch)) {
     if (!known.has(key)) throw platformErrors.invalidArgument(`Unknown auth setting "${key}": use one of ${[...known].join(', ')}`)
   }
-  const next = await update(controlPlane, ref, (current) => ({ ...current, ...patch }))
+  const next = await update(controlPlane, ref, (current) => withoutClearedHooks({ ...current, ...patch }))
   return authSettingsView(ref, next)
 }
 

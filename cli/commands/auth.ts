@@ -35,6 +35,10 @@ const showSettings = (s: SettingsView) =>
     `email change          ${s.mailer_secure_email_change_enabled ? 'confirmed by the current and the new address' : 'confirmed by the new address'}`,
     `password change       ${s.security_update_password_require_reauthentication ? 'needs the reauthentication code from sessions older than 24 h' : 'no reauthentication'}`,
     `anonymous sign-ins    ${s.external_anonymous_users_enabled ? `on (at most ${s.rate_limit_anonymous_users} per address per hour)` : 'off'}`,
+    `access token hook     ${s.hook_custom_access_token_uri ?? '(none)'}`,
+    `send email hook       ${s.hook_send_email_uri ? `${s.hook_send_email_uri}${s.hook_send_email_secrets_set ? ` (${s.hook_send_email_secrets_set} signing secret${s.hook_send_email_secrets_set > 1 ? 's' : ''})` : ''}` : '(none: Auth sends the mail)'}`,
+    `webauthn factors      enrol ${s.mfa_web_authn_enroll_enabled ? 'on' : 'off'}, verify ${s.mfa_web_authn_verify_enabled ? 'on' : 'off'}; relying party ${s.webauthn_rp_id} ("${s.webauthn_rp_display_name}"), origins ${s.webauthn_rp_origins.join(', ')}`,
+    `manual linking        ${s.security_manual_linking_enabled ? 'on (linkIdentity, unlinkIdentity)' : 'off'}`,
   ].join('\n')
 
 const OPTION_NAMES: Record<string, string> = {
@@ -52,6 +56,23 @@ const SWITCH_NAMES: Record<string, string> = {
   'secure-email-change': 'mailer_secure_email_change_enabled',
   'secure-password-change': 'security_update_password_require_reauthentication',
   'anonymous-users': 'external_anonymous_users_enabled',
+  'webauthn-enroll': 'mfa_web_authn_enroll_enabled',
+  'webauthn-verify': 'mfa_web_authn_verify_enabled',
+  'manual-linking': 'security_manual_linking_enabled',
+}
+
+/** WebAuthn's relying party (GoTrue's WEBAUTHN_RP_*); the word `default` goes back to the default from the site URL. Origins are comma-separated. */
+const WEBAUTHN_TEXT: Record<string, string> = {
+  'webauthn-rp-id': 'webauthn_rp_id',
+  'webauthn-rp-name': 'webauthn_rp_display_name',
+  'webauthn-rp-origins': 'webauthn_rp_origins',
+}
+
+/** Auth hooks (workers/auth/hooks/settings.ts): a URI, "" to remove it; the secret is write-only. */
+const HOOK_FLAGS: Record<string, string> = {
+  'access-token-hook': 'hook_custom_access_token_uri',
+  'send-email-hook': 'hook_send_email_uri',
+  'send-email-hook-secret': 'hook_send_email_secrets',
 }
 
 /** The platform's names for what these commands set, and the flags that set them. */
@@ -64,20 +85,24 @@ const FIELD_FLAGS: Record<string, string> = {
   'google.client_secret': 'the client secret (--stdin)',
   'google.enabled': '--enable/--disable',
   'google.additional_client_ids': '--additional-client-ids',
+  ...Object.fromEntries(Object.entries(HOOK_FLAGS).map(([flag, field]) => [field, `--${flag}`])),
   ...Object.fromEntries(Object.entries(SWITCH_NAMES).map(([flag, field]) => [field, `--${flag}`])),
+  ...Object.fromEntries(Object.entries(WEBAUTHN_TEXT).map(([flag, field]) => [field, `--${flag}`])),
 }
 
 export const authCommands: Command[] = [
   {
     words: ['auth', 'settings'],
     positionals: ['REF'],
-    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false] [--anonymous-users true|false] [--anonymous-per-hour N]',
+    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false] [--anonymous-users true|false] [--anonymous-per-hour N] [--webauthn-enroll true|false] [--webauthn-verify true|false] [--webauthn-rp-id DOMAIN] [--webauthn-rp-name NAME] [--webauthn-rp-origins ORIGIN,...] [--manual-linking true|false] [--access-token-hook URI] [--send-email-hook URI] [--send-email-hook-secret SECRET|-]',
     summary: "Show (or change) a project's auth settings",
     options: {
       ...Object.fromEntries(Object.keys(OPTION_NAMES).map((name) => [name, { type: 'string' as const }])),
       'disable-signup': { type: 'boolean' },
       'enable-signup': { type: 'boolean' },
       ...Object.fromEntries(Object.keys(SWITCH_NAMES).map((name) => [name, { type: 'string' as const }])),
+      ...Object.fromEntries(Object.keys(HOOK_FLAGS).map((name) => [name, { type: 'string' as const }])),
+      ...Object.fromEntries(Object.keys(WEBAUTHN_TEXT).map((name) => [name, { type: 'string' as const }])),
     },
     optionHelp: {
       'mail-per-hour': 'auth mails the project may send per hour (0 to 1000000; default 30)',
@@ -92,6 +117,15 @@ export const authCommands: Command[] = [
       'secure-password-change': 'true: a password change from a session older than 24 h needs a reauthentication code (default false)',
       'anonymous-users': 'true: signInAnonymously() signs in a user with no address, shown as is_anonymous (default false)',
       'anonymous-per-hour': 'anonymous sign-ins one address may make per hour (1 to 1000000; default 30)',
+      'access-token-hook': 'custom access token hook: pg-functions://postgres/SCHEMA/FUNCTION, run at every token issue; "" removes it',
+      'send-email-hook': 'send email hook: pg-functions://postgres/SCHEMA/FUNCTION or an https:// URL; all auth mail then goes only to it; "" removes it',
+      'send-email-hook-secret': 'Standard Webhooks signing secret(s) of an https send email hook, "v1,whsec_<base64>" (| between several); - reads it from standard input',
+      'webauthn-enroll': 'true: users may enrol WebAuthn second factors (security keys, platform authenticators) (default false)',
+      'webauthn-verify': 'true: WebAuthn factors may be challenged and verified, giving aal2 (default false)',
+      'webauthn-rp-id': 'the WebAuthn relying party ID, a domain such as app.example.com (default, or the word default: the site URL\'s host)',
+      'webauthn-rp-name': 'the relying party name authenticators show (default, or the word default: the relying party ID)',
+      'webauthn-rp-origins': 'comma-separated origins the app\'s pages run on, such as https://app.example.com (default, or the word default: the site URL\'s origin)',
+      'manual-linking': 'true: signed-in users may link and unlink identities (linkIdentity, unlinkIdentity; default false)',
     },
     notes: 'Without options it shows the settings. Changes apply from the next request.',
     fieldFlags: FIELD_FLAGS,
@@ -112,6 +146,19 @@ export const authCommands: Command[] = [
         // on|off reads as the issue's users write it; true|false as the rest of the CLI.
         if (!['true', 'false', 'on', 'off'].includes(raw)) throw refusedValue(`--${flag} must be true or false, got "${raw}"`)
         patch[key] = raw === 'true' || raw === 'on'
+      }
+      for (const [flag, key] of Object.entries(HOOK_FLAGS)) {
+        // "" is allowed here: it removes the hook (or its secrets).
+        let raw = args.values[flag] as string | undefined
+        if (raw === undefined) continue
+        if (flag === 'send-email-hook-secret' && raw === '-') raw = (await context.readStdin()).trim()
+        patch[key] = raw.trim() === '' ? null : raw.trim()
+      }
+      for (const [flag, key] of Object.entries(WEBAUTHN_TEXT)) {
+        const raw = stringOption(args, flag, false)
+        if (raw === undefined) continue
+        const value = raw.trim()
+        patch[key] = value === 'default' ? null : key === 'webauthn_rp_origins' ? value.split(',').map((o) => o.trim()).filter((o) => o !== '') : value
       }
       const controlPlane = await context.controlPlane()
       const settings = Object.keys(patch).length ? await setAuthOptions(controlPlane, ref, patch) : await getAuthSettings(controlPlane, ref)

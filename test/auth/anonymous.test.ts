@@ -15,7 +15,7 @@ import { verifyJwt } from '../../lib/jwt.ts'
 import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { runCli } from '../helpers/cli.ts'
 import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
-import { authFixture, call, fragmentOf, linkOf, SITE_URL, type AuthFixture } from './helpers.ts'
+import { authFixture, type AuthFixture, authSettingsApi, call, fragmentOf, linkOf, SITE_URL } from './helpers.ts'
 
 const DISABLED = [422, 'anonymous_provider_disabled', 'Anonymous sign-ins are disabled']
 
@@ -50,12 +50,7 @@ t.test('anonymous sign-ins', async (t) => {
   })
 
   await t.test('the setting: admin API and CLI', async (t) => {
-    const api = (method: string, body?: unknown) =>
-      fetch(`${f.test.origin}/platform/v1/projects/${ref}/auth`, {
-        method,
-        headers: { authorization: `Bearer ${f.test.config.adminToken}`, 'content-type': 'application/json' },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))
+    const api = authSettingsApi(f)
     t.match((await api('GET')).body, { external_anonymous_users_enabled: false, rate_limit_anonymous_users: 30 })
     t.match(await api('PATCH', { external_anonymous_users_enabled: 'yes' }), { status: 400, body: { code: 'invalid_argument', message: /external_anonymous_users_enabled must be true or false/ } })
     t.match(await api('PATCH', { rate_limit_anonymous_users: 0 }), { status: 400, body: { message: /rate_limit_anonymous_users must be a whole number from 1 to 1000000/ } })

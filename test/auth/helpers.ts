@@ -178,3 +178,13 @@ export async function call<T = AuthBody>(
 export function fragmentOf(location: string): Record<string, string> {
   return Object.fromEntries(new URLSearchParams(new URL(location).hash.slice(1)))
 }
+
+/** The project's Auth settings through the admin API (`GET`/`PATCH /platform/v1/projects/{ref}/auth`), answered as status and JSON body. */
+export function authSettingsApi(f: AuthFixture): (method: string, body?: unknown) => Promise<{ status: number; body: Record<string, unknown> }> {
+  return (method, body) =>
+    fetch(`${f.test.origin}/platform/v1/projects/${f.project.ref}/auth`, {
+      method,
+      headers: { authorization: `Bearer ${f.test.config.adminToken}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))
+}

@@ -9,7 +9,7 @@
 import type { ServiceResponse } from '../../lib/service.ts'
 import { authErrors } from './errors.ts'
 import { factorCaller } from './factors.ts'
-import { requireUser, type AuthRequest } from './request.ts'
+import type { AuthRequest } from './request.ts'
 
 /** What GET /settings reports as off (GoTrue's fields; web3, linking and MFA have none there). */
 export const NOT_OFFERED = {
@@ -23,15 +23,6 @@ export const NOT_OFFERED = {
 /** POST /sso, GET /sso/saml/metadata, POST /sso/saml/acs: GoTrue's requireSAMLEnabled. */
 export async function sso(): Promise<ServiceResponse> {
   throw authErrors.samlDisabled()
-}
-
-/**
- * GET /user/identities/authorize and DELETE /user/identities/{id}: behind
- * requireAuthentication, then requireManualLinkingEnabled, as in GoTrue.
- */
-export async function identities(req: AuthRequest): Promise<ServiceResponse> {
-  requireUser(req)
-  throw authErrors.manualLinkingDisabled()
 }
 
 /** /passkeys/*: passkeys as a first factor (GoTrue's requirePasskeyEnabled). */

@@ -102,6 +102,9 @@ export const authErrors = {
 
   mfaPhoneEnrollDisabled: () => new AuthError('mfa_phone_enroll_not_enabled', 'MFA enroll is disabled for Phone', 422),
   mfaWebAuthnEnrollDisabled: () => new AuthError('mfa_webauthn_enroll_not_enabled', 'MFA enroll is disabled for WebAuthn', 422),
+  mfaWebAuthnVerifyDisabled: () => new AuthError('mfa_webauthn_verify_not_enabled', 'MFA verification is disabled for WebAuthn', 422),
+  /** GoTrue answers a refused attestation or assertion with a bare 500; ours says what did not match (webauthn-factors.ts). */
+  mfaWebAuthnVerificationFailed: (why: string) => new AuthError('mfa_verification_failed', `Failed to validate WebAuthn MFA response: ${why}`, 422),
   mfaRecoveryCodesEnrollDisabled: () => new AuthError('mfa_recovery_codes_enroll_not_enabled', 'MFA enroll is disabled for recovery codes', 422),
   mfaRecoveryCodesVerifyDisabled: () => new AuthError('mfa_recovery_codes_verify_not_enabled', 'MFA verification is disabled for recovery codes', 422),
 
@@ -119,6 +122,14 @@ export const authErrors = {
   samlDisabled: () => new AuthError('saml_provider_disabled', 'SAML 2.0 is disabled', 404),
   web3Disabled: () => new AuthError('web3_provider_disabled', 'Web3 provider is disabled', 422),
   manualLinkingDisabled: () => new AuthError('manual_linking_disabled', 'Manual linking is disabled', 404),
+  // Identity linking (GoTrue's identity.go, and linkIdentityToUser in external.go)
+  identityAlreadyLinked: () => new AuthError('identity_already_exists', 'Identity is already linked', 422),
+  identityLinkedToAnother: () => new AuthError('identity_already_exists', 'Identity is already linked to another user', 422),
+  /** A linked identity whose address another user has (GoTrue: 400 here, unlike the sign-up's 422). */
+  linkedEmailExists: () => new AuthError('email_exists', 'A user with this email address has already been registered', 400),
+  singleIdentityNotDeletable: () => new AuthError('single_identity_not_deletable', 'User must have at least 1 identity after unlinking', 422),
+  identityNotFound: () => new AuthError('identity_not_found', "Identity doesn't exist", 422),
+  emailConflictIdentityNotDeletable: () => new AuthError('email_conflict_identity_not_deletable', 'Unable to unlink identity due to email conflict', 422),
   passkeysDisabled: () => new AuthError('passkey_disabled', 'Passkeys are disabled', 404),
   oauthServerDisabled: () => new AuthError('feature_disabled', 'OAuth server is disabled', 404),
   // POST /token?grant_type=id_token (token_oidc.go)
@@ -128,6 +139,17 @@ export const authErrors = {
   oauth: (error: string, description: string) => new OAuthError(error, description),
   unexpected: (message = 'Unexpected failure, please check server logs for more information') =>
     new AuthError('unexpected_failure', message, 500),
+  // Auth hooks (hooks/; reference/gotrue-round3.md §4). GoTrue's codes where it has one (HTTP hooks); where
+  // GoTrue answers a bare 500, 502 for a bad answer and 504 for a timeout, with a code naming the hook
+  // (DECISIONS, round 3). `hook` is custom_access_token or send_email.
+  hookError: (hook: string, status: number, message: string) => new AuthError(`hook_${hook}_error`, message, status),
+  hookInvalidOutput: (hook: string, message: string) => new AuthError(`hook_${hook}_invalid_output`, message, 502),
+  hookFailed: (hook: string, uri: string) => new AuthError(`hook_${hook}_failed`, `Error running hook URI: ${uri}`, 502),
+  hookTimeout: (hook: string, uri: string, seconds: number) =>
+    new AuthError(`hook_${hook}_timeout`, `Hook URI ${uri} did not answer within ${seconds} seconds`, 504),
+  hookTimeoutAfterRetry: () => new AuthError('hook_timeout_after_retry', 'failed to reach hook after maximum retries', 422),
+  hookPayloadOverSizeLimit: () => new AuthError('hook_payload_over_size_limit', 'Payload size exceeded size limit', 422),
+  hookPayloadInvalidContentType: () => new AuthError('hook_payload_invalid_content_type', 'Invalid Content-Type: Expected application/json', 400),
   // The project database (workers/auth/db/pool.ts): GoTrue's timeout middleware text; our code for a database it cannot reach.
   requestTimeout: () => new AuthError('request_timeout', 'Processing this request timed out, please retry after a moment.', 504),
   databaseUnavailable: () =>

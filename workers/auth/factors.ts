@@ -25,6 +25,8 @@ import { audit } from './links.ts'
 import { isUuid, str, uuidParam, type AuthRequest } from './request.ts'
 import { newTotpSecret, qrSvg, totpTimeStep, totpUri } from './totp.ts'
 import { upgradeToAal2, type Session } from './tokens.ts'
+import { insertWebAuthnFactor } from './db/webauthn.ts'
+import { challengeWebAuthnFactor, verifyWebAuthnFactor } from './webauthn-factors.ts'
 
 /** requireAuthentication + requireNotAnonymous (every /factors route), and a session to act on. */
 export async function factorCaller(req: AuthRequest): Promise<CurrentUser & { sessionId: string }> {
@@ -46,8 +48,8 @@ export async function enrollFactor(req: AuthRequest): Promise<ServiceResponse> {
   const { user, aal } = await factorCaller(req)
   const factorType = str(req.body, 'factor_type')
   if (factorType === 'phone') throw authErrors.mfaPhoneEnrollDisabled()
-  if (factorType === 'webauthn') throw authErrors.mfaWebAuthnEnrollDisabled()
-  if (factorType !== 'totp') throw authErrors.validation('factor_type needs to be totp, phone, or webauthn')
+  if (factorType === 'webauthn' && !req.settings.webauthn.enrollEnabled) throw authErrors.mfaWebAuthnEnrollDisabled()
+  if (factorType !== 'totp' && factorType !== 'webauthn') throw authErrors.validation('factor_type needs to be totp, phone, or webauthn')
   const friendlyName = str(req.body, 'friendly_name') ?? ''
   // GoTrue labels factors with its configured issuer: here the project's name, unless the app names one.
   const issuer = str(req.body, 'issuer') || req.raw.project.projectName
@@ -60,16 +62,19 @@ export async function enrollFactor(req: AuthRequest): Promise<ServiceResponse> {
     const verified = factors.filter((f) => f.status === 'verified').length
     if (factors.length >= MAX_ENROLLED_FACTORS || verified >= MAX_VERIFIED_FACTORS) throw authErrors.tooManyFactors()
     if (verified > 0 && aal !== 'aal2') throw authErrors.insufficientAal('AAL2 required to enroll a new factor', 403)
-    const inserted = await insertTotpFactor(client, user.id, friendlyName, secret)
+    const inserted = factorType === 'webauthn' ? await insertWebAuthnFactor(client, user.id, friendlyName) : await insertTotpFactor(client, user.id, friendlyName, secret)
     await audit(client, req, user.id, 'factor_in_progress', { factor_id: inserted.id })
     return inserted
   })
+  // A WebAuthn factor gets its credential options from its first challenge (webauthn-factors.ts).
+  if (factorType === 'webauthn') return json(200, { id: factor.id, type: 'webauthn', friendly_name: friendlyName })
   return json(200, { id: factor.id, type: 'totp', friendly_name: friendlyName, totp: { qr_code: await qrSvg(uri), secret, uri } })
 }
 
 export async function challengeFactor(req: AuthRequest, id: string): Promise<ServiceResponse> {
   const { user } = await factorCaller(req)
   const factor = await loadFactor(req, user.id, id)
+  if (factor.factor_type === 'webauthn') return challengeWebAuthnFactor(req, user, factor)
   const challenge = await insertChallenge(req.pool, factor.id, req.ip)
   await audit(req.pool, req, user.id, 'challenge_created', { factor_id: factor.id, factor_status: factor.status })
   return json(200, { id: challenge.id, type: factor.factor_type, expires_at: challenge.expires_at })
@@ -80,6 +85,7 @@ type Outcome = { ok: true; session: Session } | { ok: false; error: AuthError }
 export async function verifyFactor(req: AuthRequest, id: string): Promise<ServiceResponse> {
   const { user, sessionId } = await factorCaller(req)
   const factor = await loadFactor(req, user.id, id)
+  if (factor.factor_type === 'webauthn') return verifyWebAuthnFactor(req, user, sessionId, factor)
   const rawChallenge = req.body.challenge_id
   if (rawChallenge !== undefined && rawChallenge !== null && !isUuid(rawChallenge)) {
     throw authErrors.badJson('challenge_id must be a UUID')

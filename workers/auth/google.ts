@@ -10,6 +10,7 @@ import { createIdentityUser, linkIdentity, lockIdentity, signInIdentity, userIdB
 import { transaction } from './db/pool.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { authErrors } from './errors.ts'
+import { attachIdentity } from './linking.ts'
 import { authorizationUrl, exchangeCode, IdTokenError, verifyIdToken, type GoogleClient } from './google-provider.ts'
 import { pkceOf } from './links.ts'
 import { newStateSecret, nonceOf, secretHash, signState, verifyState } from './oauth-state.ts'
@@ -41,6 +42,15 @@ function found(location: string, status = 302): ServiceResponse {
 }
 
 export async function authorize(req: AuthRequest): Promise<ServiceResponse> {
+  return found(await googleAuthorizationUrl(req, null))
+}
+
+/**
+ * Google's authorization URL for a new flow (its state, nonce and PKCE
+ * challenge kept in auth.flow_state). `linkUserId`: the signed-in user a
+ * linkIdentity() flow attaches the identity to (linked-identities.ts).
+ */
+export async function googleAuthorizationUrl(req: AuthRequest, linkUserId: string | null): Promise<string> {
   if (req.query.get('provider') !== PROVIDER) throw authErrors.providerDisabled()
   const client = googleClient(req)
   const referrer = redirectTo(req)
@@ -49,9 +59,9 @@ export async function authorize(req: AuthRequest): Promise<ServiceResponse> {
   const extra: Record<string, string> = {}
   for (const [key, value] of req.query) if (!RESERVED.has(key)) extra[key] = value
   const secret = newStateSecret()
-  const flow = await createFlowState(req.pool, { userId: null, pkce, providerType: PROVIDER, method: 'oauth', referrer, stateSecret: secretHash(secret) })
+  const flow = await createFlowState(req.pool, { userId: linkUserId, pkce, providerType: PROVIDER, method: 'oauth', referrer, stateSecret: secretHash(secret) })
   const state = await signState(req.raw.project.jwtSecret, { flowStateId: flow.id, secret, provider: PROVIDER }, req.settings.siteUrl)
-  return found(authorizationUrl(client, state, nonceOf(secret), scopes, extra))
+  return authorizationUrl(client, state, nonceOf(secret), scopes, extra)
 }
 
 const OAUTH_ERROR: Record<number, string> = { 400: 'invalid_request', 401: 'unauthorized_client', 403: 'access_denied', 500: 'server_error', 503: 'temporarily_unavailable' }
@@ -184,7 +194,7 @@ export async function googleUser(db: pg.ClientBase, req: AuthRequest, identity: 
 }
 
 /** Exchanges the code, checks the ID token, finds, links or creates the user; the Location of a successful sign-in. */
-async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, referrer: string, code: string, nonce: string): Promise<string> {
+async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean; link_user_id: string | null }, referrer: string, code: string, nonce: string): Promise<string> {
   const client = googleClient(req)
   let tokens
   try {
@@ -203,7 +213,8 @@ async function signIn(req: AuthRequest, flow: { id: string; pkce: boolean }, ref
   }
   const identity = googleIdentity(claims)
   return transaction(req.pool, async (db) => {
-    const user = await googleUser(db, req, identity)
+    // A linkIdentity() flow attaches the identity to the user who started it, then signs that user in.
+    const user = flow.link_user_id !== null ? await attachIdentity(db, req, flow.link_user_id, PROVIDER, identity) : await googleUser(db, req, identity)
     if (flow.pkce) {
       const authCode = await issueAuthCode(db, flow.id, user.id, { access: tokens.accessToken, refresh: tokens.refreshToken })
       if (authCode === undefined) throw stateError('OAuth state not found or expired')

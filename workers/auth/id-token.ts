@@ -11,6 +11,8 @@ import { authErrors } from './errors.ts'
 import { googleIdentity, googleUser } from './google.ts'
 import { googleIssuer, IdTokenError, verifyGoogleIdToken } from './google-provider.ts'
 import { str, type AuthRequest } from './request.ts'
+import { linkingTarget } from './identities.ts'
+import { attachIdentity } from './linking.ts'
 import { googleMissing } from './settings.ts'
 import { issueSession, type Session } from './tokens.ts'
 
@@ -81,8 +83,9 @@ export async function idTokenGrant(req: AuthRequest): Promise<Session> {
   const accessToken = str(body, 'access_token') ?? ''
   if (idToken === '') throw authErrors.oauth('invalid request', 'id_token required')
   if (provider === '' && (clientId === '' || issuer === '')) throw authErrors.oauth('invalid request', 'provider or client_id and issuer required')
-  // linkIdentity({token}): linking identities by hand is not offered (disabled.ts).
-  if (body.link_identity === true) throw authErrors.manualLinkingDisabled()
+  // linkIdentity({token}): the caller's token names the user to link to. GoTrue
+  // checks neither the manual linking switch nor a captcha on this path.
+  const linkTarget = body.link_identity === true ? await linkingTarget(req) : undefined
   checkProvider(req, provider, issuer, idToken)
 
   let claims: Record<string, unknown>
@@ -118,7 +121,7 @@ export async function idTokenGrant(req: AuthRequest): Promise<Session> {
 
   const identity = googleIdentity(claims)
   return transaction(req.pool, async (db) => {
-    const user = await googleUser(db, req, identity)
+    const user = linkTarget !== undefined ? await attachIdentity(db, req, linkTarget, 'google', identity) : await googleUser(db, req, identity)
     return issueSession(db, req, user, { method: 'oauth' })
   })
 }

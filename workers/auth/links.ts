@@ -114,6 +114,7 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
         NewEmail: link.newEmail ?? '',
         RedirectTo: link.redirectTo,
       },
+      hook: { userId: link.userId, ip: req.ip, data: hookEmailData(req, link, issued.code, issued.hash) },
     })
   }
   return { code: issued.code, hash: issued.hash, link: url, flowStateId }
@@ -164,7 +165,24 @@ export async function mailCode(client: pg.ClientBase, req: AuthRequest, userId: 
     kind: 'reauthentication',
     to: email,
     values: { ConfirmationURL: '', Token: issued.code, TokenHash: issued.hash, SiteURL: req.settings.siteUrl, Email: email, NewEmail: '', RedirectTo: '' },
+    hook: {
+      userId,
+      ip: req.ip,
+      data: { token: issued.code, token_hash: issued.hash, redirect_to: '', email_action_type: 'reauthentication', site_url: req.settings.siteUrl, token_new: '', token_hash_new: '' },
+    },
   })
+}
+
+/**
+ * The send email hook's email_data for a link (GoTrue's names). An email
+ * change is mailed once per address here, so each call carries its half:
+ * token + token_hash_new for the current address, token_new + token_hash for
+ * the new one, as GoTrue pairs them.
+ */
+function hookEmailData(req: AuthRequest, link: LinkRequest, code: string, hash: string) {
+  const base = { redirect_to: link.redirectTo, email_action_type: link.type, site_url: req.settings.siteUrl }
+  if (link.type !== 'email_change') return { ...base, token: code, token_hash: hash, token_new: '', token_hash_new: '' }
+  return link.current ? { ...base, token: code, token_hash: '', token_new: '', token_hash_new: hash } : { ...base, token: '', token_hash: hash, token_new: code, token_hash_new: '' }
 }
 
 export async function audit(db: Queryable, req: AuthRequest, actorId: string | null, action: string, traits: Record<string, unknown> = {}): Promise<void> {

@@ -49,8 +49,9 @@ const routes = [
   { method: 'POST', path: '/sso', name: 'sso' },
   { method: 'GET', path: '/sso/saml/metadata', name: 'sso', open: true },
   { method: 'POST', path: '/sso/saml/acs', name: 'sso', open: true },
-  { method: 'GET', path: '/user/identities/authorize', name: 'identities' },
-  { method: 'DELETE', path: '/user/identities/:id', name: 'identities' },
+  // linkIdentity() and unlinkIdentity(): behind the project's manual linking switch (identities.ts).
+  { method: 'GET', path: '/user/identities/authorize', name: 'linkIdentity' },
+  { method: 'DELETE', path: '/user/identities/:id', name: 'unlinkIdentity' },
   { method: 'POST', path: '/passkeys/registration/options', name: 'passkeys' },
   { method: 'POST', path: '/passkeys/registration/verify', name: 'passkeys' },
   { method: 'POST', path: '/passkeys/authentication/options', name: 'passkeys' },

@@ -24,6 +24,8 @@ function isoFields(record: Record<string, unknown>, names: string[]): Record<str
 export function factorJson(factor: Record<string, unknown>): Record<string, unknown> {
   const out = isoFields(factor, ['created_at', 'updated_at', 'last_challenged_at'])
   if (!out.friendly_name) delete out.friendly_name
+  // GoTrue's web_authn_aaguid (omitempty): the authenticator model of a verified WebAuthn factor, when it names one.
+  if (out.web_authn_aaguid === null || out.web_authn_aaguid === undefined) delete out.web_authn_aaguid
   return out
 }
 

@@ -3,6 +3,8 @@
 // The control plane validates with the same functions before saving.
 import { globExample, globSyntaxProblem } from './redirects.ts'
 import { defaultTemplates, REQUIRED_VARIABLE, TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
+import { hookSettingsOf, hookSettingsProblems, type HookSettings } from './hooks/settings.ts'
+import { webauthnSettings, webauthnSettingsProblems, type WebAuthnSettings } from './webauthn-settings.ts'
 
 export interface Template {
   subject: string
@@ -47,7 +49,13 @@ export interface AuthSettings {
   anonymousUsersEnabled: boolean
   /** GoTrue's RATE_LIMIT_ANONYMOUS_USERS: anonymous sign-ins per source address per hour. */
   anonymousUsersPerHour: number
+  /** GoTrue's SECURITY_MANUAL_LINKING_ENABLED (default off): linkIdentity() and unlinkIdentity() (/user/identities/*). */
+  manualLinkingEnabled: boolean
   google: GoogleSettings
+  /** Auth hooks (hooks/settings.ts): each on when its URI is set. */
+  hooks: HookSettings
+  /** WebAuthn second factors: both switches off by default, the relying party (webauthn-settings.ts). */
+  webauthn: WebAuthnSettings
 }
 
 /** Stored keys (snake_case, as in the catalogue's jsonb). */
@@ -67,7 +75,17 @@ export interface StoredAuthSettings {
   security_update_password_require_reauthentication?: boolean
   external_anonymous_users_enabled?: boolean
   rate_limit_anonymous_users?: number
+  security_manual_linking_enabled?: boolean
   google?: { client_id?: string; client_secret?: string; enabled?: boolean; additional_client_ids?: string[] }
+  hook_custom_access_token_uri?: string | null
+  hook_send_email_uri?: string | null
+  /** Write-only: `v1,whsec_<base64>`, `|`-separated. */
+  hook_send_email_secrets?: string | null
+  mfa_web_authn_enroll_enabled?: boolean
+  mfa_web_authn_verify_enabled?: boolean
+  webauthn_rp_id?: string
+  webauthn_rp_display_name?: string
+  webauthn_rp_origins?: string[]
 }
 
 export const DEFAULTS = {
@@ -100,6 +118,7 @@ export const BOOLEAN_SETTINGS = [
   'mailer_secure_email_change_enabled',
   'security_update_password_require_reauthentication',
   'external_anonymous_users_enabled',
+  'security_manual_linking_enabled',
 ] as const
 
 /** Checks a redirect address setting: an absolute http(s) URL or a glob of one. Returns the message of what is wrong. */
@@ -189,6 +208,8 @@ export function settingsProblems(stored: Record<string, unknown>): string[] {
       }
     }
   }
+  problems.push(...webauthnSettingsProblems(stored))
+  problems.push(...hookSettingsProblems(stored))
   return problems
 }
 
@@ -247,6 +268,9 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
     passwordChangeRequiresReauthentication: s.security_update_password_require_reauthentication === true,
     anonymousUsersEnabled: s.external_anonymous_users_enabled === true,
     anonymousUsersPerHour: num(stored, 'rate_limit_anonymous_users', DEFAULTS.anonymousUsersPerHour),
+    hooks: hookSettingsOf(stored),
+    manualLinkingEnabled: s.security_manual_linking_enabled === true,
+    webauthn: webauthnSettings(stored, siteUrl),
     google: {
       clientId: typeof google.client_id === 'string' && google.client_id !== '' ? google.client_id : undefined,
       clientSecret: typeof google.client_secret === 'string' && google.client_secret !== '' ? google.client_secret : undefined,

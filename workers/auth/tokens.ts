@@ -5,9 +5,10 @@ import type { Queryable } from './db/pool.ts'
 import { signAccessToken } from '../../lib/jwt.ts'
 import { amrOf, insertSession, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
 import { userById, type UserRow } from './db/users.ts'
-import { authErrors } from './errors.ts'
+import { AuthError, authErrors } from './errors.ts'
 import type { AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
+import { customAccessTokenClaims, inIssueTransaction } from './hooks/access-token.ts'
 
 const TOKEN_ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789'
 
@@ -48,17 +49,24 @@ export function accessTokenClaims(baseUrl: string, user: UserRow, sessionId: str
   }
 }
 
-export async function accessToken(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[]): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
+/**
+ * A signed access token. With a custom access token hook, its claims are the
+ * hook's (`method` is GoTrue's authentication_method), and `db` must be the
+ * issue's transaction (inIssueTransaction), which a refusal rolls back.
+ */
+export async function accessToken(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], method: string): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
   const now = Date.now()
   const iat = Math.floor(now / 1000)
   const expiresIn = req.settings.jwtExpirySeconds
-  const claims = accessTokenClaims(req.raw.project.baseUrl, user, sessionId, aal, amr, iat, expiresIn)
+  let claims: Record<string, unknown> = accessTokenClaims(req.raw.project.baseUrl, user, sessionId, aal, amr, iat, expiresIn)
+  const hook = req.settings.hooks.customAccessToken
+  if (hook !== undefined) claims = await customAccessTokenClaims(db, hook, { userId: user.id, claims, method, ip: req.ip })
   // The project's signing key in use (header kid), or its legacy secret while it has none.
   return { token: signAccessToken(req.raw.project, claims, now), expiresAt: iat + expiresIn, expiresIn }
 }
 
-async function sessionResponse(req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string): Promise<Session> {
-  const access = await accessToken(req, user, sessionId, aal, amr)
+async function sessionResponse(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string, method: string): Promise<Session> {
+  const access = await accessToken(db, req, user, sessionId, aal, amr, method)
   return {
     access_token: access.token,
     token_type: 'bearer',
@@ -78,6 +86,10 @@ export interface SignIn {
 
 /** A new session for `user` (first factor `method`). */
 export async function issueSession(db: Queryable, req: AuthRequest, user: UserRow, signIn: SignIn): Promise<Session> {
+  return inIssueTransaction(db, req, (db) => newSession(db, req, user, signIn))
+}
+
+async function newSession(db: Queryable, req: AuthRequest, user: UserRow, signIn: SignIn): Promise<Session> {
   const refreshToken = newRefreshToken()
   const { sessionId, signedInAt } = await insertSession(db, {
     userId: user.id,
@@ -91,12 +103,12 @@ export async function issueSession(db: Queryable, req: AuthRequest, user: UserRo
   })
   const signedIn = { ...user, last_sign_in_at: signedInAt }
   const amr = [{ method: signIn.method, timestamp: Math.floor(signedInAt.getTime() / 1000) }]
-  return sessionResponse(req, signedIn, sessionId, signIn.aal ?? 'aal1', amr, refreshToken)
+  return sessionResponse(db, req, signedIn, sessionId, signIn.aal ?? 'aal1', amr, refreshToken, signIn.method)
 }
 
 /** A session response for an existing session (after MFA verification: new refresh token issued by the caller). */
-export async function resumeSession(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, refreshToken: string): Promise<Session> {
-  return sessionResponse(req, user, sessionId, aal, await amrOf(db, sessionId), refreshToken)
+export async function resumeSession(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, refreshToken: string, method: string): Promise<Session> {
+  return sessionResponse(db, req, user, sessionId, aal, await amrOf(db, sessionId), refreshToken, method)
 }
 
 /**
@@ -109,7 +121,7 @@ export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: str
   if (!(await upgradeSession(db, sessionId, factorId, method, refreshToken, req.ip))) return undefined
   const user = await userById(db, userId)
   if (user === undefined) return undefined
-  return resumeSession(db, req, user, sessionId, 'aal2', refreshToken)
+  return resumeSession(db, req, user, sessionId, 'aal2', refreshToken, method)
 }
 
 /**
@@ -119,24 +131,31 @@ export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: str
  */
 export async function refreshSession(req: AuthRequest, token: string): Promise<Session> {
   if (token.length < 12 || !/^[a-zA-Z0-9_-]+$/.test(token)) throw authErrors.refreshTokenInvalid()
+  // A refusal is thrown only after the transaction: what it wrote (a reused token ends its session) stays.
+  const answer = await inIssueTransaction(req.pool, req, (db) => refreshWith(db, req, token))
+  if (answer instanceof AuthError) throw answer
+  return answer
+}
+
+async function refreshWith(db: Queryable, req: AuthRequest, token: string): Promise<Session | AuthError> {
   const next = newRefreshToken()
-  const row = await rotateRefreshToken(req.pool, token, next, req.ip)
-  if (row !== undefined) return sessionResponse(req, row, row.session_id, row.aal, row.amr ?? [], next)
-  const reuse = await reuseRefreshToken(req.pool, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
+  const row = await rotateRefreshToken(db, token, next, req.ip)
+  if (row !== undefined) return sessionResponse(db, req, row, row.session_id, row.aal, row.amr ?? [], next, 'token_refresh')
+  const reuse = await reuseRefreshToken(db, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
   switch (reuse.why) {
     case 'current':
-      return sessionResponse(req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken)
+      return sessionResponse(db, req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken, 'token_refresh')
     case 'not_found':
-      throw authErrors.refreshTokenNotFound()
+      return authErrors.refreshTokenNotFound()
     case 'session_not_found':
-      throw authErrors.refreshSessionNotFound()
+      return authErrors.refreshSessionNotFound()
     case 'session_expired':
-      throw authErrors.refreshSessionExpired()
+      return authErrors.refreshSessionExpired()
     case 'user_banned':
-      throw authErrors.userBanned()
+      return authErrors.userBanned()
     case 'reused_recently':
     case 'reused':
-      throw authErrors.refreshTokenAlreadyUsed()
+      return authErrors.refreshTokenAlreadyUsed()
   }
 }
 

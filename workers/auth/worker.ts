@@ -10,9 +10,10 @@ import { log } from '../../lib/log.ts'
 import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
 import { deleteUserFactor, listUserFactors } from './admin-factors.ts'
-import { identities, oauthServer, passkeys, recoveryCodesDelete, recoveryCodesEnroll, recoveryCodesStatus, recoveryCodesVerify, sso } from './disabled.ts'
+import { oauthServer, passkeys, recoveryCodesDelete, recoveryCodesEnroll, recoveryCodesStatus, recoveryCodesVerify, sso } from './disabled.ts'
 import { authErrorResponse, authErrors } from './errors.ts'
 import { challengeFactor, deleteFactor, enrollFactor, verifyFactor } from './factors.ts'
+import { linkIdentity, unlinkIdentity } from './identities.ts'
 import { authorize, callback } from './google.ts'
 import { jwks } from './jwks.ts'
 import { logout } from './logout.ts'
@@ -60,7 +61,8 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   authorize,
   callback,
   sso,
-  identities,
+  linkIdentity,
+  unlinkIdentity: (req, { id }) => unlinkIdentity(req, id!),
   passkeys,
   recoveryCodesStatus,
   recoveryCodesEnroll,

@@ -41,6 +41,7 @@ const SWITCH_FIELDS: Array<{ name: (typeof BOOLEAN_SETTINGS)[number]; label: str
     off: 'password changes need no code',
   },
   { name: 'external_anonymous_users_enabled', label: 'Anonymous sign-ins (signInAnonymously)', on: 'anonymous sign-ins on', off: 'anonymous sign-ins off' },
+  { name: 'security_manual_linking_enabled', label: 'Users link and unlink identities (linkIdentity, unlinkIdentity)', on: 'manual linking on', off: 'manual linking off' },
 ]
 const SETTING_LABELS: Record<string, string> = Object.fromEntries([
   ...NUMBER_FIELDS.map((f) => [f.name, f.changed]),

@@ -139,8 +139,10 @@ export async function deleteUnverifiedFactors(client: pg.ClientBase, userId: str
 /** Unenrols: sessions verified with the factor drop back to aal1 (GoTrue's DowngradeSessionsToAAL1), then the factor goes. */
 export async function deleteFactor(client: pg.ClientBase, factorId: string): Promise<void> {
   await client.query(
-    `delete from auth.mfa_amr_claims where authentication_method = 'totp'
-       and session_id in (select id from auth.sessions where factor_id = $1)`,
+    // The claim of the factor's own method: totp, or GoTrue's mfa/webauthn.
+    `delete from auth.mfa_amr_claims
+       where authentication_method = (select case factor_type when 'webauthn' then 'mfa/webauthn' else factor_type::text end from auth.mfa_factors where id = $1)
+         and session_id in (select id from auth.sessions where factor_id = $1)`,
     [factorId],
   )
   await client.query(`update auth.sessions set aal = 'aal1', factor_id = null, updated_at = now() where factor_id = $1`, [factorId])

@@ -77,6 +77,8 @@ export interface ClaimedOAuthFlow {
   referrer: string
   pkce: boolean
   expired: boolean
+  /** The user a linkIdentity() flow attaches the identity to (null for a sign-in). */
+  link_user_id: string | null
 }
 
 /**
@@ -90,7 +92,7 @@ export async function claimOAuthFlow(db: Queryable, id: string, secretHash: stri
     text: `update auth.flow_state set state_secret = null, updated_at = now()
            where id = $1 and state_secret = $2 and provider_type = $3
            returning id, coalesce(referrer, '') as referrer, code_challenge is not null as pkce,
-             created_at < now() - make_interval(secs => $4) as expired`,
+             created_at < now() - make_interval(secs => $4) as expired, user_id as link_user_id`,
     values: [id, secretHash, provider, expirySeconds],
   })
   if (rows[0] !== undefined) return { flow: rows[0], used: false }

@@ -20,9 +20,9 @@ export interface MailRecord {
   kind: string
   recipient: string
   subject: string
-  /** The body when it went to the outbox; null when SMTP delivered it. */
+  /** The body when it went to the outbox; null when SMTP or the send email hook delivered it. */
   html: string | null
-  delivery: 'smtp' | 'outbox'
+  delivery: 'smtp' | 'outbox' | 'hook'
 }
 
 export async function recordMail(db: Queryable, mail: MailRecord): Promise<void> {

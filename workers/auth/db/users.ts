@@ -17,7 +17,7 @@ export const USER_COLUMNS = `
   (select json_agg(json_build_object(
       'id', f.id, 'created_at', f.created_at, 'updated_at', f.updated_at, 'status', f.status,
       'friendly_name', coalesce(f.friendly_name, ''), 'factor_type', f.factor_type, 'phone', coalesce(f.phone, ''),
-      'last_challenged_at', f.last_challenged_at) order by f.created_at)
+      'last_challenged_at', f.last_challenged_at, 'web_authn_aaguid', f.web_authn_aaguid) order by f.created_at)
     from auth.mfa_factors f where f.user_id = u.id) as factors`
 
 export interface UserRow {

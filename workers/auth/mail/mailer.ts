@@ -12,6 +12,7 @@ import { workerOptions } from '../../../lib/worker-context.ts'
 import { authErrors } from '../errors.ts'
 import type { AuthSettings } from '../settings.ts'
 import { render, type TemplateKind, type TemplateValues } from './templates.ts'
+import { sendEmailThroughHook, type HookedMail } from '../hooks/send-email.ts'
 
 let transport: Transporter | undefined
 
@@ -34,6 +35,8 @@ export interface OutgoingMail {
   kind: TemplateKind
   to: string
   values: TemplateValues
+  /** What the send email hook gets, when the project has one (hooks/send-email.ts). */
+  hook: HookedMail
 }
 
 /**
@@ -44,6 +47,14 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, ma
   if ((await mailSentLastHourLocked(client)) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
   const template = settings.templates[mail.kind]
   const subject = render(template.subject, mail.values, false)
+  const hook = settings.hooks.sendEmail
+  if (hook !== undefined) {
+    // The project's own mail: only the hook sends it (GoTrue: it replaces SMTP); the record keeps the hourly ceiling.
+    await sendEmailThroughHook(client, hook, mail.hook)
+    await recordMail(client, { kind: mail.kind, recipient: mail.to, subject, html: null, delivery: 'hook' })
+    mailTally.add([mail.kind, 'hook'])
+    return
+  }
   const html = render(template.body, mail.values, true)
   const { smtpUrl, from } = workerOptions().mail
   if (smtpUrl) {
