@@ -19,6 +19,8 @@
 //    JWKS (jose with the key set imported once, and supabase-js's getClaims()
 //    itself) against HS256 tokens/s verified with the secret (jose), on this thread.
 // 6. Token refreshes/s with a trivial custom access token hook against without (auth-hooks.ts).
+// 7. Anonymous sign-ins/s (POST /signup with no address) against password sign-ups of new addresses.
+// BENCH_AUTH_ONLY=round3 runs 7 and 6 only; =hooks, 6 only.
 // Each comparison alternates three rounds of both sides. Load comes from wrk (one connection per wrk thread for refresh, so each
 // connection follows its own chain of rotating refresh tokens).
 import fs from 'node:fs'
@@ -116,10 +118,15 @@ async function main(): Promise<void> {
       return (await r.json()) as Session
     }
     console.log(`auth benchmark: ${threads} auth thread(s), ${os.cpus().length} CPUs, ${seconds} s per run, plan ${BENCH_PLAN}\n`)
-    // 6. Refresh with a custom access token hook against without (BENCH_AUTH_ONLY=hooks runs only this).
+    // 6. Refresh with a custom access token hook against without.
     const hookBench = () =>
       benchAccessTokenHook({ controlPlane: platform.controlPlane, project, base, headers, signIn, seconds, connections, rounds: ROUNDS, combine, refreshScript: (name, tokens) => writeScript(name, refreshScript(tokens)) })
+    // BENCH_AUTH_ONLY=round3 runs only the lines of Auth round 3 (anonymous sign-ins, the access token hook); =hooks only the hook's.
     if (process.env.BENCH_AUTH_ONLY === 'hooks') return await hookBench()
+    if (process.env.BENCH_AUTH_ONLY === 'round3') {
+      await benchAnonymous(platform.controlPlane, project.ref, base, headers)
+      return await hookBench()
+    }
 
     // 1. Password sign-ins vs raw bcrypt.
     // Alternating rounds, so load from elsewhere on the machine falls on both sides alike.

@@ -11,6 +11,7 @@ import { signAccessToken } from '../lib/jwt.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import { keysView, type Addressing } from './views.ts'
+import { isUuid } from '../lib/uuid.ts'
 
 /** A refusal of the project's Auth API, with its GoTrue error code and status. */
 export class AuthUsersError extends BaseplaneError {
@@ -213,8 +214,7 @@ export class AuthUsers {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 function checkId(id: string): void {
-  if (!UUID.test(id)) throw authUsersErrors.invalid(`"${id}" is not a user or factor id (a UUID)`)
+  if (!isUuid(id)) throw authUsersErrors.invalid(`"${id}" is not a user or factor id (a UUID)`)
 }

@@ -22,13 +22,13 @@ import { insertMessages } from '../workers/push/store/messages.ts'
 import { stopAdvice } from '../workers/push/stop-advice.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
+import { isUuid } from '../lib/uuid.ts'
 
 export const PROVIDERS = ['apns', 'fcm'] as const
 export type KeyedProvider = (typeof PROVIDERS)[number]
 export const PLATFORMS = ['apns', 'fcm', 'web'] as const
 export const LOG_STATUSES = ['sent', 'failed', 'retry', 'held', 'expired'] as const
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const MAX_LIMIT = 500
 
 export interface PushAdminOptions {
@@ -128,7 +128,7 @@ function oneOf(value: string | undefined, allowed: readonly string[], name: stri
 
 function userId(value: string | undefined, name = 'user'): string | undefined {
   if (value === undefined || value === '') return undefined
-  if (!UUID.test(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`)
+  if (!isUuid(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`)
   return value.toLowerCase()
 }
 
@@ -279,7 +279,7 @@ export interface TestNotification {
  * outcome shows in the delivery log.
  */
 export async function sendTestNotification(controlPlane: ControlPlane, ref: string, deviceId: string, input: TestNotification = {}): Promise<{ ref: string; id: string; device_id: string }> {
-  if (!UUID.test(deviceId)) throw pushErrors.deviceNotFound(deviceId.slice(0, 40))
+  if (!isUuid(deviceId)) throw pushErrors.deviceNotFound(deviceId.slice(0, 40))
   const message = parseMessage({
     device_id: deviceId,
     title: input.title?.trim() || 'Test notification',

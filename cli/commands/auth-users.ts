@@ -4,12 +4,12 @@
 import { DEFAULT_ANONYMOUS_AGE_DAYS, purgeAnonymousUsers } from '../../control-plane/anonymous-users.ts'
 import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type CliContext, type Command } from '../command.ts'
+import { isUuid } from '../../lib/uuid.ts'
 
 async function usersOf(context: CliContext): Promise<AuthUsers> {
   return new AuthUsers(await context.controlPlane(), context.addressing)
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export const authUserCommands: Command[] = [
   {
@@ -78,7 +78,7 @@ export const authUserCommands: Command[] = [
       if (args.values.yes !== true) throw new UsageError(`deleting user ${given} cannot be undone: add --yes to confirm`)
       const users = await usersOf(context)
       let id = given
-      if (!UUID.test(given)) {
+      if (!isUuid(given)) {
         const match = (await users.list(ref, { email: given, perPage: 1000 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
         if (!match) throw refusedValue(`project ${ref} has no user with the email ${given}`)
         id = match.id

@@ -17,6 +17,7 @@ import {
   type PushCredentialsView,
 } from '../../control-plane/push-admin.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type Command, type ParsedArgs } from '../command.ts'
+import { isUuid } from '../../lib/uuid.ts'
 
 function readFile(path: string): string {
   try {
@@ -185,6 +186,6 @@ function choice(args: ParsedArgs, name: string, allowed: readonly string[]): str
 
 function userOption(args: ParsedArgs): string | undefined {
   const value = stringOption(args, 'user', false)
-  if (value !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value)) throw refusedValue(`--user must be a user id (a UUID), got "${value}"`)
+  if (value !== undefined && !isUuid(value)) throw refusedValue(`--user must be a user id (a UUID), got "${value}"`)
   return value
 }

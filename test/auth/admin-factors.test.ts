@@ -6,21 +6,9 @@ import crypto from 'node:crypto'
 import { decodeJwt } from 'jose'
 import { generateSync } from 'otplib'
 import t from 'tap'
-import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
-import { authFixture, call, type AuthFixture } from './helpers.ts'
+import { authFixture, call, projectSql, signedIn } from './helpers.ts'
 
 const totp = (secret: string) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) })
-
-async function signedIn(f: AuthFixture, email: string, password = 'password 123') {
-  const created = await f.admin().auth.admin.createUser({ email, password, email_confirm: true })
-  if (created.error) throw created.error
-  const client = f.anon()
-  const session = await client.auth.signInWithPassword({ email, password })
-  if (session.error) throw session.error
-  return { id: created.data.user!.id, client }
-}
-
-const projectSql = async (f: AuthFixture, sql: string, values?: unknown[]) => adminQuery(withDatabase(await serverUrl(), f.project.record.dbName), sql, values)
 
 t.test('auth.admin.mfa.listFactors and deleteFactor', async (t) => {
   const f = await authFixture(t)

@@ -9,18 +9,9 @@ import crypto from 'node:crypto'
 import t, { type Test } from 'tap'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { runCli } from '../helpers/cli.ts'
-import { authFixture, call, codeOf, fragmentOf, linkOf, SITE_URL, type AuthFixture, type ReceivedMail } from './helpers.ts'
+import { authFixture, type AuthFixture, call, codeOf, fragmentOf, linkOf, type ReceivedMail, signedIn, SITE_URL } from './helpers.ts'
 
 const PENDING = 'Confirmation link accepted. Please proceed to confirm link sent to the other email'
-
-async function signedIn(f: AuthFixture, email: string) {
-  const created = await f.admin().auth.admin.createUser({ email, password: 'password 123', email_confirm: true })
-  if (created.error) throw created.error
-  const client = f.anon()
-  const signIn = await client.auth.signInWithPassword({ email, password: 'password 123' })
-  if (signIn.error) throw signIn.error
-  return { id: created.data.user!.id, client, token: signIn.data.session!.access_token }
-}
 
 /** Asks for the change and waits for the mails it sends (to `to`, in that order). */
 async function requestChange(t: Test, f: AuthFixture, client: ReturnType<AuthFixture['anon']>, newEmail: string, to: string[]): Promise<ReceivedMail[]> {

@@ -2,9 +2,11 @@
 // what it receives, a platform whose mail goes to it, a project with auth on
 // and its redirect settings, and the unmodified supabase-js client.
 import { createClient, type SupabaseClient } from '@supabase/supabase-js'
+import type pg from 'pg'
 import { SMTPServer } from 'smtp-server'
 import { setAuthOptions, setRedirects } from '../../control-plane/auth-settings.ts'
 import { freePort } from '../../lib/db/embedded.ts'
+import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
 import { startTestPlatform, type TestPlatform, type TestProject } from '../helpers/platform.ts'
 
 interface Teardown {
@@ -187,4 +189,19 @@ export function authSettingsApi(f: AuthFixture): (method: string, body?: unknown
       headers: { authorization: `Bearer ${f.test.config.adminToken}`, 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
     }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, unknown> }))
+}
+
+/** A confirmed user made with the admin API and signed in on an anon client: its id, the client and its access token. */
+export async function signedIn(f: AuthFixture, email: string, password = 'password 123'): Promise<{ id: string; client: SupabaseClient; token: string }> {
+  const created = await f.admin().auth.admin.createUser({ email, password, email_confirm: true })
+  if (created.error) throw created.error
+  const client = f.anon()
+  const signIn = await client.auth.signInWithPassword({ email, password })
+  if (signIn.error) throw signIn.error
+  return { id: created.data.user!.id, client, token: signIn.data.session!.access_token }
+}
+
+/** A statement in the project's database as the server's superuser (what a test sets up or checks behind the API). */
+export async function projectSql<T extends pg.QueryResultRow = pg.QueryResultRow>(f: AuthFixture, sql: string, values?: unknown[]): Promise<pg.QueryResult<T>> {
+  return adminQuery<T>(withDatabase(await serverUrl(), f.project.record.dbName), sql, values)
 }

@@ -6,22 +6,17 @@
 // every refusal in GoTrue's words, and users created and linked as the web
 // flow does.
 import crypto from 'node:crypto'
-import { execFile } from 'node:child_process'
 import t from 'tap'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts'
+import { runCli } from '../helpers/cli.ts'
 import { authFixture, call, type AuthFixture } from './helpers.ts'
 
 const IOS = '1234-ios.apps.googleusercontent.com'
 const ANDROID = '1234-android.apps.googleusercontent.com'
 
-function cli(catalogueUrl: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: catalogueUrl } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  })
-}
+/** The built command line on the test's catalogue (test/helpers/cli.ts). */
+const cli = (catalogueUrl: string, args: string[], input?: string) => runCli(args, { DATABASE_URL: catalogueUrl }, input)
 
 /** A raw nonce as the app makes it, and what it gives Google (SHA-256, hex). */
 function nonces() {

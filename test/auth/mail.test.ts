@@ -9,18 +9,13 @@ import { promisify } from 'node:util'
 import t from 'tap'
 import { listMail, listTemplates, resetTemplate, setAuthOptions, setTemplate } from '../../control-plane/auth-settings.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { runCli } from '../helpers/cli.ts'
 import { authFixture, call, codeOf, linkOf } from './helpers.ts'
 
 const run = promisify(execFile)
 
-function cli(catalogueUrl: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'cli/main.ts', ...args], { env: { ...process.env, DATABASE_URL: catalogueUrl } }, (error, stdout, stderr) =>
-      resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-    if (input !== undefined) child.stdin!.end(input)
-  })
-}
+/** The built command line on the test's catalogue (test/helpers/cli.ts). */
+const cli = (catalogueUrl: string, args: string[], input?: string) => runCli(args, { DATABASE_URL: catalogueUrl }, input)
 
 t.test('templates over SMTP, the hourly ceiling, the CLI', async (t) => {
   const f = await authFixture(t)

@@ -10,8 +10,7 @@ import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
-import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
-import { authFixture, call, type AuthBody, type AuthFixture } from './helpers.ts'
+import { type AuthBody, authFixture, type AuthFixture, call, projectSql } from './helpers.ts'
 
 const code = (secret: string, offsetSeconds = 0) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSeconds })
 
@@ -28,10 +27,6 @@ async function withVerifiedFactor(f: AuthFixture, token: string, name = 'phone')
   const challenge = await call(f, 'POST', `/factors/${enrolled.body.id}/challenge`, undefined, { token })
   const verified = await call(f, 'POST', `/factors/${enrolled.body.id}/verify`, { challenge_id: challenge.body.id, code: code(enrolled.body.totp.secret) }, { token })
   return { factorId: enrolled.body.id as string, secret: enrolled.body.totp.secret as string, session: verified.body }
-}
-
-async function projectSql(f: AuthFixture, sql: string, values?: unknown[]) {
-  return adminQuery(withDatabase(await serverUrl(), f.project.record.dbName), sql, values)
 }
 
 t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', async (t) => {

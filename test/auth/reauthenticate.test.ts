@@ -6,19 +6,7 @@
 // reused, expired and guessed nonces; the mail throttle; refusals.
 import t, { type Test } from 'tap'
 import { setAuthOptions, setTemplate } from '../../control-plane/auth-settings.ts'
-import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
-import { authFixture, call, codeOf, type AuthFixture } from './helpers.ts'
-
-async function signedIn(f: AuthFixture, email: string, password = 'password 123') {
-  const created = await f.admin().auth.admin.createUser({ email, password, email_confirm: true })
-  if (created.error) throw created.error
-  const client = f.anon()
-  const signIn = await client.auth.signInWithPassword({ email, password })
-  if (signIn.error) throw signIn.error
-  return { id: created.data.user!.id, client, token: signIn.data.session!.access_token }
-}
-
-const projectSql = async (f: AuthFixture, sql: string, values?: unknown[]) => adminQuery(withDatabase(await serverUrl(), f.project.record.dbName), sql, values)
+import { authFixture, type AuthFixture, call, codeOf, projectSql, signedIn } from './helpers.ts'
 
 /** Backdates the user's sessions: GoTrue asks no nonce of a session begun within 24 hours. */
 const ageSessions = (f: AuthFixture, userId: string) => projectSql(f, `update auth.sessions set created_at = now() - interval '25 hours' where user_id = $1`, [userId])

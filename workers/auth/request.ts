@@ -8,6 +8,7 @@ import { authPool } from './db/pool.ts'
 import { authErrors } from './errors.ts'
 import { resolveRedirect } from './redirects.ts'
 import { resolveSettings, type AuthSettings } from './settings.ts'
+import { isUuid } from '../../lib/uuid.ts'
 
 export interface AuthRequest {
   raw: ServiceRequest<AuthProjectContext>
@@ -92,11 +93,7 @@ export function redirectTo(req: AuthRequest): string {
   return resolveRedirect(req.settings, req.query.get('redirect_to') ?? req.raw.headers['redirect_to'])
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-export function isUuid(value: unknown): value is string {
-  return typeof value === 'string' && UUID.test(value)
-}
+export { isUuid }
 
 /**
  * A UUID path parameter as GoTrue reads one (uuid.FromString): any case

@@ -8,8 +8,8 @@ import { AuthUsers, type AuthUser } from '../../auth-users.ts'
 import { attempt, FormState, NO_STATE } from '../form-state.ts'
 import { empty, html, table, type Safe } from '../html.ts'
 import type { DashboardContext, DashboardModule, FormInput, Screen } from '../module.ts'
+import { UUID_SOURCE } from '../../../lib/uuid.ts'
 
-const UUID = '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}'
 const PER_PAGE = 20
 const BANS: Array<[string, string]> = [
   ['1h', '1 hour'],
@@ -143,7 +143,7 @@ ${banned(user) ? html`<form method="post" action="${base}/ban"><input type="hidd
     return { title: name, body, project, tab: 'users' }
   }
 
-  const userParams = { ...REF_PARAM, id: UUID }
+  const userParams = { ...REF_PARAM, id: UUID_SOURCE }
   const userPath = (input: FormInput) => `/projects/${input.params.ref!}/users/${input.params.id!}`
   const userAction = (form: string, run: (input: FormInput) => Promise<void>, notice: string | ((input: FormInput) => string), fields: string[] = [], to?: (input: FormInput) => string) => ({
     method: 'POST',
@@ -210,7 +210,7 @@ ${banned(user) ? html`<form method="post" action="${base}/ban"><input type="hidd
       {
         path: '/projects/:ref/users/:id/factors/:factor/delete',
         ...userAction('factor', (i) => users.removeFactor(i.params.ref!, i.params.id!, i.params.factor!), 'factor_removed'),
-        where: { ...userParams, factor: UUID },
+        where: { ...userParams, factor: UUID_SOURCE },
       },
     ],
     notices: {

@@ -6,7 +6,8 @@ import { pushErrors } from '../errors.ts'
 import { requiredField, type DeviceOptions } from '../providers/device-fields.ts'
 import { PLATFORM_NAMES, providerFor } from '../providers/registry.ts'
 import { deleteDevice, listDevices, registerDevice, type DeviceInput, type DeviceRow } from '../store/devices.ts'
-import { mapDatabaseError, parseBody, requireIdentity, UUID } from './request.ts'
+import { mapDatabaseError, parseBody, requireIdentity } from './request.ts'
+import { isUuid } from '../../../lib/uuid.ts'
 
 export function parseDevice(body: unknown, mayNameUser: boolean, options: DeviceOptions): DeviceInput {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw pushErrors.validation('The body must be a JSON object')
@@ -17,7 +18,7 @@ export function parseDevice(body: unknown, mayNameUser: boolean, options: Device
   let userId: string | null | undefined
   if (b.user_id !== undefined) {
     if (!mayNameUser) throw pushErrors.validation('user_id may be given only with the service_role key; a user registers their own devices')
-    if (b.user_id !== null && (typeof b.user_id !== 'string' || !UUID.test(b.user_id))) throw pushErrors.validation('user_id must be a UUID')
+    if (b.user_id !== null && (typeof b.user_id !== 'string' || !isUuid(b.user_id))) throw pushErrors.validation('user_id must be a UUID')
     userId = b.user_id as string | null
   }
   return { platform: entry.platform, ...entry.device(b, options), app, userId }
@@ -55,7 +56,7 @@ export async function postDevice(request: ServiceRequest, pool: DatabasePool, op
 export async function getDevices(request: ServiceRequest, pool: DatabasePool): Promise<ServiceResponse> {
   const identity = requireIdentity(request)
   const userId = new URLSearchParams(request.query).get('user_id') ?? undefined
-  if (userId !== undefined && !UUID.test(userId)) throw pushErrors.validation('user_id must be a UUID')
+  if (userId !== undefined && !isUuid(userId)) throw pushErrors.validation('user_id must be a UUID')
   try {
     const rows = await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => listDevices(client, userId))
     return json(200, rows.map(view))
@@ -66,7 +67,7 @@ export async function getDevices(request: ServiceRequest, pool: DatabasePool): P
 
 export async function removeDevice(request: ServiceRequest, pool: DatabasePool, id: string): Promise<ServiceResponse> {
   const identity = requireIdentity(request)
-  if (!UUID.test(id)) throw pushErrors.deviceNotFound(id)
+  if (!isUuid(id)) throw pushErrors.deviceNotFound(id)
   let deleted: boolean
   try {
     deleted = await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => deleteDevice(client, id))

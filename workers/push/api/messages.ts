@@ -5,7 +5,8 @@ import { withRequestTransaction } from '../../../lib/db/request-transaction.ts'
 import { json, type ServiceRequest, type ServiceResponse } from '../../../lib/service.ts'
 import { pushErrors } from '../errors.ts'
 import { firstUnseenDevice, insertMessages, readMessage, type MessageInput } from '../store/messages.ts'
-import { mapDatabaseError, parseBody, requireIdentity, UUID } from './request.ts'
+import { mapDatabaseError, parseBody, requireIdentity } from './request.ts'
+import { isUuid } from '../../../lib/uuid.ts'
 
 const MAX_BATCH = 1000
 
@@ -25,8 +26,8 @@ export function parseMessage(value: unknown, at = ''): MessageInput {
   const userId = optionalString(b, 'user_id', 36, at)
   const deviceId = optionalString(b, 'device_id', 36, at)
   if ((userId === null) === (deviceId === null)) throw pushErrors.validation(`${at}exactly one of user_id and device_id is required`)
-  if (userId !== null && !UUID.test(userId)) throw pushErrors.validation(`${at}user_id must be a UUID`)
-  if (deviceId !== null && !UUID.test(deviceId)) throw pushErrors.validation(`${at}device_id must be a UUID`)
+  if (userId !== null && !isUuid(userId)) throw pushErrors.validation(`${at}user_id must be a UUID`)
+  if (deviceId !== null && !isUuid(deviceId)) throw pushErrors.validation(`${at}device_id must be a UUID`)
   const data = b.data ?? null
   if (data !== null && (typeof data !== 'object' || Array.isArray(data))) throw pushErrors.validation(`${at}data must be a JSON object`)
   const ttl = b.ttl ?? null
@@ -75,7 +76,7 @@ export async function postMessages(request: ServiceRequest, pool: DatabasePool):
 
 export async function getMessage(request: ServiceRequest, pool: DatabasePool, id: string): Promise<ServiceResponse> {
   const identity = requireIdentity(request)
-  if (!UUID.test(id)) throw pushErrors.messageNotFound(id)
+  if (!isUuid(id)) throw pushErrors.messageNotFound(id)
   let message
   try {
     message = await withRequestTransaction(pool, identity, request.project.roleTimeouts, (client) => readMessage(client, id))

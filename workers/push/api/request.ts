@@ -23,7 +23,6 @@ export function requireServiceRole(request: ServiceRequest): RequestIdentity {
   return identity
 }
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 interface PgError {
   code?: string
