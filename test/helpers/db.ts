@@ -61,3 +61,11 @@ export async function freshDatabase(t: Teardown, prefix = 'bptest'): Promise<str
   })
   return withDatabase(server, name)
 }
+
+/** A connected client that reports errors to its caller only (a server ending it is what the test looks at). */
+export async function connectClient(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url })
+  client.on('error', () => {})
+  await client.connect()
+  return client
+}

@@ -10,6 +10,7 @@ import { logLevel, setLogLevel } from '../../lib/log.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { request, type Reply } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { eventually } from '../helpers/eventually.ts'
 
 const platform = await startTestPlatform(t)
 const admin = await serverUrl()
@@ -56,14 +57,6 @@ const answer = (reply: Reply) => ({
   code: reply.headers['x-sb-error-code'],
   body: reply.json,
 })
-
-async function eventually(what: string, check: () => Promise<boolean>, millis = 15_000): Promise<void> {
-  const until = Date.now() + millis
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`${what}: not within ${millis} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
 
 t.test('the catalogue refuses connections: 503 with Retry-After everywhere, one log line, then back', async (t) => {
   const project = await platform.createProject({ name: 'uncached', auth: true, push: true })
@@ -121,7 +114,7 @@ t.test('the catalogue refuses connections: 503 with Retry-After everywhere, one 
   t.equal(logged(/^the dashboard's database is unavailable/).length, 1, 'one line for the dashboard')
 
   await setAllow(true)
-  await eventually('project requests answer again', async () => (await request(`${project.baseUrl}/auth/v1/health`, { headers: anon })).status === 200)
+  await eventually('project requests answer again', 15_000, async () => (await request(`${project.baseUrl}/auth/v1/health`, { headers: anon })).status === 200)
   t.equal((await request(`${platform.origin}/platform/v1/projects`, { headers: adminHeaders })).status, 200, 'the admin API answers again')
   t.equal((await request(`${platform.origin}/dashboard/projects/${project.ref}/users`, { headers: { cookie } })).status, 200, 'the dashboard too')
   t.equal(logged(/^the catalogue answers again/).length, 1, 'the end of the incident is logged once')
@@ -196,7 +189,7 @@ t.test('a project\'s database is missing: every service, the admin API, the dash
 
   await restore()
   for (const [name, send] of requests) {
-    await eventually(`${name} answers again`, async () => (await send()).status === 200)
+    await eventually(`${name} answers again`, 15_000, async () => (await send()).status === 200)
   }
   const back = await request(`${project.baseUrl}/health`, { headers: anon })
   t.match(back.json, { status: 'ok', database: 'up' }, '/health says the database is up again')

@@ -7,7 +7,7 @@ import t from 'tap'
 import { ownerUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import { planLimits } from '../../lib/plans.ts'
 import { ensureClusterRoles } from '../../control-plane/project-database.ts'
-import { adminQuery, withDatabase } from '../helpers/db.ts'
+import { adminQuery, connectClient, withDatabase } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 
@@ -18,13 +18,6 @@ const adminAuth = { authorization: `Bearer ${platform.config.adminToken}` }
 const catalogueDb = new URL(platform.catalogueUrl).pathname.slice(1)
 const a = await platform.createProject({ name: 'A' })
 
-async function connect(url: string): Promise<pg.Client> {
-  const client = new pg.Client({ connectionString: url })
-  client.on('error', () => {})
-  await client.connect()
-  return client
-}
-
 function ownerInto(project: ProjectRecord, database: string): string {
   return withDatabase(ownerUrlOf(project), database)
 }
@@ -32,7 +25,7 @@ function ownerInto(project: ProjectRecord, database: string): string {
 /** Connects as `url` and reports the refusal: message and detail, or "connected". */
 async function attempt(url: string): Promise<string> {
   try {
-    const client = await connect(url)
+    const client = await connectClient(url)
     await client.end()
     return 'connected'
   } catch (error) {
@@ -73,7 +66,7 @@ t.test('projects created at once by several processes: the cluster SQL runs one 
 })
 
 t.test('forged change notifications neither poison nor slow the control plane', async (t) => {
-  const catalogue = await connect(platform.catalogueUrl)
+  const catalogue = await connectClient(platform.catalogueUrl)
   t.teardown(() => catalogue.end())
   const { rows } = await catalogue.query<{ change: string }>('select baseplane.last_change() as change')
   const issued = Number(rows[0]!.change)
@@ -121,7 +114,7 @@ t.test('forged change notifications neither poison nor slow the control plane', 
 
 t.test('schemas auth, push and graphql are the platform\'s in a new project', async (t) => {
   const project = await platform.createProject({ name: 'reserved' })
-  const owner = await connect(ownerUrlOf(project.record))
+  const owner = await connectClient(ownerUrlOf(project.record))
   t.teardown(() => owner.end())
   const { rows } = await owner.query<{ name: string; owner: string; create: boolean }>(
     `select nspname as name, pg_get_userbyid(nspowner) as owner, has_schema_privilege(current_user, oid, 'create') as create
@@ -146,7 +139,7 @@ t.test('an existing project whose owner made schema push: enabling push refuses 
   const projectDb = withDatabase(platform.catalogueUrl, project.record.dbName)
   // As it was before the reservation: no push schema, migration 6 not applied.
   await adminQuery(projectDb, `drop schema push; delete from baseplane.migrations where migration_set = 'project' and version = 6`)
-  const owner = await connect(ownerUrlOf(project.record))
+  const owner = await connectClient(ownerUrlOf(project.record))
   t.teardown(() => owner.end())
   await owner.query('create schema push; create table push.mine (id int); insert into push.mine values (7)')
   const { applied: upgraded } = await controlPlane.upgradeAll()
@@ -198,7 +191,7 @@ t.test('connection limits by plan: the owner\'s flood stops at its limit and the
       while (next < 491) {
         next += 1
         try {
-          held.push(await connect(ownerUrlOf(project.record)))
+          held.push(await connectClient(ownerUrlOf(project.record)))
         } catch (error) {
           const message = (error as Error).message
           refusals.set(message, (refusals.get(message) ?? 0) + 1)

@@ -7,6 +7,7 @@ import { adminQuery } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startPlatformProcess } from '../helpers/platform-process.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { eventually } from '../helpers/eventually.ts'
 
 const BLOCK_SECONDS = 8
 const env = {
@@ -44,16 +45,6 @@ async function health(baseUrl: string, anonKey: string, address: string) {
 
 const refusedBody = { code: 'over_request_rate_limit', message: 'Request rate limit reached' }
 const failedSignIn = { status: 400, body: { code: 'invalid_credentials', message: 'Invalid login credentials' } }
-
-async function eventually<V>(what: string, ms: number, check: () => Promise<V | undefined>): Promise<V> {
-  const deadline = Date.now() + ms
-  for (;;) {
-    const value = await check()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 async function sharedRow(catalogueUrl: string, ref: string, address: string) {
   const { rows } = await adminQuery<{ failures: number; blocked: boolean }>(
