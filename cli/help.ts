@@ -7,7 +7,7 @@ import type { Command } from './command.ts'
 export const GLOBAL_OPTIONS: Array<[string, string]> = [
   ['--json', 'print the result as JSON'],
   ['--home DIR', 'the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)'],
-  ['--url URL', 'the server to call and name in URLs (default: the one serving the home now, else BASEPLANE_PUBLIC_URL)'],
+  ['--url URL', 'the server to name in URLs (default: the one serving the home now, else BASEPLANE_PUBLIC_URL)'],
   ['--help', 'print this help'],
 ]
 

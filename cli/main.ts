@@ -51,7 +51,7 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
 
 /**
  * `--home DIR` and `--url URL` (or `--home=DIR`, `--url=URL`), which every
- * command takes: they stand for BASEPLANE_HOME and the server to call, so they
+ * command takes: they stand for BASEPLANE_HOME and the server named in URLs, so they
  * are taken out before the command's own options are parsed.
  */
 function takeGlobals(argv: string[]): { home: string | undefined; url: string | undefined; argv: string[] } {
@@ -141,7 +141,7 @@ function inFlagTerms(error: BaseplaneError, fieldFlags: Record<string, string> |
 }
 
 /**
- * The server the command calls and names in URLs: `--url`, else the one serving
+ * The server the command names in URLs (no command calls it): `--url`, else the one serving
  * this home now (its real port, from the home's lock), else the configured one.
  */
 function servedUrl(config: PlatformConfig, url: string | undefined): string {

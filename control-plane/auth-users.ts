@@ -1,19 +1,25 @@
-// A project's Auth users for the dashboard and the CLI, through the same
-// operations the Auth API offers: each call is a request to the project's own
-// Auth admin API (`{base_url}/auth/v1/admin/...`, `/invite`, `/recover`,
-// `/logout`) with its service_role key, so there is one implementation of each
-// (the Auth worker's), with its validation, mail and audit. Only the sessions
-// list reads the project database, since GoTrue's API has no call for it.
-// It needs the platform to be serving (`baseplane start`).
+// A project's Auth users for the dashboard and the CLI, through Auth's own
+// operations (workers/auth/users-admin.ts, which the Auth admin API's handlers
+// call too), so there is one implementation of each, with its validation,
+// mail and audit. Each call is one short connection to the project's database
+// as Auth's role, in one transaction: nothing here needs the platform to be
+// serving. Invitations and recovery mails go out as the worker sends them
+// (the project's send email hook, else SMTP_URL, else the project's outbox),
+// with the mail settings of this process's configuration.
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { BaseplaneError } from '../lib/errors.ts'
 import { signAccessToken } from '../lib/jwt.ts'
+import type { WorkerOptions } from '../lib/service.ts'
+import * as usersAdmin from '../workers/auth/users-admin.ts'
+import type { AuthAdminScope } from '../workers/auth/users-admin.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import { keysView, type Addressing } from './views.ts'
 import { isUuid } from '../lib/uuid.ts'
 
-/** A refusal of the project's Auth API, with its GoTrue error code and status. */
+export type { UserSession } from '../workers/auth/users-admin.ts'
+
+/** A refusal of the control plane's own (Auth's refusals are Auth's errors, with GoTrue's codes and statuses). */
 export class AuthUsersError extends BaseplaneError {
   constructor(code: string, message: string, status: number) {
     super(code, message, status)
@@ -23,10 +29,11 @@ export class AuthUsersError extends BaseplaneError {
 
 export const authUsersErrors = {
   authOff: (ref: string) => new AuthUsersError('auth_disabled', `Auth is off for project ${ref}: turn it on first (baseplane products enable auth ${ref})`, 409),
-  unreachable: (url: string, detail: string) =>
-    new AuthUsersError('platform_unreachable', `The platform at ${url} does not answer (${detail}): user operations go through the running platform; start it with \`baseplane start\``, 503),
   invalid: (message: string) => new AuthUsersError('validation_failed', message, 400),
 }
+
+/** How the platform sends Auth's mail (config SMTP_URL and BASEPLANE_MAIL_FROM). */
+export type MailDelivery = WorkerOptions['mail']
 
 /** What GoTrue's admin API answers for a user (the fields shown here). */
 export interface AuthUser {
@@ -45,13 +52,9 @@ export interface AuthUser {
   user_metadata?: Record<string, unknown>
 }
 
-export interface UserSession {
-  id: string
-  created_at: string
-  updated_at: string | null
-  aal: string | null
-  user_agent: string | null
-  ip: string | null
+/** Auth's JSON of a user, read as the fields shown here. */
+function asUser(user: usersAdmin.UserJson): AuthUser {
+  return user as unknown as AuthUser
 }
 
 export interface UserPage {
@@ -68,10 +71,12 @@ export const BAN_DURATION = /^(none|(?:\d+h)?(?:\d+m)?(?:\d+s)?)$/
 export class AuthUsers {
   readonly #controlPlane: ControlPlane
   readonly #addressing: Addressing
+  readonly #mail: MailDelivery
 
-  constructor(controlPlane: ControlPlane, addressing: Addressing) {
+  constructor(controlPlane: ControlPlane, addressing: Addressing, mail: MailDelivery) {
     this.#controlPlane = controlPlane
     this.#addressing = addressing
+    this.#mail = mail
   }
 
   async #project(ref: string): Promise<ProjectRecord> {
@@ -80,113 +85,70 @@ export class AuthUsers {
     return project
   }
 
-  /** One request to the project's Auth API as service_role; GoTrue's refusals become AuthUsersErrors. */
-  async #auth(ref: string, method: string, path: string, body?: unknown, bearer?: string): Promise<{ json: unknown; headers: Headers }> {
+  /** Runs one operation of Auth's on the project's database, in one transaction. */
+  async #auth<T>(ref: string, work: (scope: AuthAdminScope) => Promise<T>): Promise<T> {
     const project = await this.#project(ref)
-    const keys = keysView(project, this.#addressing)
-    const url = `${keys.base_url}/auth/v1${path}`
-    let response: Response
-    try {
-      response = await fetch(url, {
-        method,
-        headers: {
-          apikey: keys.service_role_key,
-          authorization: `Bearer ${bearer ?? keys.service_role_key}`,
-          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(15_000),
-      })
-    } catch (error) {
-      throw authUsersErrors.unreachable(this.#addressing.publicUrl, (error as Error).cause instanceof Error ? ((error as Error).cause as Error).message : (error as Error).message)
-    }
-    const text = await response.text()
-    let json: unknown
-    try {
-      json = text ? JSON.parse(text) : undefined
-    } catch {
-      json = undefined
-    }
-    if (!response.ok) {
-      const answer = (json ?? {}) as Record<string, unknown>
-      const code = String(answer.error_code ?? answer.code ?? answer.error ?? 'auth_error')
-      const message = String(answer.msg ?? answer.message ?? answer.error_description ?? `Auth answered ${response.status}`)
-      throw new AuthUsersError(/^\d+$/.test(code) ? 'auth_error' : code, message, response.status)
-    }
-    return { json, headers: response.headers }
+    const baseUrl = keysView(project, this.#addressing).base_url
+    return runInProjectDatabase(await this.#controlPlane.serverUrl(project.dbServer), project.dbName, async (client) =>
+      work(await usersAdmin.projectScope(client, { ...project, baseUrl }, this.#mail)),
+    )
   }
 
   async list(ref: string, options: { page?: number; perPage?: number; email?: string } = {}): Promise<UserPage> {
     const page = options.page ?? 1
     const perPage = options.perPage ?? 25
-    const query = new URLSearchParams({ page: String(page), per_page: String(perPage) })
-    if (options.email) query.set('filter', options.email)
-    const { json, headers } = await this.#auth(ref, 'GET', `/admin/users?${query}`)
-    const users = ((json as { users?: AuthUser[] }).users ?? []) as AuthUser[]
-    return { ref, users, total: Number(headers.get('x-total-count') ?? users.length), page, per_page: perPage }
+    const { users, total } = await this.#auth(ref, (scope) => usersAdmin.listUsers(scope, { page, perPage, filter: options.email }))
+    return { ref, users: users.map(asUser), total, page, per_page: perPage }
   }
 
   async get(ref: string, id: string): Promise<AuthUser> {
     checkId(id)
-    return (await this.#auth(ref, 'GET', `/admin/users/${id}`)).json as AuthUser
+    return asUser(await this.#auth(ref, (scope) => usersAdmin.getUser(scope, id)))
   }
 
-  /** The user's sessions, newest first (read from the project database: the Auth API has no call for them). */
-  async sessions(ref: string, id: string): Promise<UserSession[]> {
+  /** The user's sessions, newest first. */
+  async sessions(ref: string, id: string): Promise<usersAdmin.UserSession[]> {
     checkId(id)
-    const project = await this.#project(ref)
-    return runInProjectDatabase(await this.#controlPlane.serverUrl(project.dbServer), project.dbName, async (client) => {
-      const { rows } = await client.query<UserSession>(
-        `select id::text, created_at::text, updated_at::text, aal::text, user_agent, host(ip) as ip
-           from auth.sessions where user_id = $1 order by created_at desc limit 100`,
-        [id],
-      )
-      return rows
-    })
+    return this.#auth(ref, (scope) => usersAdmin.userSessions(scope, id))
   }
 
   async create(ref: string, input: { email: string; password?: string; confirm?: boolean }): Promise<AuthUser> {
-    return (
-      await this.#auth(ref, 'POST', '/admin/users', {
-        email: input.email,
-        ...(input.password ? { password: input.password } : {}),
-        email_confirm: input.confirm ?? true,
-      })
-    ).json as AuthUser
+    const body = { email: input.email, ...(input.password ? { password: input.password } : {}), email_confirm: input.confirm ?? true }
+    return asUser(await this.#auth(ref, (scope) => usersAdmin.createUser(scope, body)))
   }
 
-  /** Sends the invitation mail (the project's invite template). */
+  /** Sends the invitation mail (the project's invite template); its link lands on the site URL. */
   async invite(ref: string, email: string): Promise<AuthUser> {
-    return (await this.#auth(ref, 'POST', '/invite', { email })).json as AuthUser
+    return asUser(await this.#auth(ref, (scope) => usersAdmin.inviteUser(scope, { email })))
   }
 
   /** Sends the recovery mail, as the user's "forgot password" does. */
   async sendRecovery(ref: string, email: string): Promise<void> {
-    await this.#auth(ref, 'POST', '/recover', { email })
+    await this.#auth(ref, (scope) => usersAdmin.sendRecovery(scope, { email }))
   }
 
   /** Bans for a duration ("24h", "30m"), or lifts a ban with "none". */
   async ban(ref: string, id: string, duration: string): Promise<AuthUser> {
     checkId(id)
     if (!BAN_DURATION.test(duration) || duration === '') throw authUsersErrors.invalid(`The ban lasts a duration such as 24h, 30m or 1h30m, or "none" to lift it; got "${duration}"`)
-    return (await this.#auth(ref, 'PUT', `/admin/users/${id}`, { ban_duration: duration })).json as AuthUser
+    return asUser(await this.#auth(ref, (scope) => usersAdmin.updateUser(scope, id, { ban_duration: duration })))
   }
 
   async delete(ref: string, id: string): Promise<void> {
     checkId(id)
-    await this.#auth(ref, 'DELETE', `/admin/users/${id}`)
+    await this.#auth(ref, (scope) => usersAdmin.deleteUser(scope, id))
   }
 
   async removeFactor(ref: string, id: string, factorId: string): Promise<void> {
     checkId(id)
     checkId(factorId)
-    await this.#auth(ref, 'DELETE', `/admin/users/${id}/factors/${factorId}`)
+    await this.#auth(ref, (scope) => usersAdmin.deleteFactor(scope, id, factorId))
   }
 
   /** Ends every session of the user (refresh tokens stop working; access tokens run out at their expiry). */
   async signOutEverywhere(ref: string, id: string): Promise<void> {
-    const user = await this.get(ref, id)
-    await this.#auth(ref, 'POST', '/logout?scope=global', undefined, await this.userToken(ref, user, 60))
+    checkId(id)
+    await this.#auth(ref, (scope) => usersAdmin.signOutEverywhere(scope, id))
   }
 
   /**
@@ -213,7 +175,6 @@ export class AuthUsers {
     })
   }
 }
-
 
 function checkId(id: string): void {
   if (!isUuid(id)) throw authUsersErrors.invalid(`"${id}" is not a user or factor id (a UUID)`)

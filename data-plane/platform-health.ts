@@ -88,18 +88,20 @@ export class PlatformHealth {
   response(): OutgoingResponse | Promise<OutgoingResponse> {
     if (this.#leaving) return { status: 503, headers: { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_SECONDS) }, body: this.#stopping }
     const last = this.#last
-    if (last !== undefined && Date.now() - last.at < this.#options.cacheMs) return this.#answer(last.ok)
+    if (last !== undefined && Date.now() - last.at < this.#options.cacheMs) return this.#answer(last)
     this.#probing ??= this.#probe().finally(() => (this.#probing = undefined))
-    return this.#probing.then((probed) => this.#answer(probed.ok))
+    return this.#probing.then((probed) => this.#answer(probed))
   }
 
   async close(): Promise<void> {
     await this.#pool.end()
   }
 
-  /** `answers`: whether the last probe had an answer. */
-  #answer(answers: boolean): OutgoingResponse {
+  /** `probed`: the last probe's result. */
+  #answer(probed: Probed): OutgoingResponse {
     const link = this.#options.link
+    // The link hearing from the catalogue after a failed probe is an answer too: the cached probe is stale.
+    const answers = probed.ok || (link !== undefined && link.lastHeardAt > probed.at)
     const silentMs = link === undefined ? 0 : Date.now() - link.lastHeardAt
     const silence = this.#options.silenceMs
     const ready = link === undefined ? answers : silence === 0 || silentMs < silence

@@ -20,12 +20,11 @@ import { startPushActorThread } from '../workers/push/actor-thread.ts'
 import { adminApi, type AdminRoute } from '../control-plane/admin-api.ts'
 import { authAdminRoutes } from '../control-plane/auth-settings.ts'
 import { pushAdminRoutes } from '../control-plane/push-admin-api.ts'
-import type { PushAdminOptions } from '../control-plane/push-admin.ts'
 import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
 import { projectRoleRoutes } from '../control-plane/project-roles.ts'
 import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
 import { anonymousUserRoutes } from '../control-plane/anonymous-users.ts'
-import { dashboard } from '../control-plane/dashboard/routes.ts'
+import { dashboard, type DashboardOptions } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { checkFleetSettings, fleetAdminToken } from '../control-plane/fleet-settings.ts'
@@ -65,10 +64,11 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
 }
 
 /** The platform's own routes: the admin API, then the dashboard. */
-function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, push: PushAdminOptions = {}, more: AdminRoute[] = []): PlatformRoutes {
+function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, pages: DashboardOptions, more: AdminRoute[] = []): PlatformRoutes {
+  const push = pages.push ?? {}
   const api = adminApi(controlPlane, addressing, adminToken, [...more, ...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane), ...pushAdminRoutes(controlPlane, push), ...signingKeyRoutes(controlPlane), ...anonymousUserRoutes(controlPlane)])
-  const pages = dashboard(controlPlane, addressing, adminToken, { push })
-  return async (request) => (await api(request)) ?? (await pages(request))
+  const dashboardRoutes = dashboard(controlPlane, addressing, adminToken, pages)
+  return async (request) => (await api(request)) ?? (await dashboardRoutes(request))
 }
 
 /**
@@ -153,7 +153,13 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION, { link: directory, silenceMs: config.catalogueSilenceMillis })
   const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine })
-  const routes = platformRoutes(controlPlane, addressing, adminToken, { fcmTokenUrl: config.push.fcmTokenUrl }, [recentFiguresRoute(figures, controlPlane)])
+  const routes = platformRoutes(
+    controlPlane,
+    addressing,
+    adminToken,
+    { mail: { smtpUrl: config.smtpUrl, from: config.mailFrom }, push: { fcmTokenUrl: config.push.fcmTokenUrl }, recentFigures: (ref) => figures.recent(ref) },
+    [recentFiguresRoute(figures, controlPlane)],
+  )
   const scrape = metricsRoute(metrics, adminToken)
   const dataPlane = new DataPlane({
     config,

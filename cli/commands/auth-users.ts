@@ -1,15 +1,14 @@
 // `baseplane auth users list|create|invite|delete REF ...`: a project's Auth users,
-// through control-plane/auth-users.ts (the project's own Auth admin API, as
-// the dashboard's Users tab), so the platform must be running.
+// through control-plane/auth-users.ts (Auth's own operations on the project's
+// database, as the dashboard's Users tab); no running server is needed.
 import { DEFAULT_ANONYMOUS_AGE_DAYS, purgeAnonymousUsers } from '../../control-plane/anonymous-users.ts'
 import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type CliContext, type Command } from '../command.ts'
 import { isUuid } from '../../lib/uuid.ts'
 
 async function usersOf(context: CliContext): Promise<AuthUsers> {
-  return new AuthUsers(await context.controlPlane(), context.addressing)
+  return new AuthUsers(await context.controlPlane(), context.addressing, { smtpUrl: context.config.smtpUrl, from: context.config.mailFrom })
 }
-
 
 export const authUserCommands: Command[] = [
   {

@@ -6,6 +6,8 @@
 import type pg from 'pg'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import type { RouteSpec } from '../../lib/http/router.ts'
+import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
+import type { AuthUsers } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
@@ -20,12 +22,14 @@ export interface DashboardContext {
   inProject<T>(project: ProjectRecord, fn: (client: pg.ClientBase) => Promise<T>): Promise<T>
   /** Where Push's credential checks reach the providers (config BASEPLANE_FCM_TOKEN_URL). */
   push?: PushAdminOptions
+  /** A project's Auth users (auth-users.ts), sending mail as this process is configured to. */
+  authUsers: AuthUsers
   /**
-   * A GET of the platform's own admin API (`/platform/v1...`) with the admin
-   * token, server-side, for figures only the admin API serves (a project's
-   * recent metrics); answers its status and JSON body.
+   * This process's last hour of a project's figures, minute by minute, oldest
+   * first: the data plane's counts, handed in by whoever assembles the
+   * dashboard beside it (server/platform.ts); absent, the charts stay empty.
    */
-  adminGet(path: string): Promise<[number, unknown]>
+  recentFigures?: (ref: string) => MinuteFigures[]
 }
 
 /** A rendered page: its body goes into the layout; with `project`, under that project's header and tabs. */

@@ -11,6 +11,8 @@ import { incidents, unavailableAs } from '../../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../lib/errors.ts'
 import { log } from '../../lib/log.ts'
 import { Router } from '../../lib/http/router.ts'
+import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
+import { AuthUsers, type MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import { runInProjectDatabase } from '../project-database.ts'
@@ -70,17 +72,23 @@ function notFoundPage(): Safe {
   return html`<section><h1>Not found</h1><p><a href="/dashboard">Back to the projects</a></p></section>`
 }
 
-export function dashboard(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: { push?: PushAdminOptions } = {}): PlatformRoutes {
+export interface DashboardOptions {
+  /** How the platform sends Auth's mail (invitations and recovery links from the Users tab). */
+  mail: MailDelivery
+  push?: PushAdminOptions
+  /** The data plane's last hour of a project's figures (the Overview's charts). */
+  recentFigures?: (ref: string) => MinuteFigures[]
+}
+
+export function dashboard(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: DashboardOptions): PlatformRoutes {
   const sessions = new Sessions(controlPlane.catalogue, adminToken, addressing.publicUrl.startsWith('https:'))
   const context: DashboardContext = {
     controlPlane,
     addressing,
     inProject: async (project, fn) => runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, fn),
     push: options.push,
-    adminGet: async (path) => {
-      const response = await fetch(`${addressing.publicUrl}/platform/v1${path}`, { headers: { authorization: `Bearer ${adminToken}` }, signal: AbortSignal.timeout(10_000) })
-      return [response.status, await response.json().catch(() => undefined)]
-    },
+    authUsers: new AuthUsers(controlPlane, addressing, options.mail),
+    recentFigures: options.recentFigures,
   }
   const modules = MODULES.map((make) => make(context))
   const tabs = modules.flatMap((m) => (m.tab ? [m.tab] : []))

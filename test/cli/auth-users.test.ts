@@ -1,7 +1,8 @@
-// `baseplane auth users list|create|invite|delete REF ...` against a running
-// platform (the commands go through the project's Auth admin API, as the
-// dashboard's Users tab does), and their refusals. Each run is a new process:
-// the file keeps to a few.
+// `baseplane auth users list|create|invite|delete REF ...` (Auth's own
+// operations on the project's database, as the dashboard's Users tab's), what
+// they do as the running platform's Auth API sees it, that they need no
+// running server, and their refusals. Each run is a new process: the file
+// keeps to a few.
 import t from 'tap'
 import { runCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
@@ -94,18 +95,33 @@ t.test('refusals', async (t) => {
   const authOff = await baseplane(['auth', 'users', 'list', off.ref])
   t.equal(authOff.code, 1)
   t.match(authOff.stderr, `Auth is off for project ${off.ref}`)
-  const stopped = await runCli(['auth', 'users', 'list', project.ref], { DATABASE_URL: platform.catalogueUrl, BASEPLANE_PUBLIC_URL: 'http://127.0.0.1:9' })
-  t.equal(stopped.code, 1)
-  t.match(stopped.stderr, 'does not answer')
-  t.match(stopped.stderr, 'baseplane start')
 })
 
-t.test('--url names the server to call; without it, the one serving the home, else BASEPLANE_PUBLIC_URL', async (t) => {
-  // PORT left at its default (8000), where nothing of this test listens: only --url can find the server.
+t.test('with no server running (DATABASE_URL only): create, invite with its mail, list', async (t) => {
+  // BASEPLANE_PUBLIC_URL names a port where nothing listens: any call to a server would fail.
+  const alone = (args: string[], input = '') => runCli(args, { DATABASE_URL: platform.catalogueUrl, BASEPLANE_PUBLIC_URL: 'http://127.0.0.1:9' }, input)
+  const created = await alone(['auth', 'users', 'create', project.ref, 'gus@example.com', '--password-stdin'], 'a fine password\n')
+  t.equal(created.code, 0, created.stderr)
+  t.match(created.stdout, /^Created gus@example\.com \(user [0-9a-f-]{36}\)\n$/)
+  const invited = await alone(['auth', 'users', 'invite', project.ref, 'hal@example.com', '--json'])
+  t.equal(invited.code, 0, invited.stderr)
+  t.match(JSON.parse(invited.stdout), { email: 'hal@example.com', invited_at: String })
+  const listed = JSON.parse((await alone(['auth', 'users', 'list', project.ref, '--email', 'example.com', '--json'])).stdout)
+  t.same(listed.users.map((u: { email: string }) => u.email).filter((e: string) => e === 'gus@example.com' || e === 'hal@example.com').sort(), ['gus@example.com', 'hal@example.com'])
+  const mail = JSON.parse((await alone(['mail', 'list', project.ref, '--json'])).stdout) as Array<{ kind: string; to: string; delivery: string; html: string | null }>
+  const invitation = mail.find((m) => m.to === 'hal@example.com')
+  t.match(invitation, { kind: 'invite', delivery: 'outbox' }, "the invite template's mail, in the project's outbox")
+  t.match(invitation?.html, `/project/${project.ref}/auth/v1/verify?token=`, 'its link points at the project\'s Auth')
+  const signIn = await request<{ user?: { email: string } }>(`${project.baseUrl}/auth/v1/token?grant_type=password`, {
+    headers: { apikey: project.anonKey },
+    body: { email: 'gus@example.com', password: 'a fine password' },
+  })
+  t.equal(signIn.status, 200, 'the running platform signs in the user the CLI made alone')
+})
+
+t.test('--url names the server in URLs; without it, the one serving the home, else BASEPLANE_PUBLIC_URL', async (t) => {
+  // PORT left at its default (8000), where nothing of this test listens: only --url names the server.
   const elsewhere = { DATABASE_URL: platform.catalogueUrl }
-  const listed = await runCli(['auth', 'users', 'list', project.ref, '--url', platform.origin, '--json'], elsewhere)
-  t.equal(listed.code, 0, listed.stderr)
-  t.equal(JSON.parse(listed.stdout).ref, project.ref)
   const keys = await runCli(['keys', project.ref, `--url=${platform.origin}/`, '--json'], elsewhere)
   t.equal(keys.code, 0, keys.stderr)
   t.equal(JSON.parse(keys.stdout).base_url, `${platform.origin}/project/${project.ref}`, 'URLs are named on that server')

@@ -58,7 +58,7 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
       'Every command takes:',
       '  --json      print the result as JSON',
       '  --home DIR  the platform home to use (default: BASEPLANE_HOME, or ./.baseplane)',
-      '  --url URL   the server to call and name in URLs (default: the one serving the home now, else BASEPLANE_PUBLIC_URL)',
+      '  --url URL   the server to name in URLs (default: the one serving the home now, else BASEPLANE_PUBLIC_URL)',
       '  --help      print this help',
       '',
       'Exit status: 0 done; 1 the operation was refused or failed; 2 the command line is wrong (unknown command or option, missing or unexpected argument).',

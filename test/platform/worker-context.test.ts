@@ -21,7 +21,7 @@ t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
 
 t.test('Auth gets its settings, the JWT secret and the base URL', async (t) => {
   const context = dataPlane.contextOf(project.record, 'auth')
-  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectRoles', 'ref', 'roleTimeouts', 'signingKeys', 'version'])
+  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectName', 'projectRoles', 'ref', 'roleTimeouts', 'signingKeys', 'version'])
   t.match(context, {
     ref: project.ref,
     jwtSecret: project.record.jwtSecret,

@@ -11,7 +11,23 @@ import { createFlowState, type Pkce } from './db/flow-state.ts'
 import { authErrors } from './errors.ts'
 import { sendMail } from './mail/mailer.ts'
 import type { TemplateKind } from './mail/templates.ts'
-import { str, type AuthRequest } from './request.ts'
+import { str } from './request.ts'
+import type { AuthSettings } from './settings.ts'
+import type { WorkerOptions } from '../../lib/service.ts'
+
+/**
+ * What mailing a link needs to know besides the database: an AuthRequest in
+ * the worker, or the control plane's scope of a project (users-admin.ts).
+ */
+export interface LinkContext {
+  settings: AuthSettings
+  /** The caller's address, for the audit log and the send email hook ('' from the control plane). */
+  ip: string
+  /** The project's base URL: links point at {baseUrl}/auth/v1/verify. */
+  baseUrl: string
+  /** How the platform sends mail (SMTP_URL or the outbox): the process's own configuration. */
+  mail: WorkerOptions['mail']
+}
 
 /** The `type` a link carries to /verify. */
 export type LinkType = 'signup' | 'invite' | 'recovery' | 'magiclink' | 'email_change'
@@ -54,9 +70,9 @@ export function pkceOf(body: Record<string, unknown>): Pkce | undefined {
   return { challenge, method: lower }
 }
 
-export function verifyUrl(req: AuthRequest, linkToken: string, type: LinkType, redirectTo: string): string {
+export function verifyUrl(req: LinkContext, linkToken: string, type: LinkType, redirectTo: string): string {
   const q = new URLSearchParams({ token: linkToken, type, redirect_to: redirectTo })
-  return `${req.raw.project.baseUrl}/auth/v1/verify?${q.toString()}`
+  return `${req.baseUrl}/auth/v1/verify?${q.toString()}`
 }
 
 export interface LinkRequest {
@@ -88,7 +104,7 @@ export interface IssuedLink {
  * transaction. Refuses with 429 when the same kind was mailed to this user
  * less than the minimum interval ago, or the project's hourly ceiling is hit.
  */
-export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: LinkRequest): Promise<IssuedLink> {
+export async function mailLink(client: pg.ClientBase, req: LinkContext, link: LinkRequest): Promise<IssuedLink> {
   const tokenType = link.current ? 'email_change_token_current' : TOKEN_TYPE_OF[link.type]
   const send = link.send !== false
   if (send) await checkInterval(client, req, link.userId, tokenType)
@@ -102,7 +118,7 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
   const url = verifyUrl(req, issued.linkToken, link.type, link.redirectTo)
   if (send) {
     await markMailSent(client, link.userId, link.type)
-    await sendMail(client, req.settings, {
+    await sendMail(client, req.settings, req.mail, {
       kind: KIND_OF[link.type],
       to: relatesTo,
       values: {
@@ -121,7 +137,7 @@ export async function mailLink(client: pg.ClientBase, req: AuthRequest, link: Li
 }
 
 /** GoTrue's SMTP max frequency: 429 when a code of this type went to the user less than the minimum interval ago. */
-async function checkInterval(client: pg.ClientBase, req: AuthRequest, userId: string, tokenType: TokenType): Promise<void> {
+async function checkInterval(client: pg.ClientBase, req: LinkContext, userId: string, tokenType: TokenType): Promise<void> {
   if (req.settings.mailMinIntervalSeconds <= 0) return
   const wait = await secondsUntilNextCode(client, userId, tokenType, req.settings.mailMinIntervalSeconds)
   if (wait) throw authErrors.emailTooSoon(Math.max(1, wait))
@@ -143,7 +159,7 @@ export interface EmailChangeRequest {
  * both are confirmed (verify.ts). Both links are new, so neither address
  * counts as confirmed yet.
  */
-export async function mailEmailChange(client: pg.ClientBase, req: AuthRequest, change: EmailChangeRequest): Promise<IssuedLink> {
+export async function mailEmailChange(client: pg.ClientBase, req: LinkContext, change: EmailChangeRequest): Promise<IssuedLink> {
   await setEmailChange(client, change.userId, change.newEmail, false)
   const common = { userId: change.userId, email: change.email, newEmail: change.newEmail, type: 'email_change' as const, redirectTo: change.redirectTo }
   const toNew = await mailLink(client, req, { ...common, pkce: change.pkce })
@@ -157,11 +173,11 @@ export async function mailEmailChange(client: pg.ClientBase, req: AuthRequest, c
 }
 
 /** Mails a code with no link (GET /reauthenticate): GoTrue's reauthentication mail. */
-export async function mailCode(client: pg.ClientBase, req: AuthRequest, userId: string, email: string): Promise<void> {
+export async function mailCode(client: pg.ClientBase, req: LinkContext, userId: string, email: string): Promise<void> {
   await checkInterval(client, req, userId, 'reauthentication_token')
   const issued = await issueCode(client, userId, 'reauthentication_token', email, { redirectTo: '' })
   await markMailSent(client, userId, 'reauthentication')
-  await sendMail(client, req.settings, {
+  await sendMail(client, req.settings, req.mail, {
     kind: 'reauthentication',
     to: email,
     values: { ConfirmationURL: '', Token: issued.code, TokenHash: issued.hash, SiteURL: req.settings.siteUrl, Email: email, NewEmail: '', RedirectTo: '' },
@@ -179,12 +195,12 @@ export async function mailCode(client: pg.ClientBase, req: AuthRequest, userId: 
  * token + token_hash_new for the current address, token_new + token_hash for
  * the new one, as GoTrue pairs them.
  */
-function hookEmailData(req: AuthRequest, link: LinkRequest, code: string, hash: string) {
+function hookEmailData(req: LinkContext, link: LinkRequest, code: string, hash: string) {
   const base = { redirect_to: link.redirectTo, email_action_type: link.type, site_url: req.settings.siteUrl }
   if (link.type !== 'email_change') return { ...base, token: code, token_hash: hash, token_new: '', token_hash_new: '' }
   return link.current ? { ...base, token: code, token_hash: '', token_new: '', token_hash_new: hash } : { ...base, token: '', token_hash: hash, token_new: code, token_hash_new: '' }
 }
 
-export async function audit(db: Queryable, req: AuthRequest, actorId: string | null, action: string, traits: Record<string, unknown> = {}): Promise<void> {
+export async function audit(db: Queryable, req: Pick<LinkContext, 'ip'>, actorId: string | null, action: string, traits: Record<string, unknown> = {}): Promise<void> {
   await insertAuditEntry(db, actorId, action, traits, req.ip)
 }

@@ -2,7 +2,8 @@
 // its pool, the parsed query and body, and the caller checks GoTrue's
 // middlewares make (requireAuthentication, requireAdmin).
 import type { AuthDb } from './db/pool.ts'
-import type { AuthProjectContext, ServiceRequest } from '../../lib/service.ts'
+import type { AuthProjectContext, ServiceRequest, WorkerOptions } from '../../lib/service.ts'
+import { workerOptions } from '../../lib/worker-context.ts'
 import { readJsonObject } from '../../lib/http/body.ts'
 import { authPool } from './db/pool.ts'
 import { authErrors } from './errors.ts'
@@ -17,6 +18,10 @@ export interface AuthRequest {
   query: URLSearchParams
   ip: string
   userAgent: string | undefined
+  /** The project's base URL (links point at {baseUrl}/auth/v1/verify). */
+  baseUrl: string
+  /** The platform's mail configuration (this worker's options). */
+  mail: WorkerOptions['mail']
   /** The JSON body (an object); {} when empty. Unknown keys and nulls are accepted (GoTrue's json.Unmarshal). */
   body: Record<string, unknown>
 }
@@ -37,6 +42,8 @@ export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthReques
     query,
     ip: raw.clientAddress,
     userAgent: raw.headers['user-agent'],
+    baseUrl: project.baseUrl,
+    mail: workerOptions().mail,
     body,
   }
 }

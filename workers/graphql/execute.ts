@@ -13,7 +13,7 @@ import { explainSql, planOf, type ExplainedStatement } from './explain.ts'
 import { checkCount, countOperation } from './limits.ts'
 import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
-import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema.ts'
+import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema/index.ts'
 import { jsonObject, SqlValues, text } from './sql.ts'
 import { preparedCall } from './statements.ts'
 

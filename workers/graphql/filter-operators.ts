@@ -1,5 +1,5 @@
 // pg_graphql's (v1.6) filter operators, one entry each: which filter input
-// types carry it, the GraphQL type of its operand and its SQL. schema.ts
+// types carry it, the GraphQL type of its operand and its SQL. schema/filters.ts
 // builds every `<Type>Filter` input type from this table and plan/filter.ts
 // every condition, so adding an operator is one entry here.
 import { graphqlErrors } from './errors.ts'
@@ -148,7 +148,7 @@ export function filterTypeOf(type: ValueType, enumArrays = false): string | unde
   if (type.list && type.enum) return enumArrays ? `${type.enum.name}ListFilter` : undefined
   if (type.list) return type.scalar && LIST_FILTER_SCALARS.includes(type.scalar) ? `${type.scalar}ListFilter` : undefined
   if (type.enum) return `${type.enum.name}Filter`
-  // `composites`: a filter per attribute (schema.ts leaves it out when no attribute has one).
+  // `composites`: a filter per attribute (schema/filters.ts leaves it out when no attribute has one).
   if (type.composite) return `${type.composite.name}Filter`
   return type.scalar && FILTERED_SCALARS.includes(type.scalar) ? `${type.scalar}Filter` : undefined
 }

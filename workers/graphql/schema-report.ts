@@ -17,10 +17,10 @@
 // `leftOut` lists a table's foreign keys (in either direction) that give its
 // type no field, e.g. two relations wanting the same field name.
 import type pg from 'pg'
-import { readCatalog, type Catalog, type CatalogForeignKey, type CatalogFunction, type CatalogTable } from './catalog.ts'
+import { readCatalog, type Catalog, type CatalogForeignKey, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { isTrue, optionalString, optionalStringList, parseDirective } from './directives.ts'
-import type { Model, TableModel } from './model.ts'
-import { baseTypeName, functionFieldName, isValidName, relationFieldName } from './names.ts'
+import type { Model, TableModel } from './model/index.ts'
+import { baseTypeName, functionFieldName, isValidName, relationFieldName } from '../../lib/pg-catalog/names.ts'
 
 export const REASONS = {
   noPrimaryKey: 'no primary key',
@@ -119,7 +119,7 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
   return { schemas: [...schemas], tables, functions }
 }
 
-/** Why the model left a table or view out: its rules (model.ts tableOf), in their order. */
+/** Why the model left a table or view out: its rules (model/tables.ts tableOf), in their order. */
 function tableReason(t: CatalogTable, inflect: boolean): string {
   const directive = parseDirective(t.comment)
   const isTable = t.kind === 'r' || t.kind === 'p'
@@ -132,7 +132,7 @@ function tableReason(t: CatalogTable, inflect: boolean): string {
   return REASONS.noUsableColumn
 }
 
-/** Why the model left a function out (model.ts functionsOf), in its order. */
+/** Why the model left a function out (model/functions.ts functionsOf), in its order. */
 function functionReason(f: CatalogFunction, nameCounts: Map<string, number>, inflect: boolean, owner: TableModel | undefined): string {
   if (!f.canExecute) return REASONS.noGrant
   if (f.variadic) return REASONS.variadic
@@ -158,7 +158,7 @@ const sameSet = (a: readonly string[], b: readonly string[]) => sameList([...a].
 /**
  * The foreign keys touching `t` (its own, and those of tables referencing it)
  * that give its type no field, and why: pg_graphql's relations that
- * model.ts could not place (names from names.ts, as the model asks for them).
+ * the model could not place (names from lib/pg-catalog/names.ts, as the model asks for them).
  */
 function leftOutRelations(
   catalog: Catalog,

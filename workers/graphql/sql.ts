@@ -5,49 +5,17 @@
 // quoted literal with the same cast (pg's escapeLiteral, which doubles quotes
 // and switches to E'' strings for backslashes), since a large insert can
 // carry more values than a statement's parameter limit. Identifiers always go
-// through escapeIdentifier.
-import { escapeIdentifier, escapeLiteral } from 'pg'
+// through escapeIdentifier (lib/pg-catalog/quote.ts, shared with other concerns).
+import { escapeLiteral } from 'pg'
+import { arrayText, qualified, quoteText, scalarText } from '../../lib/pg-catalog/quote.ts'
 import { graphqlErrors } from './errors.ts'
 import { geoJsonText } from './scalars.ts'
 import type { CompositeModel, GeoType, ValueType } from './types.ts'
 
-export const ident = escapeIdentifier
+export { arrayText, ident, qualified, wholeRow } from '../../lib/pg-catalog/quote.ts'
 
-export function qualified(schema: string, name: string): string {
-  return `${escapeIdentifier(schema)}.${escapeIdentifier(name)}`
-}
-
-/**
- * The whole row of the FROM item `alias` (a row of `table`). A bare alias is
- * not safe: PostgreSQL reads a plain name as a column first, so a table with
- * a column of that name would give the column instead (and `.count` of a
- * number is count(number), 1). `alias.*` names the row, but expands to the
- * columns at the top of a select or returning list; cast to the row's own
- * type it is the row everywhere, and a cast to the same type is no step.
- */
-export function wholeRow(alias: string, table: { schema: string; name: string }): string {
-  return `${alias}.*::${qualified(table.schema, table.name)}`
-}
-
-export function text(value: string): string {
-  return escapeLiteral(value)
-}
-
-function scalarText(value: unknown): string {
-  if (typeof value === 'string') return value
-  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value)
-  return JSON.stringify(value)
-}
-
-function arrayElement(value: unknown): string {
-  if (value === null || value === undefined) return 'NULL'
-  return `"${scalarText(value).replace(/[\\"]/g, (ch) => `\\${ch}`)}"`
-}
-
-/** A PostgreSQL array literal (text form) of JS values. */
-export function arrayText(values: readonly unknown[]): string {
-  return `{${values.map(arrayElement).join(',')}}`
-}
+/** A text literal. */
+export const text = quoteText
 
 function checkLength(value: unknown, type: ValueType): void {
   if (type.maxChars !== null && typeof value === 'string' && [...value].length > type.maxChars) {

@@ -1,8 +1,8 @@
 // How PostgreSQL types become GraphQL types (pg_graphql v1.6's mapping, by
 // type OID) and how their values cross in both directions.
-import type { Catalog, CatalogDomain, CatalogType } from './catalog.ts'
+import type { Catalog, CatalogDomain, CatalogType } from '../../lib/pg-catalog/catalog.ts'
 import { descriptionOf, optionalString, parseDirective } from './directives.ts'
-import { baseTypeName, columnFieldName, isValidName } from './names.ts'
+import { baseTypeName, columnFieldName, isValidName } from '../../lib/pg-catalog/names.ts'
 
 export type ScalarName =
   | 'ID' | 'Int' | 'Float' | 'String' | 'Boolean' | 'BigInt' | 'BigFloat' | 'Date' | 'Time' | 'Datetime' | 'UUID' | 'JSON' | 'Cursor' | 'Opaque' | 'GeoJSON'

@@ -7,7 +7,7 @@
 // no token or service_role key reaches the browser for it.
 import type { ProjectRecord } from '../../../lib/catalogue.ts'
 import { REF_PARAM } from '../../admin-api.ts'
-import { AuthUsers, authUsersErrors, type AuthUser } from '../../auth-users.ts'
+import { authUsersErrors, type AuthUser } from '../../auth-users.ts'
 import { keysView } from '../../views.ts'
 import { html } from '../html.ts'
 import type { DashboardContext, DashboardModule } from '../module.ts'
@@ -43,7 +43,7 @@ function runInput(body: unknown): RunInput | string {
 
 export function graphqlPage(context: DashboardContext): DashboardModule {
   const { controlPlane, addressing } = context
-  const users = new AuthUsers(controlPlane, addressing)
+  const users = context.authUsers
 
   async function userOf(ref: string, given: string): Promise<AuthUser> {
     if (/^[0-9a-f-]{36}$/i.test(given)) return users.get(ref, given)

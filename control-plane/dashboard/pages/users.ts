@@ -4,7 +4,7 @@
 // sign out everywhere), all through control-plane/auth-users.ts.
 import type { ProjectRecord } from '../../../lib/catalogue.ts'
 import { REF_PARAM } from '../../admin-api.ts'
-import { AuthUsers, type AuthUser } from '../../auth-users.ts'
+import type { AuthUser } from '../../auth-users.ts'
 import { attempt, FormState, NO_STATE } from '../form-state.ts'
 import { empty, html, table, type Safe } from '../html.ts'
 import type { DashboardContext, DashboardModule, FormInput, Screen } from '../module.ts'
@@ -44,7 +44,7 @@ function authOff(project: ProjectRecord): Screen {
 
 export function usersPage(context: DashboardContext): DashboardModule {
   const { controlPlane } = context
-  const users = new AuthUsers(controlPlane, context.addressing)
+  const users = context.authUsers
 
   async function listScreen(ref: string, query: URLSearchParams, state: FormState): Promise<Screen> {
     const project = await controlPlane.get(ref)

@@ -204,3 +204,22 @@ export async function upgradeSession(db: Queryable, sessionId: string, factorId:
 export async function deleteSessionsOfUser(db: Queryable, userId: string): Promise<void> {
   await db.query('delete from auth.sessions where user_id = $1', [userId])
 }
+
+export interface SessionRow {
+  id: string
+  created_at: Date
+  updated_at: Date | null
+  aal: string | null
+  user_agent: string | null
+  ip: string | null
+}
+
+/** The user's sessions, newest first, at most `limit` (what support staff look at; GoTrue's API has no call for it). */
+export async function sessionsOfUser(db: Queryable, userId: string, limit: number): Promise<SessionRow[]> {
+  const { rows } = await db.query<SessionRow>(
+    `select id, created_at, updated_at, aal::text as aal, user_agent, host(ip) as ip
+       from auth.sessions where user_id = $1 order by created_at desc limit $2`,
+    [userId, limit],
+  )
+  return rows
+}

@@ -8,7 +8,7 @@ import type pg from 'pg'
 import { log } from '../../../lib/log.ts'
 import { mailTally } from '../../../lib/metrics/thread-tallies.ts'
 import { mailSentLastHourLocked, recordMail } from '../db/mail-messages.ts'
-import { workerOptions } from '../../../lib/worker-context.ts'
+import type { WorkerOptions } from '../../../lib/service.ts'
 import { authErrors } from '../errors.ts'
 import type { AuthSettings } from '../settings.ts'
 import { render, type TemplateKind, type TemplateValues } from './templates.ts'
@@ -42,8 +42,10 @@ export interface OutgoingMail {
 /**
  * Renders and delivers one mail inside the caller's transaction: when the
  * delivery fails or the ceiling is reached the caller's writes roll back.
+ * `delivery` is the process's mail configuration (a worker's options, or the
+ * control plane's config when it sends an invitation itself).
  */
-export async function sendMail(client: pg.ClientBase, settings: AuthSettings, mail: OutgoingMail): Promise<void> {
+export async function sendMail(client: pg.ClientBase, settings: AuthSettings, delivery: WorkerOptions['mail'], mail: OutgoingMail): Promise<void> {
   if ((await mailSentLastHourLocked(client)) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
   const template = settings.templates[mail.kind]
   const subject = render(template.subject, mail.values, false)
@@ -56,7 +58,7 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, ma
     return
   }
   const html = render(template.body, mail.values, true)
-  const { smtpUrl, from } = workerOptions().mail
+  const { smtpUrl, from } = delivery
   if (smtpUrl) {
     try {
       await smtpTransport(smtpUrl).sendMail({ from, to: mail.to, subject, html })

@@ -6,7 +6,7 @@ import {
   type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode,
 } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
-import type { Model } from '../model.ts'
+import type { Model } from '../model/index.ts'
 import type { SqlValues } from '../sql.ts'
 
 export interface PlanContext {

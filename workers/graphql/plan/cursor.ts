@@ -1,9 +1,11 @@
 // Cursors and nodeIds: base64 of a jsonb array text (pg_graphql's encoding),
 // decoded here only far enough to know their length and which items are
 // null; the values themselves are read back in SQL (`->> i`), so bigint and
-// numeric keep every digit.
+// numeric keep every digit. keysetSql turns a decoded cursor into the
+// condition for the rows after it.
 import { graphqlErrors } from '../errors.ts'
 import type { SqlValues } from '../sql.ts'
+import { FLIP, type OrderItem } from './order.ts'
 
 export interface DecodedArray {
   /** The jsonb text, for SQL. */
@@ -47,4 +49,33 @@ export function decodeNodeId(encoded: unknown): DecodedNodeId {
 /** SQL reading item `index` of a decoded array, cast to `sqlType`. */
 export function itemSql(values: SqlValues, decoded: DecodedArray, index: number, sqlType: string): string {
   return `((${values.add(decoded.json, 'jsonb')} ->> ${index})::${sqlType})`
+}
+
+/**
+ * Rows strictly after the cursor in `items` order (strictly before with
+ * `reverse`). Never null. A cursor shorter than the order compares its
+ * leading columns only, as pg_graphql's does.
+ */
+export function keysetSql(values: SqlValues, alias: string, items: OrderItem[], cursor: DecodedArray, reverse: boolean): string {
+  const disjuncts: string[] = []
+  // A domain-typed column is compared as its base type, as filters compare it:
+  // PostgreSQL finds no `<` or `=` for a domain over an enum.
+  const comparable = (item: OrderItem) => (item.column?.type.domain ? `(${item.value(alias)})::${item.sqlType}` : item.value(alias))
+  items.slice(0, cursor.items.length).forEach((item, i) => {
+    const col = comparable(item)
+    const value = (k: number) => itemSql(values, cursor, k, items[k]!.sqlType)
+    const equal = items.slice(0, i).map((prev, k) => (cursor.items[k] === null ? `${comparable(prev)} is null` : `${comparable(prev)} = ${value(k)}`))
+    const d = reverse ? FLIP[item.direction] : item.direction
+    const nullsFirst = d.endsWith('First')
+    let after: string
+    if (cursor.items[i] === null) {
+      if (!nullsFirst) return
+      after = `${col} is not null`
+    } else {
+      const cmp = `${col} ${d.startsWith('Asc') ? '>' : '<'} ${value(i)}`
+      after = nullsFirst ? cmp : `(${cmp} or ${col} is null)`
+    }
+    disjuncts.push([...equal, after].join(' and '))
+  })
+  return disjuncts.length === 0 ? 'false' : `coalesce((${disjuncts.map((d) => `(${d})`).join(' or ')}), false)`
 }

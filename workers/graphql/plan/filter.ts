@@ -4,7 +4,7 @@
 // operator's entry in filter-operators.ts.
 import { graphqlErrors } from '../errors.ts'
 import { operatorFor } from '../filter-operators.ts'
-import type { ColumnModel, RelationModel, TableModel } from '../model.ts'
+import type { ColumnModel, RelationModel, TableModel } from '../model/index.ts'
 import { ident, qualified, wholeRow, type SqlValues } from '../sql.ts'
 import { decodeNodeId, itemSql } from './cursor.ts'
 

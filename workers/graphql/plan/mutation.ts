@@ -3,7 +3,7 @@
 // count the statement reports; exceeding it fails the request, and the
 // request's savepoint undoes the write (SPEC 4.2 rule 2).
 import { graphqlErrors, type GraphqlError } from '../errors.ts'
-import type { TableModel } from '../model.ts'
+import type { TableModel } from '../model/index.ts'
 import { ident, jsonObject, literal, qualified, text, wholeRow } from '../sql.ts'
 import { collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { filterSql } from './filter.ts'

@@ -3,12 +3,13 @@
 // SQL that answers it.
 import type { GraphQLObjectType } from 'graphql'
 import { graphqlErrors } from '../errors.ts'
-import type { FunctionModel, Model, TableModel } from '../model.ts'
+import type { FunctionModel, Model, TableModel } from '../model/index.ts'
 import { ident, literal, qualified } from '../sql.ts'
 import { argumentsOf, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { itemSql, decodeNodeId } from './cursor.ts'
 import { deleteSql, insertSql, updateSql, type MutationStatement } from './mutation.ts'
-import { connectionSql, functionCallSql, functionResultSql, singleRowSql } from './select.ts'
+import { connectionSql } from './connection.ts'
+import { functionCallSql, functionResultSql, singleRowSql } from './select.ts'
 
 type RootField =
   | { kind: 'collection' | 'byPk' | 'insert' | 'update' | 'delete'; table: TableModel }

@@ -1,8 +1,9 @@
-// Reads what the GraphQL schema is made of from the database, through the
-// caller's own connection and under its current role: the schemas on the
-// search path the role may use, their tables, views, columns, keys, foreign
-// keys, enums and functions, with the role's privileges on each. One round
-// trip; run only when the schema cache misses.
+// Reads what an API over a project's database is made of (the GraphQL schema
+// today, the REST concern's routes next), through the caller's own connection
+// and under its current role: the schemas on the search path the role may
+// use, their tables, views, columns, keys, foreign keys, enums and functions,
+// with the role's privileges on each. One round trip; run only when the
+// schema cache misses. In lib/ so that both concerns read the one catalogue.
 import type pg from 'pg'
 
 /** Schemas never served, even when on the search path (platform and system schemas). */

@@ -1,6 +1,7 @@
-// GraphQL names from database names, as pg_graphql derives them (v1.6):
+// API names from database names, as pg_graphql derives them (v1.6):
 // literal by default; with the schema's `inflect_names`, a character after a
-// non-alphanumeric one is upper-cased and underscores are removed.
+// non-alphanumeric one is upper-cased and underscores are removed. In lib/
+// with the catalogue reading, so a second concern names objects the same way.
 
 export function baseTypeName(name: string, override: string | undefined, inflect: boolean): string {
   if (override !== undefined) return override

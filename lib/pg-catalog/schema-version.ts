@@ -1,0 +1,79 @@
+// What an API built from the catalogue (catalog.ts) is cached by: database,
+// schema version, role and search path (issue 4 item 6). The version is
+// graphql.schema_version() of sql/project/0020: it moves, transactionally, on
+// every DDL, GRANT, REVOKE and COMMENT; temporary objects and REFRESH
+// MATERIALIZED VIEW leave it alone. In lib/ so that every concern reading the
+// catalogue keys its cache the same way; each concern says what it builds.
+import { LRUCache } from 'lru-cache'
+import type pg from 'pg'
+
+/**
+ * What each request reads about its connection: with the database (read once
+ * per connection, see PROBE_SQL), everything the cache key needs.
+ */
+export function metaColumns(versioned: boolean): string {
+  return `current_user as role, pg_catalog.current_schemas(false)::text as search_path, ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
+}
+
+/** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */
+export const PROBE_SQL = `select pg_catalog.to_regprocedure('graphql.schema_version()') is not null as versioned,
+  (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database())::text as db`
+
+export interface Probe {
+  versioned: boolean
+  db: string
+}
+
+export interface Meta {
+  role: string
+  search_path: string
+  db: string
+  version: string | null
+}
+
+/**
+ * Whatever `build` makes of a connection's catalogue, per server, database,
+ * schema version, role and search path. A result is cached whatever it is
+ * (a concern caches a failed build too when it should fail every request
+ * alike). Concurrent misses for one key share a single build.
+ */
+export class VersionedCache<T extends {}> {
+  readonly #build: (client: pg.ClientBase) => Promise<T>
+  readonly #entries: LRUCache<string, T>
+  readonly #building = new Map<string, Promise<T>>()
+  /** Builds done so far (for tests and metrics: a steady request adds none). */
+  builds = 0
+
+  constructor(build: (client: pg.ClientBase) => Promise<T>, max = 200) {
+    this.#build = build
+    this.#entries = new LRUCache({ max })
+  }
+
+  /** What is already built for `meta`, if anything (never builds). `server` names the database server (host and port). */
+  peek(server: string, meta: Meta): T | undefined {
+    if (meta.version === null) return undefined
+    return this.#entries.get(`${server}\0${meta.db}\0${meta.version}\0${meta.role}\0${meta.search_path}`)
+  }
+
+  /** What is built for `meta` on this connection; built through `client` on a miss. */
+  async get(client: pg.ClientBase, server: string, meta: Meta): Promise<T> {
+    if (meta.version === null) {
+      // No version to trust (a database without sql/project/0020): build every time.
+      this.builds += 1
+      return this.#build(client)
+    }
+    const key = `${server}\0${meta.db}\0${meta.version}\0${meta.role}\0${meta.search_path}`
+    const hit = this.#entries.get(key)
+    if (hit) return hit
+    let pending = this.#building.get(key)
+    if (!pending) {
+      this.builds += 1
+      pending = this.#build(client).finally(() => this.#building.delete(key))
+      this.#building.set(key, pending)
+      const built = await pending
+      this.#entries.set(key, built)
+      return built
+    }
+    return pending
+  }
+}
