@@ -19,22 +19,22 @@
 //    takes to answer 503 on /health (n/a if it has not within 30 s).
 // Each figure is the median of the runs (default 3), nodes started afresh
 // for each run; each run's figure in brackets.
-import crypto from 'node:crypto'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
-import { escapeIdentifier } from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { ownerUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
-import { startTemporary, type EmbeddedServer } from '../lib/db/embedded.ts'
+import { startTemporary } from '../lib/db/embedded.ts'
 import { setLogLevel } from '../lib/log.ts'
-// The one TCP forwarder of the house (its stall() is what a hung link looks like); it imports nothing of the tests.
-import { startForwarder, type Forwarder } from '../test/helpers/tcp-forwarder.ts'
+// The one TCP forwarder of the house (its stall() is what a hung link looks like).
+import { startForwarder, type Forwarder } from '../dev/tcp-forwarder.ts'
+import { adminQuery, dropCatalogue } from '../dev/db.ts'
+import { benchCatalogue, benchServer } from './lib/platform.ts'
 import { startFleetNode, type FleetNode } from './lib/fleet-node.ts'
 import { median } from './lib/stats.ts'
 import { createTenants, signedInUser, type Tenant, type TenantHost } from './lib/tenants-projects.ts'
-import { wrkTenants, type TenantEndpoint, type TenantLoad } from './lib/tenants-wrk.ts'
+import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad } from './lib/tenants-wrk.ts'
 import { startWebPushSink, type WebPushSink } from './lib/webpush-sink.ts'
 
 interface Options {
@@ -93,18 +93,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 type Endpoint = TenantEndpoint
 
-const PAGE = JSON.stringify({ query: '{ itemsCollection(first: 5) { edges { node { id name } } } }' })
-const graphql: Endpoint = {
-  name: 'POST /graphql/v1',
-  method: 'POST',
-  body: PAGE,
-  request: (t) => ({ path: `${t.basePath}/graphql/v1`, headers: { apikey: t.record.anonKey, 'content-type': 'application/json' } }),
-}
-const currentUser: Endpoint = {
-  name: 'GET /auth/v1/user',
-  method: 'GET',
-  request: (t) => ({ path: `${t.basePath}/auth/v1/user`, headers: { apikey: t.record.anonKey, authorization: `Bearer ${t.userToken}` } }),
-}
+const graphql = graphqlEndpoint('POST /graphql/v1', '{ itemsCollection(first: 5) { edges { node { id name } } } }')
+const currentUser = currentUserEndpoint
 const ENDPOINTS = [graphql, currentUser]
 
 interface Held {
@@ -164,16 +154,6 @@ async function until(url: string, init: RequestInit, check: (status: number) => 
   return undefined
 }
 
-async function adminQuery(url: string, sql: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url, application_name: 'bench-fleet' })
-  await client.connect()
-  try {
-    return await client.query(sql, values)
-  } finally {
-    await client.end()
-  }
-}
-
 async function addTable(record: ProjectRecord): Promise<void> {
   const owner = new pg.Client({ connectionString: ownerUrlOf(record) })
   await owner.connect()
@@ -191,16 +171,12 @@ async function prepare(): Promise<{ fleet: Fleet; close(): Promise<void> }> {
     for (const closer of closers.reverse()) await closer().catch((error: unknown) => console.error(`bench:fleet: while finishing: ${(error as Error).message}`))
   }
   try {
-    let embedded: EmbeddedServer | undefined
-    if (!process.env.DATABASE_URL) {
-      embedded = await startTemporary()
-      closers.push(() => embedded!.stop())
-    }
-    const serverUrl = process.env.DATABASE_URL ?? embedded!.url
-    const name = `bpbench_${crypto.randomBytes(4).toString('hex')}`
-    await adminQuery(serverUrl, `create database ${escapeIdentifier(name)}`)
-    const catalogueUrl = adminUrlFor(serverUrl, name)
-    closers.push(() => dropEverything(serverUrl, catalogueUrl))
+    const database = await benchServer()
+    closers.push(() => database.stop())
+    const serverUrl = database.url
+    const catalogueUrl = await benchCatalogue(serverUrl)
+    // An added server's projects go with it when it stops.
+    closers.push(() => dropCatalogue(serverUrl, catalogueUrl))
     const controlPlane = await ControlPlane.open(catalogueUrl)
     closers.push(() => controlPlane.close())
     const host: TenantHost = { platform: { controlPlane }, serverUrl, origin: 'http://127.0.0.1' }
@@ -248,22 +224,6 @@ async function prepare(): Promise<{ fleet: Fleet; close(): Promise<void> }> {
     await close()
     throw error
   }
-}
-
-/** Every project's database and roles on every server, then the catalogue. */
-async function dropEverything(serverUrl: string, catalogueUrl: string): Promise<void> {
-  const { rows: servers } = await adminQuery(catalogueUrl, `select id, admin_url from baseplane.db_servers`).catch(() => ({ rows: [] as Array<{ id: string; admin_url: string }> }))
-  const urlOf = new Map<string, string>([['default', serverUrl], ...servers.map((s): [string, string] => [s.id, s.admin_url])])
-  const { rows } = await adminQuery(catalogueUrl, 'select db_server, db_name, db_api_role, db_owner_role from baseplane.projects').catch(() => ({ rows: [] as pg.QueryResultRow[] }))
-  for (const row of rows) {
-    const url = urlOf.get(row.db_server as string)
-    // An added server is stopped with the benchmark: its projects go with it.
-    if (url === undefined || row.db_server !== 'default') continue
-    await adminQuery(url, `drop database if exists ${escapeIdentifier(row.db_name as string)} with (force)`)
-    await adminQuery(url, `drop role if exists ${escapeIdentifier(row.db_api_role as string)}`)
-    await adminQuery(url, `drop role if exists ${escapeIdentifier(row.db_owner_role as string)}`)
-  }
-  await adminQuery(serverUrl, `drop database if exists ${escapeIdentifier(new URL(catalogueUrl).pathname.slice(1))} with (force)`)
 }
 
 /** Connections on the server while `during` runs, the most seen of each figure. */

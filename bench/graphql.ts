@@ -12,11 +12,12 @@ import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
-import { startTemporary } from '../lib/db/embedded.ts'
 import { identityStatement, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { planLimits } from '../lib/plans.ts'
 import { resolve, SchemaCache } from '../workers/graphql/index.ts'
+import { dropCatalogue } from '../dev/db.ts'
 import { importPeer } from './lib/peers.ts'
+import { benchCatalogue, benchServer } from './lib/platform.ts'
 import { captureRequest, replay } from './lib/statement-replay.ts'
 
 // PostGraphile v5 needs Promise.withResolvers, which Node 20 lacks.
@@ -156,15 +157,9 @@ function checked(name: string, run: () => Promise<unknown>): () => Promise<unkno
   }
 }
 
-const server = process.env.DATABASE_URL ? undefined : await startTemporary()
-const serverUrl = process.env.DATABASE_URL ?? server!.url
-const catalogueName = `bpbench_${process.pid}`
-const admin = new pg.Client({ connectionString: serverUrl })
-await admin.connect()
-await admin.query(`create database ${catalogueName}`)
-const catalogueUrl = new URL(serverUrl)
-catalogueUrl.pathname = `/${catalogueName}`
-const controlPlane = await ControlPlane.open(catalogueUrl.toString())
+const database = await benchServer()
+const catalogueUrl = await benchCatalogue(database.url)
+const controlPlane = await ControlPlane.open(catalogueUrl)
 const project = await controlPlane.create({ name: 'graphql bench', plan: PLAN })
 try {
   const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
@@ -258,7 +253,6 @@ try {
 } finally {
   await controlPlane.delete(project.ref)
   await controlPlane.close()
-  await admin.query(`drop database if exists ${catalogueName} with (force)`)
-  await admin.end()
-  await server?.stop()
+  await dropCatalogue(database.url, catalogueUrl)
+  await database.stop()
 }

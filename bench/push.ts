@@ -10,16 +10,15 @@ import { spawn } from 'node:child_process'
 import readline from 'node:readline'
 import crypto from 'node:crypto'
 import pg from 'pg'
-import { escapeIdentifier } from 'pg'
 import type { Plan } from '../lib/catalogue.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { setLogLevel } from '../lib/log.ts'
 import { storeApns } from '../workers/push/credentials.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
-import { makeApnsKey } from '../test/push/peers/keys.ts'
-import { serverUrl, stopStandalone, withDatabase } from '../test/helpers/db.ts'
-import { dropCatalogue } from '../test/helpers/platform.ts'
+import { makeApnsKey } from '../dev/push-peers/keys.ts'
+import { dropCatalogue } from '../dev/db.ts'
+import { benchCatalogue, benchServer } from './lib/platform.ts'
 import { importPeer } from './lib/peers.ts'
 
 setLogLevel('silent')
@@ -47,7 +46,7 @@ interface Peer {
 }
 
 async function startPeerProcess(): Promise<Peer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../test/push/peers/apns-peer-process.ts', import.meta.url).pathname], {
+  const child = spawn(process.execPath, ['--import', 'tsx', new URL('../dev/push-peers/apns-peer-process.ts', import.meta.url).pathname], {
     env: {
       ...process.env,
       APNS_TEAM_ID: key.teamId,
@@ -94,12 +93,7 @@ interface OursResult {
  * node-apn gets its warm-up run: compiled code and open sessions on both sides.
  */
 async function oursRate(server: string, peer: Peer, plan: Plan, count: number, measureDrain = false, warmUp = 0): Promise<OursResult> {
-  const catalogueName = `bpbench_${crypto.randomBytes(5).toString('hex')}`
-  const admin = new pg.Client({ connectionString: server })
-  await admin.connect()
-  await admin.query(`create database ${escapeIdentifier(catalogueName)}`)
-  await admin.end()
-  const catalogueUrl = withDatabase(server, catalogueName)
+  const catalogueUrl = await benchCatalogue(server)
   const cp = await ControlPlane.open(catalogueUrl)
   try {
     const created = await cp.create({ name: 'bench', plan })
@@ -156,7 +150,7 @@ async function oursRate(server: string, peer: Peer, plan: Plan, count: number, m
     return { endToEnd, drain }
   } finally {
     await cp.close()
-    await dropCatalogue(catalogueUrl)
+    await dropCatalogue(server, catalogueUrl)
   }
 }
 
@@ -167,7 +161,8 @@ async function waitFor(check: () => boolean | Promise<boolean>, intervalMs = 20)
   }
 }
 
-const server = await serverUrl()
+const database = await benchServer()
+const server = database.url
 const peer = await startPeerProcess()
 try {
   console.log(`push benchmark: ${N} notifications to a local APNs stand-in (HTTP/2, h2c), Node ${process.version}`)
@@ -191,5 +186,5 @@ try {
   }
 } finally {
   peer.close()
-  await stopStandalone()
+  await database.stop()
 }

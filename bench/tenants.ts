@@ -18,7 +18,7 @@ import { planLimits } from '../lib/plans.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { createTenants, type Tenant } from './lib/tenants-projects.ts'
 import { postgresMemoryBytes, ServerWatch } from './lib/tenants-server.ts'
-import { wrkTenants, type TenantEndpoint, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
+import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
 import { formatLoad } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
 
@@ -57,18 +57,8 @@ const mb = (bytes: number) => bytes / (1024 * 1024)
 
 type Endpoint = TenantEndpoint
 
-const TYPENAME = JSON.stringify({ query: '{ __typename }' })
-const graphql: Endpoint = {
-  name: 'POST /graphql/v1 {__typename}',
-  method: 'POST',
-  body: TYPENAME,
-  request: (t) => ({ path: `${t.basePath}/graphql/v1`, headers: { apikey: t.record.anonKey, authorization: `Bearer ${t.record.anonKey}`, 'content-type': 'application/json' } }),
-}
-const currentUser: Endpoint = {
-  name: 'GET /auth/v1/user',
-  method: 'GET',
-  request: (t) => ({ path: `${t.basePath}/auth/v1/user`, headers: { apikey: t.record.anonKey, authorization: `Bearer ${t.userToken}` } }),
-}
+const graphql = graphqlEndpoint('POST /graphql/v1 {__typename}', '{ __typename }', true)
+const currentUser = currentUserEndpoint
 
 interface KResult {
   k: number
@@ -285,7 +275,7 @@ async function neighbourRun(origin: string, a: Tenant, b: Tenant, napRequest: Te
   const bRounds = async () => {
     const rounds: TenantLoad[] = []
     for (let round = 0; round < ROUNDS; round++) {
-      rounds.push(await wrkTenants(origin, { method: 'POST', body: TYPENAME, requests: [graphql.request(b)], seconds: SECONDS, ...bOptions }))
+      rounds.push(await wrkTenants(origin, { method: 'POST', body: graphql.body, requests: [graphql.request(b)], seconds: SECONDS, ...bOptions }))
     }
     return medianOf(rounds)
   }

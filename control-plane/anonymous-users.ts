@@ -5,8 +5,8 @@
 // with it (their foreign keys cascade), and a converted user (given an email
 // or linked) is no longer anonymous, so it is never removed.
 import { platformErrors } from '../lib/errors.ts'
-import { REF_PARAM, type AdminRoute } from './admin-api.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { deleteAnonymousUsers } from './db/auth.ts'
 import { runInProjectDatabase } from './project-database.ts'
 
 /** Supabase's suggested age. */
@@ -25,22 +25,5 @@ export function validAgeDays(raw: unknown): number {
 export async function purgeAnonymousUsers(controlPlane: ControlPlane, ref: string, olderThanDays: number): Promise<number> {
   const days = validAgeDays(olderThanDays)
   const project = await controlPlane.get(ref)
-  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, async (client) => {
-    const { rowCount } = await client.query(`delete from auth.users where is_anonymous and created_at < now() - make_interval(days => $1)`, [days])
-    return rowCount ?? 0
-  })
-}
-
-export function anonymousUserRoutes(controlPlane: ControlPlane): AdminRoute[] {
-  return [
-    {
-      method: 'DELETE',
-      path: '/projects/:ref/auth/anonymous-users',
-      where: REF_PARAM,
-      handler: async ({ params, query }) => {
-        const days = validAgeDays(query.get('older_than_days') ?? DEFAULT_ANONYMOUS_AGE_DAYS)
-        return [200, { deleted: await purgeAnonymousUsers(controlPlane, params.ref!, days), older_than_days: days }]
-      },
-    },
-  ]
+  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => deleteAnonymousUsers(client, days))
 }

@@ -1,12 +1,12 @@
 // Operations on a project's auth settings (catalogue column auth_settings)
 // and its auth mail, shared by the CLI (commands/auth.ts, commands/mail.ts)
-// and the admin API (authAdminRoutes). Saving bumps the project's catalogue
+// and the admin API (admin-api/auth.ts). Saving bumps the project's catalogue
 // version (trigger), so the next request uses the new settings.
-import { baseUrlOf } from '../lib/catalogue.ts'
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
-import { TEMPLATE_KINDS, type TemplateKind } from '../workers/auth/mail/templates.ts'
 import {
+  TEMPLATE_KINDS,
+  type TemplateKind,
   applyDefaults,
   BOOLEAN_SETTINGS,
   googleMissing,
@@ -14,14 +14,18 @@ import {
   redirectUrlProblem,
   settingsProblems,
   templateProblem,
+  templateSubjectProblem,
+  googleClientIdsProblems,
   type StoredAuthSettings,
-} from '../workers/auth/settings.ts'
-import { HOOK_SETTINGS, hooksView, withoutClearedHooks } from '../workers/auth/hooks/settings.ts'
-import { WEBAUTHN_SETTINGS } from '../workers/auth/webauthn-settings.ts'
-import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
+  HOOK_SETTINGS,
+  hooksView,
+  withoutClearedHooks,
+  WEBAUTHN_SETTINGS,
+} from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { latestMail } from './db/auth.ts'
+import { lockAuthSettings, updateAuthSettings } from './db/projects.ts'
 import { runInProjectDatabase } from './project-database.ts'
-import type { Addressing } from './views.ts'
 
 /** Kind names on the command line and in the API (SPEC 2.2: `recovery`; the others are ours). */
 export const KINDS = TEMPLATE_KINDS
@@ -34,11 +38,10 @@ async function stored(controlPlane: ControlPlane, ref: string): Promise<StoredAu
 async function update(controlPlane: ControlPlane, ref: string, change: (current: StoredAuthSettings) => StoredAuthSettings): Promise<StoredAuthSettings> {
   await controlPlane.get(ref)
   const next = await withPoolTransaction(controlPlane.catalogue, async (client) => {
-    const { rows } = await client.query<{ auth_settings: StoredAuthSettings }>('select auth_settings from baseplane.projects where ref = $1 for update', [ref])
-    const next = change(structuredClone(rows[0]!.auth_settings ?? {}))
+    const next = change(structuredClone((await lockAuthSettings<StoredAuthSettings>(client, ref)) ?? {}))
     const problems = settingsProblems(next as Record<string, unknown>)
     if (problems.length > 0) throw platformErrors.invalidArgument(problems.join('; '))
-    await client.query('update baseplane.projects set auth_settings = $2 where ref = $1', [ref, next])
+    await updateAuthSettings(client, ref, next)
     return next
   })
   await controlPlane.changed()
@@ -93,15 +96,20 @@ export async function getAuthSettings(controlPlane: ControlPlane, ref: string) {
   return authSettingsView(ref, await stored(controlPlane, ref))
 }
 
+/** Google sign-in's settings as shown (the secret as "set or not"). */
+export async function getGoogle(controlPlane: ControlPlane, ref: string) {
+  return googleView(await stored(controlPlane, ref))
+}
+
 export async function setRedirects(controlPlane: ControlPlane, ref: string, input: { siteUrl?: string; allow?: string[] }) {
   if (input.siteUrl === undefined && input.allow === undefined) throw platformErrors.invalidArgument('Give a site URL, allowed redirect URLs, or both')
   if (input.siteUrl !== undefined) {
     const problem = redirectUrlProblem(input.siteUrl, 'Site URL')
-    if (problem) throw platformErrors.invalidArgument(problem)
+    if (problem) throw platformErrors.invalidArgument(problem, 'site_url')
   }
   for (const url of input.allow ?? []) {
     const problem = redirectUrlProblem(url, 'Allowed redirect URL')
-    if (problem) throw platformErrors.invalidArgument(problem)
+    if (problem) throw platformErrors.invalidArgument(problem, 'additional_redirect_urls')
   }
   const next = await update(controlPlane, ref, (current) => ({
     ...current,
@@ -128,8 +136,10 @@ export async function listTemplates(controlPlane: ControlPlane, ref: string) {
 
 export async function setTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
   const valid = checkKind(kind)
+  const subjectProblem = templateSubjectProblem(valid, template.subject)
+  if (subjectProblem) throw platformErrors.invalidArgument(subjectProblem, 'subject')
   const problem = templateProblem(valid, template)
-  if (problem) throw platformErrors.invalidArgument(problem)
+  if (problem) throw platformErrors.invalidArgument(problem, 'body')
   await update(controlPlane, ref, (current) => ({ ...current, templates: { ...(current.templates ?? {}), [valid]: { subject: template.subject, body: template.body } } }))
   return { ref, kind: valid, custom: true, subject: template.subject, body: template.body }
 }
@@ -157,8 +167,10 @@ export interface GoogleInput {
 
 /** Client ID, write-only secret, switch. The answer says which of the three is missing. */
 export async function setGoogle(controlPlane: ControlPlane, ref: string, input: GoogleInput) {
-  if (typeof input.clientId === 'string' && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty')
-  if (typeof input.clientSecret === 'string' && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty')
+  if (typeof input.clientId === 'string' && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty', 'client_id')
+  if (typeof input.clientSecret === 'string' && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty', 'client_secret')
+  const idsProblems = input.additionalClientIds === undefined ? [] : googleClientIdsProblems([...new Set(input.additionalClientIds.map((id) => id.trim()))])
+  if (idsProblems.length > 0) throw platformErrors.invalidArgument(idsProblems.join('; '), 'additional_client_ids')
   const next = await update(controlPlane, ref, (current) => {
     const google = {
       ...(current.google ?? {}),
@@ -199,82 +211,7 @@ export async function listMail(controlPlane: ControlPlane, ref: string, limit = 
   const project = await controlPlane.get(ref)
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   return runInProjectDatabase(serverUrl, project.dbName, async (client) => {
-    const { rows } = await client.query<{ id: string; created_at: Date; kind: string; recipient: string; subject: string; html: string | null; delivery: string }>(
-      'select id, created_at, kind, recipient, subject, html, delivery from auth.mail_messages order by id desc limit $1',
-      [limit],
-    )
+    const rows = await latestMail(client, limit)
     return rows.map((row) => ({ id: Number(row.id), created_at: row.created_at.toISOString(), kind: row.kind, to: row.recipient, subject: row.subject, html: row.html, delivery: row.delivery }))
   })
-}
-
-/** Admin API routes (`/platform/v1/projects/{ref}/auth/...`), the same operations as the CLI. */
-export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
-  const callbackUrl = async (r: string) => `${baseUrlOf(r, addressing.publicUrl, addressing.baseDomain)}/auth/v1/callback`
-  return [
-    { method: 'GET', path: '/projects/:ref/auth', where: REF_PARAM, handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params.ref!)] },
-    {
-      method: 'PATCH',
-      path: '/projects/:ref/auth',
-      where: REF_PARAM,
-      handler: async ({ params, body }) => [200, await setAuthOptions(controlPlane, params.ref!, await body())],
-    },
-    {
-      method: 'PUT',
-      path: '/projects/:ref/auth/redirects',
-      where: REF_PARAM,
-      handler: async ({ params, body }) => {
-        const input = await body()
-        const allow = input.additional_redirect_urls ?? input.allow
-        if (allow !== undefined && (!Array.isArray(allow) || allow.some((u) => typeof u !== 'string'))) {
-          throw platformErrors.invalidArgument('"additional_redirect_urls" must be a list of URLs')
-        }
-        return [200, await setRedirects(controlPlane, params.ref!, { siteUrl: adminFields(input).optionalString('site_url'), allow: allow as string[] | undefined })]
-      },
-    },
-    { method: 'GET', path: '/projects/:ref/auth/templates', where: REF_PARAM, handler: async ({ params }) => [200, await listTemplates(controlPlane, params.ref!)] },
-    {
-      method: 'PUT',
-      path: '/projects/:ref/auth/templates/:kind',
-      where: { ...REF_PARAM, kind: '[a-z_]+' },
-      handler: async ({ params, body }) => {
-        const fields = adminFields(await body())
-        return [200, await setTemplate(controlPlane, params.ref!, params.kind!, { subject: fields.optionalString('subject') ?? '', body: fields.optionalString('body') ?? '' })]
-      },
-    },
-    {
-      method: 'DELETE',
-      path: '/projects/:ref/auth/templates/:kind',
-      where: { ...REF_PARAM, kind: '[a-z_]+' },
-      handler: async ({ params }) => [200, await resetTemplate(controlPlane, params.ref!, params.kind!)],
-    },
-    {
-      method: 'GET',
-      path: '/projects/:ref/auth/google',
-      where: REF_PARAM,
-      handler: async ({ params }) => [200, { ...googleView(await stored(controlPlane, params.ref!)), callback_url: await callbackUrl(params.ref!) }],
-    },
-    {
-      method: 'PUT',
-      path: '/projects/:ref/auth/google',
-      where: REF_PARAM,
-      handler: async ({ params, body }) => {
-        const input = await body()
-        const fields = adminFields(input)
-        const enabled = input.enabled
-        if (enabled !== undefined && typeof enabled !== 'boolean') throw platformErrors.invalidArgument('"enabled" must be true or false')
-        const extra = input.additional_client_ids
-        if (extra !== undefined && (!Array.isArray(extra) || extra.some((id) => typeof id !== 'string'))) {
-          throw platformErrors.invalidArgument('"additional_client_ids" must be a list of client IDs')
-        }
-        const result = await setGoogle(controlPlane, params.ref!, {
-          clientId: fields.optionalString('client_id'),
-          clientSecret: fields.optionalString('client_secret'),
-          enabled,
-          additionalClientIds: extra as string[] | undefined,
-        })
-        return [200, { ...result, callback_url: await callbackUrl(params.ref!) }]
-      },
-    },
-    { method: 'GET', path: '/projects/:ref/mail', where: REF_PARAM, handler: async ({ params }) => [200, await listMail(controlPlane, params.ref!)] },
-  ]
 }

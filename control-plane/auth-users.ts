@@ -1,7 +1,7 @@
 // A project's Auth users for the dashboard and the CLI, through Auth's own
-// operations (workers/auth/users-admin.ts, which the Auth admin API's handlers
-// call too), so there is one implementation of each, with its validation,
-// mail and audit. Each call is one short connection to the project's database
+// operations (workers/auth/users-admin.ts, offered by Auth's face,
+// workers/auth/face.ts; the Auth admin API's handlers call them too), so there
+// is one implementation of each, with its validation, mail and audit. Each call is one short connection to the project's database
 // as Auth's role, in one transaction: nothing here needs the platform to be
 // serving. Invitations and recovery mails go out as the worker sends them
 // (the project's send email hook, else SMTP_URL, else the project's outbox),
@@ -10,14 +10,14 @@ import type { ProjectRecord } from '../lib/catalogue.ts'
 import { BaseplaneError } from '../lib/errors.ts'
 import { signAccessToken } from '../lib/jwt.ts'
 import type { WorkerOptions } from '../lib/service.ts'
-import * as usersAdmin from '../workers/auth/users-admin.ts'
-import type { AuthAdminScope } from '../workers/auth/users-admin.ts'
+import * as usersAdmin from '../workers/auth/face.ts'
+import type { AuthAdminScope } from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import { keysView, type Addressing } from './views.ts'
 import { isUuid } from '../lib/uuid.ts'
 
-export type { UserSession } from '../workers/auth/users-admin.ts'
+export type { UserSession } from '../workers/auth/face.ts'
 
 /** A refusal of the control plane's own (Auth's refusals are Auth's errors, with GoTrue's codes and statuses). */
 export class AuthUsersError extends BaseplaneError {
@@ -130,7 +130,7 @@ export class AuthUsers {
   /** Bans for a duration ("24h", "30m"), or lifts a ban with "none". */
   async ban(ref: string, id: string, duration: string): Promise<AuthUser> {
     checkId(id)
-    if (!BAN_DURATION.test(duration) || duration === '') throw authUsersErrors.invalid(`The ban lasts a duration such as 24h, 30m or 1h30m, or "none" to lift it; got "${duration}"`)
+    if (!BAN_DURATION.test(duration) || duration === '') throw authUsersErrors.invalid(`The ban lasts a duration such as 24h, 30m or 1h30m, or "none" to lift it; got "${duration}"`).concerning('duration')
     return asUser(await this.#auth(ref, (scope) => usersAdmin.updateUser(scope, id, { ban_duration: duration })))
   }
 

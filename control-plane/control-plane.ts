@@ -21,11 +21,14 @@ import {
   type ProjectDatabaseNames,
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
-import { releaseProjectRoles } from './project-roles.ts'
-import { addFirstSigningKey, dropExpiredSigningKeys, validateSigningAlg } from './signing-keys.ts'
+import { releaseProjectRoles } from './server-roles.ts'
+import { addFirstSigningKey, dropExpiredSigningKeys, validateSigningAlg } from './signing-key-pairs.ts'
 import { addServer, DEFAULT_SERVER, listServers, placeProject, removeServer, serverState, setServerBudget, setServerDraining, type AddServerInput, type DatabaseServer, type ServerState } from './servers.ts'
 import { isRef } from '../lib/refs.ts'
 import { reportUnacknowledged } from './unacknowledged.ts'
+import { countLiveNodes, countNodesBehind, lastChange, nodesBehind } from './db/nodes.ts'
+import * as projectRows from './db/projects.ts'
+import { serverAdminUrl } from './db/servers.ts'
 
 /** How long a change waits for every data-plane process to apply it. */
 const SETTLE_TIMEOUT_MS = 5000
@@ -58,7 +61,7 @@ export interface CreateProjectInput {
 
 export function validatePlan(plan: string): Plan {
   if (!(PLANS as readonly string[]).includes(plan)) {
-    throw platformErrors.invalidArgument(`Unknown plan "${plan}": use one of ${PLANS.join(', ')}`)
+    throw platformErrors.invalidArgument(`Unknown plan "${plan}": use one of ${PLANS.join(', ')}`, 'plan')
   }
   return plan as Plan
 }
@@ -121,9 +124,9 @@ export class ControlPlane {
 
   async serverUrl(serverId: string): Promise<string> {
     if (serverId === 'default') return this.defaultServerUrl
-    const { rows } = await this.catalogue.query<{ admin_url: string }>('select admin_url from baseplane.db_servers where id = $1', [serverId])
-    if (!rows[0]) throw platformErrors.invalidArgument(`Unknown database server "${serverId}"`)
-    return rows[0].admin_url
+    const url = await serverAdminUrl(this.catalogue, serverId)
+    if (url === undefined) throw platformErrors.invalidArgument(`Unknown database server "${serverId}"`)
+    return url
   }
 
   /**
@@ -135,23 +138,13 @@ export class ControlPlane {
    * admin API and the CLI tell the operator from).
    */
   async changed(): Promise<string[]> {
-    const { rows } = await this.catalogue.query<{ change: string }>('select baseplane.last_change() as change')
-    const target = Number(rows[0]!.change)
+    const target = await lastChange(this.catalogue)
     const deadline = Date.now() + SETTLE_TIMEOUT_MS
     while (Date.now() < deadline) {
-      const { rows: behind } = await this.catalogue.query<{ count: number }>(
-        `select count(*)::int as count from baseplane.nodes
-          where seen_change < $1 and heartbeat_at > now() - make_interval(secs => $2)`,
-        [target, LIVE_NODE_SECONDS],
-      )
-      if (behind[0]!.count === 0) break
+      if ((await countNodesBehind(this.catalogue, target, LIVE_NODE_SECONDS)) === 0) break
       await new Promise((resolve) => setTimeout(resolve, 5))
     }
-    const { rows: behind } = await this.catalogue.query<{ id: string }>(
-      `select id from baseplane.nodes where seen_change < $1 and heartbeat_at > now() - make_interval(secs => $2) order by id`,
-      [target, SERVING_NODE_SECONDS],
-    )
-    const nodes = behind.map((row) => row.id)
+    const nodes = await nodesBehind(this.catalogue, target, SERVING_NODE_SECONDS)
     if (nodes.length > 0) log.info('data-plane processes did not acknowledge a catalogue change in time', { change: target, nodes })
     reportUnacknowledged(nodes)
     return nodes
@@ -159,11 +152,7 @@ export class ControlPlane {
 
   /** Data-plane processes whose heartbeat is recent (at least 1): they divide the servers' budgets and multiply the roles' limits. */
   async liveNodes(): Promise<number> {
-    const { rows } = await this.catalogue.query<{ nodes: number }>(
-      `select count(*)::int as nodes from baseplane.nodes where heartbeat_at > now() - make_interval(secs => $1)`,
-      [LIVE_NODE_SECONDS],
-    )
-    return Math.max(1, rows[0]!.nodes)
+    return Math.max(1, await countLiveNodes(this.catalogue, LIVE_NODE_SECONDS))
   }
 
   #placed(project: ProjectRecord, nodes: number): PlacedProject {
@@ -179,12 +168,11 @@ export class ControlPlane {
   async sizeRoleLimits(nodes: number): Promise<void> {
     const lock = await this.catalogue.connect()
     try {
-      const { rows } = await lock.query<{ taken: boolean }>(`select pg_try_advisory_lock(hashtext('baseplane.role_limits')) as taken`)
-      if (!rows[0]!.taken) return
+      if (!(await projectRows.tryLockRoleLimits(lock))) return
       try {
-        const projects = await listProjects(lock, this.defaultServerUrl)
-        for (const server of new Set(projects.map((p) => p.dbServer))) {
-          const here = projects.filter((p) => p.dbServer === server)
+        const all = await listProjects(lock, this.defaultServerUrl)
+        for (const server of new Set(all.map((p) => p.dbServer))) {
+          const here = all.filter((p) => p.dbServer === server)
           try {
             await limitProjectRoles(await this.serverUrl(server), here.map((p) => this.#placed(p, nodes)))
           } catch (error) {
@@ -192,7 +180,7 @@ export class ControlPlane {
           }
         }
       } finally {
-        await lock.query(`select pg_advisory_unlock(hashtext('baseplane.role_limits'))`)
+        await projectRows.unlockRoleLimits(lock)
       }
     } finally {
       lock.release()
@@ -211,7 +199,7 @@ export class ControlPlane {
 
   async create(input: CreateProjectInput): Promise<ProjectRecord> {
     const name = (input.name ?? '').trim()
-    if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters')
+    if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters', 'name')
     const plan = validatePlan(input.plan ?? 'free')
     const signingAlg = input.signingAlg === undefined ? undefined : validateSigningAlg(input.signingAlg)
     const ref = input.ref ?? newRef()
@@ -231,13 +219,21 @@ export class ControlPlane {
     // The catalogue row is committed only once the database is ready, so a
     // failure leaves neither a row nor a half-made database behind.
     await withPoolTransaction(this.catalogue, async (client) => {
-      const inserted = await client.query(
-        `insert into baseplane.projects (ref, name, plan, db_server, db_name, db_api_role, db_api_password, db_owner_role,
-           db_owner_password, jwt_secret, anon_key, service_role_key)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) on conflict (ref) do nothing`,
-        [ref, name, plan, server.id, names.database, names.apiRole, names.apiPassword, names.ownerRole, names.ownerPassword, jwtSecret, anonKey, serviceRoleKey],
-      )
-      if (inserted.rowCount === 0) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
+      const inserted = await projectRows.insertProject(client, {
+        ref,
+        name,
+        plan,
+        dbServer: server.id,
+        dbName: names.database,
+        dbApiRole: names.apiRole,
+        dbApiPassword: names.apiPassword,
+        dbOwnerRole: names.ownerRole,
+        dbOwnerPassword: names.ownerPassword,
+        jwtSecret,
+        anonKey,
+        serviceRoleKey,
+      })
+      if (!inserted) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
       await addFirstSigningKey(client, ref, signingAlg)
       await createProjectDatabase(server.url, names, plan, apiRoleLimit(plan, await this.liveNodes(), server.connectionBudget))
     })
@@ -247,11 +243,11 @@ export class ControlPlane {
 
   async delete(ref: string): Promise<void> {
     const project = await this.get(ref)
-    await this.catalogue.query('delete from baseplane.projects where ref = $1', [ref])
+    await projectRows.deleteProject(this.catalogue, ref)
     await this.changed()
     const serverUrl = await this.serverUrl(project.dbServer)
     await dropProjectDatabase(serverUrl, namesOf(project))
-    await releaseProjectRoles(this, project, serverUrl)
+    await releaseProjectRoles(this.catalogue, project, serverUrl)
   }
 
   async setPlan(ref: string, plan: string): Promise<ProjectRecord> {
@@ -260,8 +256,7 @@ export class ControlPlane {
     // Roles first: a server that cannot be reached leaves the plan unchanged.
     const apiLimit = apiRoleLimit(valid, await this.liveNodes(), project.dbServerBudget ?? this.defaultServerBudget)
     await limitProjectRoles(await this.serverUrl(project.dbServer), [{ names: namesOf(project), plan: valid, apiLimit }])
-    const updated = await this.catalogue.query('update baseplane.projects set plan = $2 where ref = $1', [ref, valid])
-    if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
+    if (!(await projectRows.updatePlan(this.catalogue, ref, valid))) throw platformErrors.unknownProject(ref)
     await this.changed()
     return this.get(ref)
   }
@@ -270,7 +265,7 @@ export class ControlPlane {
     const valid = validateProduct(product)
     const project = await this.get(ref)
     if (enabled) await productHooks[valid].beforeEnable?.(project, await this.serverUrl(project.dbServer))
-    await this.catalogue.query(`update baseplane.projects set ${valid}_enabled = $2 where ref = $1`, [ref, enabled])
+    await projectRows.updateProductEnabled(this.catalogue, ref, valid, enabled)
     await this.changed()
     return this.get(ref)
   }
@@ -279,13 +274,7 @@ export class ControlPlane {
   async rotateKeys(ref: string): Promise<ProjectRecord> {
     const jwtSecret = secret(32)
     const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
-    const updated = await this.catalogue.query('update baseplane.projects set jwt_secret = $2, anon_key = $3, service_role_key = $4 where ref = $1', [
-      ref,
-      jwtSecret,
-      anonKey,
-      serviceRoleKey,
-    ])
-    if (updated.rowCount === 0) throw platformErrors.unknownProject(ref)
+    if (!(await projectRows.updateKeys(this.catalogue, ref, { jwtSecret, anonKey, serviceRoleKey }))) throw platformErrors.unknownProject(ref)
     await this.changed()
     return this.get(ref)
   }

@@ -17,6 +17,8 @@ import type { PlatformConfig } from '../lib/config.ts'
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { ConfigError } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
+import { fleetSetting, fleetSettings, insertFleetSettingIfAbsent, lockFleetSettings, upsertFleetSetting } from './db/fleet-settings.ts'
+import { countLiveNodes } from './db/nodes.ts'
 
 const ADMIN_TOKEN = 'admin_token'
 
@@ -52,9 +54,8 @@ function sameToken(a: string, b: string): boolean {
 export async function fleetAdminToken(catalogue: pg.Pool, config: { adminToken: string | undefined; home: string }): Promise<string> {
   const local = localAdminToken(config)
   const offered = local.token ?? crypto.randomBytes(32).toString('base64url')
-  await catalogue.query(`insert into baseplane.fleet_settings (name, value) values ($1, $2) on conflict (name) do nothing`, [ADMIN_TOKEN, offered])
-  const { rows } = await catalogue.query<{ value: string }>(`select value from baseplane.fleet_settings where name = $1`, [ADMIN_TOKEN])
-  const fleet = rows[0]!.value
+  await insertFleetSettingIfAbsent(catalogue, ADMIN_TOKEN, offered)
+  const fleet = (await fleetSetting(catalogue, ADMIN_TOKEN))!
   if (local.token !== undefined && !sameToken(local.token, fleet)) {
     throw new ConfigError(
       `the admin token of ${local.source} is not this fleet's: the catalogue holds the one the first node started with, and every node must answer to the same. ` +
@@ -110,18 +111,11 @@ const shown = (value: string) => (value === '' ? '(unset)' : `"${value}"`)
 export async function checkFleetSettings(catalogue: pg.Pool, config: SharedConfig): Promise<void> {
   const mine = sharedSettings(config)
   await withPoolTransaction(catalogue, async (client) => {
-    await client.query(`select pg_advisory_xact_lock(hashtext('baseplane.fleet_settings'))`)
-    const { rows } = await client.query<{ name: string; value: string }>(`select name, value from baseplane.fleet_settings where name = any($1::text[])`, [
-      mine.map((setting) => setting.name),
-    ])
-    const stored = new Map(rows.map((row) => [row.name, row.value]))
+    await lockFleetSettings(client)
+    const stored = await fleetSettings(client, mine.map((setting) => setting.name))
     const differing = mine.filter((setting) => stored.has(setting.name) && stored.get(setting.name) !== setting.value)
     if (differing.length > 0) {
-      const { rows: live } = await client.query<{ count: number }>(
-        `select count(*)::int as count from baseplane.nodes where heartbeat_at > now() - make_interval(secs => $1)`,
-        [LIVE_NODE_SECONDS],
-      )
-      if (live[0]!.count > 0) {
+      if ((await countLiveNodes(client, LIVE_NODE_SECONDS)) > 0) {
         const lines = differing.map((setting) => `${setting.env} is ${shown(setting.value)} here but ${shown(stored.get(setting.name)!)} on the running nodes`)
         throw new ConfigError(
           `this node's settings differ from the fleet's, and every node must agree: ${lines.join('; ')}. ` +
@@ -133,11 +127,7 @@ export async function checkFleetSettings(catalogue: pg.Pool, config: SharedConfi
       })
     }
     for (const setting of mine) {
-      await client.query(
-        `insert into baseplane.fleet_settings (name, value) values ($1, $2)
-         on conflict (name) do update set value = excluded.value, set_at = now() where baseplane.fleet_settings.value <> excluded.value`,
-        [setting.name, setting.value],
-      )
+      await upsertFleetSetting(client, setting.name, setting.value)
     }
   })
 }

@@ -2,7 +2,7 @@
 // flipped in the catalogue. Auth's schema is part of every project's SQL, so
 // enabling it is only the switch; push installs its schema (see workers/push).
 import type { Product, ProjectRecord } from '../lib/catalogue.ts'
-import { installPushInto } from '../workers/push/install.ts'
+import { installPushInto } from '../workers/push/face.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 
 export interface ProductHook {

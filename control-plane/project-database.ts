@@ -1,12 +1,12 @@
 // Creating, upgrading and dropping one project's database and its roles, on
 // the server the catalogue places it on, as that server's admin role.
 import pg from 'pg'
-import { escapeIdentifier, escapeLiteral } from 'pg'
 import type { Plan } from '../lib/catalogue.ts'
 import { migrate, runScript } from '../lib/db/migrations.ts'
 import { inTransaction } from '../lib/db/request-transaction.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { planLimits } from '../lib/plans.ts'
+import * as db from './db/project-database.ts'
 
 export interface ProjectDatabaseNames {
   database: string
@@ -41,11 +41,6 @@ export async function ensureClusterRoles(serverUrl: string): Promise<void> {
 /** PostgreSQL 16 added reserved_connections and the role that may use them. */
 const RESERVED_CONNECTIONS_VERSION = 160000
 
-async function serverVersion(admin: pg.ClientBase): Promise<number> {
-  const { rows } = await admin.query<{ version: string }>(`select current_setting('server_version_num') as version`)
-  return Number(rows[0]!.version)
-}
-
 /**
  * The plan's CONNECTION LIMIT on both login roles, so an owner's tools cannot
  * take the server's connections from every other project. On PostgreSQL 16+
@@ -54,13 +49,13 @@ async function serverVersion(admin: pg.ClientBase): Promise<number> {
  */
 async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, plan: Plan, apiLimit: number, version: number): Promise<void> {
   const limits = planLimits(plan)
-  await admin.query(`alter role ${escapeIdentifier(names.apiRole)} connection limit ${apiLimit}`)
-  await admin.query(`alter role ${escapeIdentifier(names.ownerRole)} connection limit ${limits.ownerConnections}`)
+  await db.setConnectionLimit(admin, names.apiRole, apiLimit)
+  await db.setConnectionLimit(admin, names.ownerRole, limits.ownerConnections)
   // The api role is NOINHERIT (it may only SET ROLE to the API roles), so this
   // one grant must say INHERIT: the reserved slots are checked against the
   // privileges a role has, not the roles it is a member of.
   if (version >= RESERVED_CONNECTIONS_VERSION) {
-    await admin.query(`grant pg_use_reserved_connections to ${escapeIdentifier(names.apiRole)} with inherit true`)
+    await db.grantReservedConnections(admin, names.apiRole)
   }
 }
 
@@ -79,13 +74,8 @@ export interface PlacedProject {
 export async function limitProjectRoles(serverUrl: string, projects: PlacedProject[]): Promise<void> {
   if (projects.length === 0) return
   await withClient(serverUrl, async (admin) => {
-    const version = await serverVersion(admin)
-    const { rows } = await admin.query<{ rolname: string; rolconnlimit: number; reserved: boolean }>(
-      `select rolname, rolconnlimit,
-              ${version >= RESERVED_CONNECTIONS_VERSION ? `pg_has_role(oid, 'pg_use_reserved_connections', 'usage')` : 'true'} as reserved
-         from pg_roles where rolname = any($1)`,
-      [projects.flatMap((p) => [p.names.apiRole, p.names.ownerRole])],
-    )
+    const version = await db.serverVersion(admin)
+    const rows = await db.roleLimits(admin, projects.flatMap((p) => [p.names.apiRole, p.names.ownerRole]), version >= RESERVED_CONNECTIONS_VERSION)
     const current = new Map(rows.map((row) => [row.rolname, row]))
     for (const project of projects) {
       const limits = planLimits(project.plan)
@@ -104,23 +94,23 @@ export async function limitProjectRoles(serverUrl: string, projects: PlacedProje
  * drops what it created (and only that), so nothing partial is left.
  */
 export async function createProjectDatabase(serverUrl: string, names: ProjectDatabaseNames, plan: Plan, apiLimit: number): Promise<void> {
-  const created: Array<() => string> = []
+  const created: Array<(admin: pg.ClientBase) => Promise<void>> = []
   try {
     await withClient(serverUrl, async (admin) => {
       await runScript(admin, 'cluster')
-      await admin.query(`create role ${escapeIdentifier(names.apiRole)} login noinherit password ${escapeLiteral(names.apiPassword)}`)
-      created.push(() => `drop role if exists ${escapeIdentifier(names.apiRole)}`)
-      await admin.query(`grant anon, authenticated, service_role to ${escapeIdentifier(names.apiRole)}`)
-      await admin.query(`create role ${escapeIdentifier(names.ownerRole)} login password ${escapeLiteral(names.ownerPassword)}`)
-      created.push(() => `drop role if exists ${escapeIdentifier(names.ownerRole)}`)
-      await limitRoles(admin, names, plan, apiLimit, await serverVersion(admin))
-      await admin.query(`create database ${escapeIdentifier(names.database)}`)
-      created.push(() => `drop database if exists ${escapeIdentifier(names.database)} with (force)`)
+      await db.createLoginRole(admin, names.apiRole, names.apiPassword, { noinherit: true })
+      created.push((a) => db.dropRole(a, names.apiRole))
+      await db.grantApiRoles(admin, names.apiRole)
+      await db.createLoginRole(admin, names.ownerRole, names.ownerPassword, { noinherit: false })
+      created.push((a) => db.dropRole(a, names.ownerRole))
+      await limitRoles(admin, names, plan, apiLimit, await db.serverVersion(admin))
+      await db.createDatabase(admin, names.database)
+      created.push((a) => db.dropDatabase(a, names.database))
     })
     await upgradeProjectDatabase(serverUrl, names)
   } catch (error) {
     await withClient(serverUrl, async (admin) => {
-      for (const undo of created.reverse()) await admin.query(undo())
+      for (const undo of created.reverse()) await undo(admin)
     }).catch(() => {})
     throw error
   }
@@ -133,9 +123,9 @@ export async function upgradeProjectDatabase(serverUrl: string, names: ProjectDa
 
 export async function dropProjectDatabase(serverUrl: string, names: Pick<ProjectDatabaseNames, 'database' | 'apiRole' | 'ownerRole'>): Promise<void> {
   await withClient(serverUrl, async (admin) => {
-    await admin.query(`drop database if exists ${escapeIdentifier(names.database)} with (force)`)
-    await admin.query(`drop role if exists ${escapeIdentifier(names.apiRole)}`)
-    await admin.query(`drop role if exists ${escapeIdentifier(names.ownerRole)}`)
+    await db.dropDatabase(admin, names.database)
+    await db.dropRole(admin, names.apiRole)
+    await db.dropRole(admin, names.ownerRole)
   })
 }
 

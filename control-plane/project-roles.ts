@@ -3,7 +3,8 @@
 // developer makes with `create role editor; grant editor to authenticator`.
 // The owner role cannot make roles: CREATEROLE on PostgreSQL 15 would let it
 // alter other tenants' roles. So the platform makes them, for the CLI
-// (commands/roles.ts) and the admin API (projectRoleRoutes).
+// (commands/roles.ts) and the admin API (admin-api/roles.ts); the roles
+// themselves, on the project's server, are server-roles.ts's.
 //
 // Like anon and authenticated, a project role is a cluster-wide NOLOGIN
 // NOINHERIT role, shared by every project on the server that adds the same
@@ -22,21 +23,17 @@
 // what adding gave. The owner's own grants and policies naming the role stay
 // (they come back to life if it is added again); the role itself is dropped
 // when no project of the server uses it and nothing in any database refers to it.
-import { escapeIdentifier } from 'pg'
-import type pg from 'pg'
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import { API_ROLES, withPoolTransaction } from '../lib/db/request-transaction.ts'
+import { API_ROLES } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
-import { log } from '../lib/log.ts'
-import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { runInProjectDatabase, withClient } from './project-database.ts'
+import * as db from './db/project-roles.ts'
+import { grantToProject, revokeFromProject, underServerLock } from './server-roles.ts'
+
+export { PROJECT_ROLE_MARK } from './server-roles.ts'
 
 /** Enough for any scheme of editors, moderators and readers; few enough that a loop cannot fill a server with roles. */
 export const MAX_PROJECT_ROLES = 32
-
-/** The comment that marks a role as one the platform made for projects. */
-export const PROJECT_ROLE_MARK = 'baseplane project role'
 
 /** A lowercase identifier: needs no quoting in the owner's SQL (`grant ... to editor`). */
 const ROLE_NAME = /^[a-z][a-z0-9_]{0,62}$/
@@ -44,9 +41,6 @@ const ROLE_NAME = /^[a-z][a-z0-9_]{0,62}$/
 /** Names of the server's own roles, the platform's and Supabase's. */
 const RESERVED_NAMES = new Set(['postgres', 'public', 'none', 'authenticator', 'current_user', 'current_role', 'session_user'])
 const RESERVED_PREFIXES = ['pg_', 'bp_', 'baseplane', 'supabase']
-
-/** What the API roles get in the platform's schemas (sql/project/0001); graphql's usage is PUBLIC's (0022). */
-const PLATFORM_GRANTS = ['usage on schema auth', 'execute on function auth.uid(), auth.role(), auth.email(), auth.jwt()']
 
 export function validateRoleName(name: string): string {
   if (!ROLE_NAME.test(name)) {
@@ -77,102 +71,6 @@ export async function listProjectRoles(controlPlane: ControlPlane, ref: string):
   return rolesView(await controlPlane.get(ref))
 }
 
-/**
- * Role changes of one server happen one at a time across the catalogue, so
- * "does another project still use it" holds until the change is done.
- */
-function underServerLock<T>(controlPlane: ControlPlane, server: string, work: (catalogue: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withPoolTransaction(controlPlane.catalogue, async (catalogue) => {
-    await catalogue.query(`select pg_advisory_xact_lock(hashtext('baseplane.project_roles'), hashtext($1))`, [server])
-    return work(catalogue)
-  })
-}
-
-/**
- * The same on the server itself, for platforms whose catalogues share it (a
- * session lock: the project database's grants run on another connection).
- */
-async function onServer<T>(serverUrl: string, work: (admin: pg.Client) => Promise<T>): Promise<T> {
-  return withClient(serverUrl, async (admin) => {
-    await admin.query(`select pg_advisory_lock(hashtext('baseplane.project_roles'))`)
-    return work(admin)
-  })
-}
-
-interface ExistingRole {
-  mark: string | null
-  /** May log in, or holds an attribute beyond NOLOGIN NOINHERIT. */
-  privileged: boolean
-  /** Is a member of some role, so switching to it could lead further. */
-  member: boolean
-}
-
-async function existingRole(admin: pg.ClientBase, name: string): Promise<ExistingRole | undefined> {
-  const { rows } = await admin.query<ExistingRole>(
-    `select shobj_description(r.oid, 'pg_authid') as mark,
-            r.rolcanlogin or r.rolsuper or r.rolcreaterole or r.rolcreatedb or r.rolreplication or r.rolbypassrls or r.rolinherit as privileged,
-            exists (select from pg_auth_members m where m.member = r.oid) as member
-       from pg_roles r where r.rolname = $1`,
-    [name],
-  )
-  return rows[0]
-}
-
-function checkReusable(name: string, role: ExistingRole): void {
-  if (role.mark !== PROJECT_ROLE_MARK) {
-    throw platformErrors.invalidArgument(`A role "${name}" already exists on the project's database server and Baseplane did not make it: choose another name`)
-  }
-  if (role.privileged || role.member) {
-    throw platformErrors.invalidArgument(
-      `The role "${name}" on the project's database server was changed after Baseplane made it (it may log in, has attributes or is a member of another role): restore it or drop it there first`,
-    )
-  }
-}
-
-/** Makes the role, marked in the same transaction, unless the server has a reusable one of the name. */
-async function ensureServerRole(admin: pg.ClientBase, name: string): Promise<void> {
-  const existing = await existingRole(admin, name)
-  if (existing !== undefined) return checkReusable(name, existing)
-  const role = escapeIdentifier(name)
-  await admin.query('begin')
-  try {
-    await admin.query(`create role ${role} nologin noinherit`)
-    await admin.query(`comment on role ${role} is '${PROJECT_ROLE_MARK}'`)
-    await admin.query('commit')
-  } catch (error) {
-    await admin.query('rollback')
-    throw error
-  }
-}
-
-async function grantToProject(serverUrl: string, project: ProjectRecord, name: string): Promise<void> {
-  await onServer(serverUrl, async (admin) => {
-    await ensureServerRole(admin, name)
-    await admin.query(`grant ${escapeIdentifier(name)} to ${escapeIdentifier(project.dbApiRole)}`)
-    await runInProjectDatabase(serverUrl, project.dbName, async (client) => {
-      for (const grant of PLATFORM_GRANTS) await client.query(`grant ${grant} to ${escapeIdentifier(name)}`)
-    })
-  })
-}
-
-/** DROP ROLE refuses while any database still grants the role something (another project's, or the owner's): then it stays. */
-async function dropIfUnreferenced(admin: pg.ClientBase, name: string): Promise<void> {
-  try {
-    await admin.query(`drop role if exists ${escapeIdentifier(name)}`)
-  } catch (error) {
-    if ((error as { code?: string }).code !== '2BP01') throw error
-    log.info('a project role is still referenced on its server and stays', { role: name })
-  }
-}
-
-async function usedElsewhere(catalogue: pg.ClientBase, server: string, name: string): Promise<boolean> {
-  const { rows } = await catalogue.query<{ used: boolean }>(
-    `select exists (select from baseplane.project_roles r join baseplane.projects p using (ref) where r.name = $1 and p.db_server = $2) as used`,
-    [name, server],
-  )
-  return rows[0]!.used
-}
-
 export interface RoleAdded extends ProjectRolesView {
   role: string
   /** False when the project had the role already (its grants are made again all the same). */
@@ -183,18 +81,14 @@ export async function addProjectRole(controlPlane: ControlPlane, ref: string, na
   const project = await controlPlane.get(ref)
   validateRoleName(name)
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
-  const added = await underServerLock(controlPlane, project.dbServer, async (catalogue) => {
-    const { rows } = await catalogue.query<{ count: number; present: boolean }>(
-      `select count(*)::int as count, coalesce(bool_or(name = $2), false) as present from baseplane.project_roles where ref = $1`,
-      [ref, name],
-    )
-    const { count, present } = rows[0]!
+  const added = await underServerLock(controlPlane.catalogue, project.dbServer, async (catalogue) => {
+    const { count, present } = await db.countProjectRoles(catalogue, ref, name)
     if (!present && count >= MAX_PROJECT_ROLES) {
       throw platformErrors.invalidArgument(`Project "${ref}" has ${count} roles, the most a project may have: remove one first`)
     }
     await grantToProject(serverUrl, project, name)
     if (present) return false
-    await catalogue.query('insert into baseplane.project_roles (ref, name) values ($1, $2)', [ref, name])
+    await db.insertProjectRole(catalogue, ref, name)
     return true
   })
   await controlPlane.changed()
@@ -208,69 +102,10 @@ export interface RoleRemoved extends ProjectRolesView {
 
 export async function removeProjectRole(controlPlane: ControlPlane, ref: string, name: string): Promise<RoleRemoved> {
   const project = await controlPlane.get(ref)
-  const deleted = await controlPlane.catalogue.query('delete from baseplane.project_roles where ref = $1 and name = $2', [ref, name])
-  if (deleted.rowCount === 0) throw platformErrors.unknownProjectRole(ref, name)
+  if (!(await db.deleteProjectRole(controlPlane.catalogue, ref, name))) throw platformErrors.unknownProjectRole(ref, name)
   // Refused everywhere before the grants go, so no request meets a role it cannot switch to.
   await controlPlane.changed()
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
-  await underServerLock(controlPlane, project.dbServer, async (catalogue) => {
-    const { rowCount } = await catalogue.query('select from baseplane.project_roles where ref = $1 and name = $2', [ref, name])
-    if (rowCount !== 0) return // added again meanwhile: its grants are wanted
-    const used = await usedElsewhere(catalogue, project.dbServer, name)
-    await onServer(serverUrl, async (admin) => {
-      if (await existingRole(admin, name) === undefined) return
-      await admin.query(`revoke ${escapeIdentifier(name)} from ${escapeIdentifier(project.dbApiRole)}`)
-      await runInProjectDatabase(serverUrl, project.dbName, async (client) => {
-        for (const grant of PLATFORM_GRANTS) await client.query(`revoke ${grant} from ${escapeIdentifier(name)}`)
-      })
-      if (!used) await dropIfUnreferenced(admin, name)
-    })
-  })
+  await revokeFromProject(controlPlane.catalogue, serverUrl, project, name)
   return { ...(await listProjectRoles(controlPlane, ref)), role: name, removed: true }
-}
-
-/**
- * After a project's database and login roles are dropped: its roles that no
- * other project of the server uses are dropped too (when nothing else refers to them).
- */
-export async function releaseProjectRoles(controlPlane: ControlPlane, project: ProjectRecord, serverUrl: string): Promise<void> {
-  if (project.projectRoles.length === 0) return
-  await underServerLock(controlPlane, project.dbServer, async (catalogue) => {
-    const unused: string[] = []
-    for (const name of project.projectRoles) if (!(await usedElsewhere(catalogue, project.dbServer, name))) unused.push(name)
-    if (unused.length === 0) return
-    await onServer(serverUrl, async (admin) => {
-      for (const name of unused) {
-        const existing = await existingRole(admin, name)
-        if (existing?.mark === PROJECT_ROLE_MARK) await dropIfUnreferenced(admin, name)
-      }
-    })
-  })
-}
-
-/** Admin API routes (`/platform/v1/projects/{ref}/roles`), the same operations as the CLI. */
-export function projectRoleRoutes(controlPlane: ControlPlane): AdminRoute[] {
-  const path = '/projects/:ref/roles'
-  return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await listProjectRoles(controlPlane, params.ref!)] },
-    {
-      method: 'POST',
-      path,
-      where: REF_PARAM,
-      handler: async ({ params, body }) => {
-        const name = adminFields(await body()).string('name')
-        const result = await addProjectRole(controlPlane, params.ref!, name)
-        return [result.added ? 201 : 200, { ref: result.ref, roles: result.roles }]
-      },
-    },
-    {
-      method: 'DELETE',
-      path: `${path}/:name`,
-      where: REF_PARAM,
-      handler: async ({ params }) => {
-        const result = await removeProjectRole(controlPlane, params.ref!, params.name!)
-        return [200, { ref: result.ref, roles: result.roles }]
-      },
-    },
-  ]
 }

@@ -3,24 +3,27 @@
 // the stored provider keys (never the keys), storing checked keys and removing
 // them, the devices, the delivery log, and a test notification to one device.
 // Each runs in the project's own database as the server's admin role; the
-// checks and SQL are Push's own (workers/push), so nothing here is a copy.
+// checks, the keys' storage and the message queue are Push's own, through its
+// face (workers/push/face.ts), so nothing here is a copy; the reads the
+// operator pages through are db/push.ts.
 import type pg from 'pg'
 import { platformErrors } from '../lib/errors.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import {
   deleteCredentials,
   describeCredentials,
+  insertMessages,
+  parseMessage,
+  pushErrors,
   setApnsCredentials,
   setFcmCredentials,
+  stopAdvice,
   type ApnsCredentialsSummary,
   type CredentialStatus,
   type FcmCredentialsSummary,
-} from '../workers/push/credentials.ts'
-import { pushErrors } from '../workers/push/errors.ts'
-import { parseMessage } from '../workers/push/api/messages.ts'
-import { insertMessages } from '../workers/push/store/messages.ts'
-import { stopAdvice } from '../workers/push/stop-advice.ts'
+} from '../workers/push/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import * as db from './db/push.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import { isUuid } from '../lib/uuid.ts'
 
@@ -46,18 +49,8 @@ export interface PushCredentialsView {
   web: CredentialStatus['web']
 }
 
-export interface DeviceEntry {
-  id: string
-  platform: string
-  user_id: string | null
-  /** The start of the token or endpoint, enough to tell devices apart (the rest is the app's). */
-  token_prefix: string
-  app: string | null
-  active: boolean
-  deactivated_reason: string | null
-  deactivated_at: string | null
-  created_at: string
-}
+/** A device as the admin API and the CLI show it: its row, times as ISO text; `token_prefix` is the start of the token or endpoint, enough to tell devices apart (the rest is the app's). */
+export type DeviceEntry = Omit<db.DeviceRow, 'deactivated_at' | 'created_at'> & { deactivated_at: string | null; created_at: string }
 
 export interface DeviceFilter {
   platform?: string
@@ -74,18 +67,8 @@ export interface DevicePage {
   next_offset: number | null
 }
 
-export interface LogEntry {
-  id: number
-  attempted_at: string
-  message_id: string
-  device_id: string
-  user_id: string | null
-  provider: string
-  status: string
-  attempt: number
-  http_status: number | null
-  reason: string | null
-}
+/** A delivery attempt as the admin API and the CLI show it: the log's row, its id a number and its time ISO text. */
+export type LogEntry = Omit<db.LogRow, 'id' | 'attempted_at'> & { id: number; attempted_at: string }
 
 export interface LogFilter {
   status?: string
@@ -122,24 +105,24 @@ async function inPushDatabase<T>(controlPlane: ControlPlane, ref: string, work: 
 
 function oneOf(value: string | undefined, allowed: readonly string[], name: string): string | undefined {
   if (value === undefined || value === '') return undefined
-  if (!allowed.includes(value)) throw platformErrors.invalidArgument(`${name} must be one of ${allowed.join(', ')}, got "${value.slice(0, 40)}"`)
+  if (!allowed.includes(value)) throw platformErrors.invalidArgument(`${name} must be one of ${allowed.join(', ')}, got "${value.slice(0, 40)}"`, name)
   return value
 }
 
 function userId(value: string | undefined, name = 'user'): string | undefined {
   if (value === undefined || value === '') return undefined
-  if (!isUuid(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`)
+  if (!isUuid(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`, name)
   return value.toLowerCase()
 }
 
 function count(value: number | undefined, name: string, fallback: number, min: number, max: number): number {
   if (value === undefined) return fallback
-  if (!Number.isInteger(value) || value < min || value > max) throw platformErrors.invalidArgument(`${name} must be a whole number from ${min} to ${max}`)
+  if (!Number.isInteger(value) || value < min || value > max) throw platformErrors.invalidArgument(`${name} must be a whole number from ${min} to ${max}`, name)
   return value
 }
 
 export function provider(value: string): KeyedProvider {
-  if (!(PROVIDERS as readonly string[]).includes(value)) throw platformErrors.invalidArgument(`provider must be apns or fcm, got "${value.slice(0, 40)}"`)
+  if (!(PROVIDERS as readonly string[]).includes(value)) throw platformErrors.invalidArgument(`provider must be apns or fcm, got "${value.slice(0, 40)}"`, 'provider')
   return value as KeyedProvider
 }
 
@@ -169,7 +152,7 @@ export async function setPushCredentials(controlPlane: ControlPlane, ref: string
 /** Removes a provider's stored keys; sending through it stops (404 credentials_not_found when none are set). */
 export async function removePushCredentials(controlPlane: ControlPlane, ref: string, which: string): Promise<{ ref: string; removed: KeyedProvider }> {
   const keyed = provider(which)
-  const removed = await inPushDatabase(controlPlane, ref, (db) => deleteCredentials(db, keyed))
+  const removed = await inPushDatabase(controlPlane, ref, (client) => deleteCredentials(client, keyed))
   if (!removed) throw pushErrors.credentialsNotFound(keyed)
   return { ref, removed: keyed }
 }
@@ -212,14 +195,8 @@ export function logQuery(filter: LogFilter = {}): LogQuery {
   }
 }
 
-async function readDevices(db: pg.ClientBase, ref: string, q: DeviceQuery): Promise<DevicePage> {
-  const { rows } = await db.query<Omit<DeviceEntry, 'deactivated_at' | 'created_at'> & { deactivated_at: Date | null; created_at: Date }>(
-    `select id, platform, user_id, left(token, 16) as token_prefix, app, active, deactivated_reason, deactivated_at, created_at
-       from push.devices
-      where ($1::text is null or platform = $1) and ($2::uuid is null or user_id = $2) and ($3::boolean is null or active = $3)
-      order by created_at desc, id desc limit $4 offset $5`,
-    [q.platform, q.user, q.active, q.limit + 1, q.offset],
-  )
+async function readDevices(client: pg.ClientBase, ref: string, q: DeviceQuery): Promise<DevicePage> {
+  const rows = await db.devices(client, { ...q, limit: q.limit + 1 })
   const devices = rows.slice(0, q.limit).map((r) => ({
     ...r,
     token_prefix: r.token_prefix.length === 16 ? `${r.token_prefix}…` : r.token_prefix,
@@ -229,16 +206,8 @@ async function readDevices(db: pg.ClientBase, ref: string, q: DeviceQuery): Prom
   return { ref, devices, next_offset: rows.length > q.limit ? q.offset + q.limit : null }
 }
 
-async function readLog(db: pg.ClientBase, ref: string, q: LogQuery): Promise<LogPage> {
-  // The device's owner now (the log records devices, not users).
-  const { rows } = await db.query<Omit<LogEntry, 'attempted_at' | 'id'> & { id: string; attempted_at: Date }>(
-    `select l.id, l.attempted_at, l.message_id, l.device_id, d.user_id, l.provider, l.status, l.attempt, l.http_status, l.reason
-       from push.delivery_log l left join push.devices d on d.id = l.device_id
-      where ($1::text is null or l.status = $1) and ($2::text is null or l.provider = $2)
-        and ($3::uuid is null or d.user_id = $3) and ($4::bigint is null or l.id < $4)
-      order by l.id desc limit $5`,
-    [q.status, q.provider, q.user, q.before, q.limit + 1],
-  )
+async function readLog(client: pg.ClientBase, ref: string, q: LogQuery): Promise<LogPage> {
+  const rows = await db.deliveryLog(client, { ...q, limit: q.limit + 1 })
   const entries = rows.slice(0, q.limit).map((r) => ({ ...r, id: Number(r.id), attempted_at: r.attempted_at.toISOString() }))
   return { ref, entries, next_before: rows.length > q.limit ? entries[entries.length - 1]!.id : null }
 }
@@ -246,13 +215,13 @@ async function readLog(db: pg.ClientBase, ref: string, q: LogQuery): Promise<Log
 /** The project's devices, newest first, filtered and paged. */
 export async function listPushDevices(controlPlane: ControlPlane, ref: string, filter: DeviceFilter = {}): Promise<DevicePage> {
   const q = deviceQuery(filter)
-  return inPushDatabase(controlPlane, ref, (db) => readDevices(db, ref, q))
+  return inPushDatabase(controlPlane, ref, (client) => readDevices(client, ref, q))
 }
 
 /** Delivery attempts, newest first: one row per attempt, with the provider's reason. */
 export async function pushDeliveryLog(controlPlane: ControlPlane, ref: string, filter: LogFilter = {}): Promise<LogPage> {
   const q = logQuery(filter)
-  return inPushDatabase(controlPlane, ref, (db) => readLog(db, ref, q))
+  return inPushDatabase(controlPlane, ref, (client) => readLog(client, ref, q))
 }
 
 /** What the Push page shows, read over one connection: the credentials, and the devices and log asked for. */
@@ -261,10 +230,10 @@ export async function pushOverview(
   ref: string,
   queries: { devices?: DeviceQuery; log?: LogQuery },
 ): Promise<{ credentials: PushCredentialsView; devices?: DevicePage; log?: LogPage }> {
-  return inPushDatabase(controlPlane, ref, async (db) => ({
-    credentials: credentialsView(ref, await describeCredentials(db)),
-    devices: queries.devices && (await readDevices(db, ref, queries.devices)),
-    log: queries.log && (await readLog(db, ref, queries.log)),
+  return inPushDatabase(controlPlane, ref, async (client) => ({
+    credentials: credentialsView(ref, await describeCredentials(client)),
+    devices: queries.devices && (await readDevices(client, ref, queries.devices)),
+    log: queries.log && (await readLog(client, ref, queries.log)),
   }))
 }
 
@@ -286,12 +255,12 @@ export async function sendTestNotification(controlPlane: ControlPlane, ref: stri
     body: input.body?.trim() || `Sent by the operator of project ${ref} from Baseplane.`,
     data: { baseplane_test: true },
   })
-  await inPushDatabase(controlPlane, ref, async (db) => {
-    const { rows } = await db.query<{ active: boolean; deactivated_reason: string | null }>('select active, deactivated_reason from push.devices where id = $1', [deviceId])
-    if (!rows[0]) throw pushErrors.deviceNotFound(deviceId)
-    if (!rows[0].active) throw pushErrors.deviceInactive(deviceId, rows[0].deactivated_reason)
-    await db.query('set local role service_role')
-    await insertMessages(db, [message])
+  await inPushDatabase(controlPlane, ref, async (client) => {
+    const device = await db.deviceState(client, deviceId)
+    if (!device) throw pushErrors.deviceNotFound(deviceId)
+    if (!device.active) throw pushErrors.deviceInactive(deviceId, device.deactivated_reason)
+    await db.actAsServiceRole(client)
+    await insertMessages(client, [message])
   })
   return { ref, id: message.id, device_id: deviceId.toLowerCase() }
 }

@@ -1,15 +1,15 @@
 // The API roles' timeouts of a project (catalogue column role_timeouts):
 // statement_timeout for anon, authenticated and service_role, and
 // idle_in_transaction_session_timeout, shared by the CLI
-// (commands/timeouts.ts) and the admin API (roleTimeoutRoutes). Only the
+// (commands/timeouts.ts) and the admin API (admin-api/timeouts.ts). Only the
 // operator's overrides are stored; defaults come from lib/plans.ts. Saving
 // bumps the project's catalogue version (trigger), and the operation waits
 // until every data-plane process has seen it, so the next request runs with
 // the new values (lib/db/request-transaction.ts sets them per transaction).
 import { resolveRoleTimeouts, type StoredRoleTimeouts } from '../lib/catalogue.ts'
 import { platformErrors } from '../lib/errors.ts'
-import { REF_PARAM, type AdminRoute } from './admin-api.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { readRoleTimeouts, updateRoleTimeouts } from './db/projects.ts'
 
 /** The names the admin API and the stored overrides use, in display order. */
 export const TIMEOUT_FIELDS = ['anon', 'authenticated', 'service_role', 'idle_in_transaction'] as const
@@ -85,9 +85,9 @@ export function roleTimeoutsView(ref: string, stored: StoredRoleTimeouts): RoleT
 
 export async function getRoleTimeouts(controlPlane: ControlPlane, ref: string): Promise<RoleTimeoutsView> {
   await controlPlane.get(ref)
-  const { rows } = await controlPlane.catalogue.query<{ role_timeouts: StoredRoleTimeouts }>('select role_timeouts from baseplane.projects where ref = $1', [ref])
-  if (!rows[0]) throw platformErrors.unknownProject(ref)
-  return roleTimeoutsView(ref, rows[0].role_timeouts)
+  const stored = await readRoleTimeouts(controlPlane.catalogue, ref)
+  if (stored === undefined) throw platformErrors.unknownProject(ref)
+  return roleTimeoutsView(ref, stored)
 }
 
 export interface RoleTimeoutsChange {
@@ -102,55 +102,8 @@ export async function setRoleTimeouts(controlPlane: ControlPlane, ref: string, c
   await controlPlane.get(ref)
   const cleared = TIMEOUT_FIELDS.filter((field) => change.set[field] === null)
   const values = Object.fromEntries(Object.entries(change.set).filter(([, ms]) => ms !== null && ms !== undefined))
-  const { rows } = await controlPlane.catalogue.query<{ role_timeouts: StoredRoleTimeouts }>(
-    `update baseplane.projects
-        set role_timeouts = ((case when $2 then '{}'::jsonb else role_timeouts end) - $3::text[]) || $4::jsonb
-      where ref = $1
-      returning role_timeouts`,
-    [ref, change.reset === true, cleared, JSON.stringify(values)],
-  )
-  if (!rows[0]) throw platformErrors.unknownProject(ref)
+  const stored = await updateRoleTimeouts(controlPlane.catalogue, ref, { reset: change.reset === true, cleared, values })
+  if (stored === undefined) throw platformErrors.unknownProject(ref)
   await controlPlane.changed()
-  return roleTimeoutsView(ref, rows[0].role_timeouts)
-}
-
-/**
- * The admin API's body: `{anon, authenticated, service_role,
- * idle_in_transaction}`, each milliseconds or a duration string, or null for
- * the default. Every problem is found before anything is saved.
- */
-export function changeFromBody(body: Record<string, unknown>): RoleTimeoutsChange {
-  const unknown = Object.keys(body).filter((key) => !(TIMEOUT_FIELDS as readonly string[]).includes(key))
-  if (unknown.length > 0) throw platformErrors.invalidArgument(`Unknown timeout "${unknown[0]}": use ${TIMEOUT_FIELDS.join(', ')}`)
-  const set: RoleTimeoutsChange['set'] = {}
-  for (const field of TIMEOUT_FIELDS) {
-    if (!(field in body)) continue
-    const value = body[field]
-    if (value === null) {
-      set[field] = null
-      continue
-    }
-    const read = readTimeout(value, `"${field}"`)
-    if ('problem' in read) throw platformErrors.invalidArgument(read.problem)
-    set[field] = read.ms
-  }
-  if (Object.keys(set).length === 0) throw platformErrors.invalidArgument(`Give at least one of ${TIMEOUT_FIELDS.join(', ')} (null puts one back to its default)`)
-  return { set }
-}
-
-/** Admin API routes (`/platform/v1/projects/{ref}/timeouts`), the same operations as the CLI. */
-export function roleTimeoutRoutes(controlPlane: ControlPlane): AdminRoute[] {
-  const path = '/projects/:ref/timeouts'
-  return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRoleTimeouts(controlPlane, params.ref!)] },
-    {
-      method: 'PATCH',
-      path,
-      where: REF_PARAM,
-      handler: async ({ params, body }) => {
-        const change = changeFromBody(await body())
-        return [200, await setRoleTimeouts(controlPlane, params.ref!, change)]
-      },
-    },
-  ]
+  return roleTimeoutsView(ref, stored)
 }

@@ -9,6 +9,7 @@ import type { Plan } from '../lib/catalogue.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { planLimits } from '../lib/plans.ts'
 import { ensureClusterRoles } from './project-database.ts'
+import * as db from './db/servers.ts'
 
 export const DEFAULT_SERVER = 'default'
 
@@ -116,26 +117,20 @@ async function probe(url: string): Promise<Probe> {
     throw platformErrors.invalidArgument(`Could not connect to database server ${address}: ${(error as Error).message}`)
   }
   try {
-    const { rows } = await client.query<{ role: string; superuser: boolean; max: string; superuser_reserved: string; reserved: string | null }>(
-      `select current_user as role, (select rolsuper from pg_roles where rolname = current_user) as superuser,
-              current_setting('max_connections') as max,
-              current_setting('superuser_reserved_connections') as superuser_reserved,
-              current_setting('reserved_connections', true) as reserved`,
-    )
-    const settings = rows[0]!
+    const settings = await db.serverSettings(client)
     if (!settings.superuser) {
       throw platformErrors.invalidArgument(
         `Role "${settings.role}" on database server ${address} is not a superuser: Baseplane creates databases, roles and event triggers there, which needs one`,
       )
     }
-    const { rows: control } = await client.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')
+    const systemIdentifier = await db.systemIdentifier(client)
     const reserved = Number(settings.reserved ?? 0)
     // reserved_connections are the slots kept for the platform's API roles
     // (pg_use_reserved_connections): exactly what the data plane spends.
-    if (reserved > 0) return { systemIdentifier: control[0]!.id, budget: reserved, budgetReason: `reserved_connections is ${reserved}` }
+    if (reserved > 0) return { systemIdentifier, budget: reserved, budgetReason: `reserved_connections is ${reserved}` }
     const budget = Number(settings.max) - Number(settings.superuser_reserved) - PLATFORM_RESERVE
     return {
-      systemIdentifier: control[0]!.id,
+      systemIdentifier,
       budget,
       budgetReason: `max_connections ${settings.max} - superuser_reserved_connections ${settings.superuser_reserved} - ${PLATFORM_RESERVE} for the platform`,
     }
@@ -144,15 +139,9 @@ async function probe(url: string): Promise<Probe> {
   }
 }
 
-async function systemIdentifierOf(catalogue: pg.Pool): Promise<string> {
-  const { rows } = await catalogue.query<{ id: string }>('select system_identifier::text as id from pg_control_system()')
-  return rows[0]!.id
-}
-
 /** The first free id of the form db2, db3, ... (the default server being the first). */
 async function freeId(catalogue: pg.Pool): Promise<string> {
-  const { rows } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers')
-  const taken = new Set(rows.map((row) => row.id))
+  const taken = new Set(await db.serverIds(catalogue))
   let n = 2
   while (taken.has(`db${n}`)) n += 1
   return `db${n}`
@@ -164,16 +153,15 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
   const requestedId = input.id === undefined ? undefined : validId(input.id)
   const requestedBudget = validBudget(input.connections)
   if (requestedId !== undefined) {
-    const { rowCount } = await catalogue.query('select 1 from baseplane.db_servers where id = $1', [requestedId])
-    if (rowCount) throw platformErrors.invalidArgument(`A database server with id "${requestedId}" already exists`)
+    if (await db.serverIdTaken(catalogue, requestedId)) throw platformErrors.invalidArgument(`A database server with id "${requestedId}" already exists`)
   }
   const server = await probe(url)
   const address = serverAddress(url)
-  if (server.systemIdentifier === (await systemIdentifierOf(catalogue))) {
+  if (server.systemIdentifier === (await db.systemIdentifier(catalogue))) {
     throw platformErrors.invalidArgument(`Database server ${address} is the default server (the catalogue's own): it needs no row`)
   }
-  const { rows: same } = await catalogue.query<{ id: string }>('select id from baseplane.db_servers where system_identifier = $1', [server.systemIdentifier])
-  if (same[0]) throw platformErrors.invalidArgument(`Database server ${address} is already added as "${same[0].id}"`)
+  const same = await db.serverIdOfSystem(catalogue, server.systemIdentifier)
+  if (same !== undefined) throw platformErrors.invalidArgument(`Database server ${address} is already added as "${same}"`)
   if (requestedBudget !== undefined && requestedBudget > Math.max(server.budget, 1)) {
     throw platformErrors.invalidArgument(`Database server ${address} allows at most ${Math.max(server.budget, 1)} connections to the data plane (${server.budgetReason}), got ${requestedBudget}`)
   }
@@ -184,12 +172,7 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
   await ensureClusterRoles(url)
   const id = requestedId ?? (await freeId(catalogue))
   try {
-    await catalogue.query('insert into baseplane.db_servers (id, admin_url, connection_budget, system_identifier) values ($1, $2, $3, $4)', [
-      id,
-      url,
-      budget,
-      server.systemIdentifier,
-    ])
+    await db.insertServer(catalogue, { id, url, budget, systemIdentifier: server.systemIdentifier })
   } catch (error) {
     // Another `servers add` of the same id or server got there first.
     if ((error as { code?: string }).code === '23505') {
@@ -202,16 +185,7 @@ export async function addServer(catalogue: pg.Pool, input: AddServerInput): Prom
 
 /** Every server, the default first, with its projects and room. */
 export async function listServers(catalogue: pg.Pool, defaultServerUrl: string, defaultBudget: number): Promise<DatabaseServer[]> {
-  const { rows } = await catalogue.query<{ id: string; url: string | null; budget: number | null; draining: boolean; plans: Plan[] }>(
-    `select s.id, s.admin_url as url, s.connection_budget as budget, s.draining,
-            coalesce(array_agg(p.plan) filter (where p.ref is not null), '{}') as plans
-       from (select $1::text as id, null::text as admin_url, null::integer as connection_budget, false as draining, null::timestamptz as created_at
-             union all select id, admin_url, connection_budget, draining, created_at from baseplane.db_servers) s
-       left join baseplane.projects p on p.db_server = s.id
-      group by s.id, s.admin_url, s.connection_budget, s.draining, s.created_at
-      order by s.created_at nulls first, s.id`,
-    [DEFAULT_SERVER],
-  )
+  const rows = await db.serverRows(catalogue, DEFAULT_SERVER)
   return rows.map((row) => {
     const connectionBudget = row.budget ?? defaultBudget
     const used = row.plans.reduce((sum, plan) => sum + planConnections(plan), 0)
@@ -225,8 +199,7 @@ export async function serverState(url: string): Promise<ServerState> {
   client.on('error', () => {})
   try {
     await client.connect()
-    const { rows } = await client.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where usename like 'bp\\_%\\_api'`)
-    return { state: 'up', connectionsInUse: rows[0]!.n, reason: undefined }
+    return { state: 'up', connectionsInUse: await db.apiConnectionsInUse(client), reason: undefined }
   } catch (error) {
     return { state: 'down', connectionsInUse: undefined, reason: (error as Error).message }
   } finally {
@@ -256,9 +229,9 @@ function addedServer(id: string): string {
 }
 
 async function serverRow(catalogue: pg.Pool, id: string): Promise<{ url: string }> {
-  const { rows } = await catalogue.query<{ url: string }>('select admin_url as url from baseplane.db_servers where id = $1', [addedServer(id)])
-  if (!rows[0]) throw platformErrors.serverNotFound(id)
-  return rows[0]
+  const url = await db.serverAdminUrl(catalogue, addedServer(id))
+  if (url === undefined) throw platformErrors.serverNotFound(id)
+  return { url }
 }
 
 /** The most the data plane may be given on a server that answers: what probe() computes, at most. */
@@ -280,22 +253,22 @@ export async function setServerBudget(catalogue: pg.Pool, id: string, connection
   if (allowed !== undefined && budget > allowed.budget) {
     throw platformErrors.invalidArgument(`Database server ${serverAddress(url)} allows at most ${allowed.budget} connections to the data plane (${allowed.reason}), got ${budget}`)
   }
-  await catalogue.query('update baseplane.db_servers set connection_budget = $2 where id = $1', [id, budget])
+  await db.updateServerBudget(catalogue, id, budget)
 }
 
 /** `servers drain ID` (and `--undo`): a draining server keeps its projects and takes no new one. */
 export async function setServerDraining(catalogue: pg.Pool, id: string, draining: boolean): Promise<void> {
   await serverRow(catalogue, id)
-  await catalogue.query('update baseplane.db_servers set draining = $2 where id = $1', [id, draining])
+  await db.updateServerDraining(catalogue, id, draining)
 }
 
 /** `servers remove ID`: only a server that holds no project. */
 export async function removeServer(catalogue: pg.Pool, id: string): Promise<void> {
   await serverRow(catalogue, id)
-  const { rows } = await catalogue.query<{ n: number }>('select count(*)::int as n from baseplane.projects where db_server = $1', [id])
-  if (rows[0]!.n > 0) {
-    throw platformErrors.invalidArgument(`Database server ${id} holds ${rows[0]!.n} project${rows[0]!.n === 1 ? '' : 's'}: delete or move them first (drain it to stop new ones)`)
+  const projects = await db.countProjectsOn(catalogue, id)
+  if (projects > 0) {
+    throw platformErrors.invalidArgument(`Database server ${id} holds ${projects} project${projects === 1 ? '' : 's'}: delete or move them first (drain it to stop new ones)`)
   }
   // A project placed there meanwhile keeps the row: the foreign key refuses the delete.
-  await catalogue.query('delete from baseplane.db_servers where id = $1 and not exists (select 1 from baseplane.projects where db_server = $1)', [id])
+  await db.deleteEmptyServer(catalogue, id)
 }

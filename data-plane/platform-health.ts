@@ -13,7 +13,7 @@
 // fails). That bounds how long a node that misses changes (a revoked key) is
 // sent requests: the silence, plus the balancer's own delay. Without a link,
 // the probe alone says.
-import { probeFailure } from '../lib/db/probe-deadline.ts'
+import { PROBE_TIMING, probeFailure, type Probed, type ProbeTiming } from '../lib/db/probe-deadline.ts'
 import pg from 'pg'
 import { log } from '../lib/log.ts'
 import type { OutgoingResponse } from '../lib/http.ts'
@@ -24,26 +24,17 @@ export interface CatalogueLinkState {
   readonly lastHeardAt: number
 }
 
-export interface PlatformHealthOptions {
-  /** A probe that has not answered by then counts as "does not answer". */
-  probeTimeoutMs: number
-  /** How long a probe's result answers /health before the next probe. */
-  cacheMs: number
+export interface PlatformHealthOptions extends ProbeTiming {
   /** The node's catalogue link; without it, /health is the probe's result. */
   link?: CatalogueLinkState
   /** How long the link may be silent before /health turns unready (config catalogueSilenceMillis); 0: never. */
   silenceMs: number
 }
 
-const DEFAULTS: PlatformHealthOptions = { probeTimeoutMs: 1000, cacheMs: 1000, silenceMs: 0 }
+const DEFAULTS: PlatformHealthOptions = { ...PROBE_TIMING, silenceMs: 0 }
 // The supervisor's first restart comes after half a second; a client asking again
 // after this long finds a restarted catalogue if there is one.
 const RETRY_AFTER_SECONDS = 2
-
-interface Probed {
-  ok: boolean
-  at: number
-}
 
 export class PlatformHealth {
   readonly #pool: pg.Pool
@@ -101,7 +92,7 @@ export class PlatformHealth {
   #answer(probed: Probed): OutgoingResponse {
     const link = this.#options.link
     // The link hearing from the catalogue after a failed probe is an answer too: the cached probe is stale.
-    const answers = probed.ok || (link !== undefined && link.lastHeardAt > probed.at)
+    const answers = probed.up || (link !== undefined && link.lastHeardAt > probed.at)
     const silentMs = link === undefined ? 0 : Date.now() - link.lastHeardAt
     const silence = this.#options.silenceMs
     const ready = link === undefined ? answers : silence === 0 || silentMs < silence
@@ -116,10 +107,10 @@ export class PlatformHealth {
   async #probe(): Promise<Probed> {
     // The pool's own timeouts end the connection attempt or query left behind.
     const failure = await probeFailure(this.#select(), this.#options.probeTimeoutMs)
-    const ok = failure === undefined
-    if (!ok && this.#last?.ok !== false) log.error('the platform database does not answer', failure)
-    if (ok && this.#last?.ok === false) log.info('the platform database answers again')
-    this.#last = { ok, at: Date.now() }
+    const up = failure === undefined
+    if (!up && this.#last?.up !== false) log.error('the platform database does not answer', failure)
+    if (up && this.#last?.up === false) log.info('the platform database answers again')
+    this.#last = { up, at: Date.now() }
     return this.#last
   }
 

@@ -12,6 +12,8 @@ export interface ErrorData {
   hint?: string
   /** Seconds the client should wait before trying again (sent as Retry-After). */
   retryAfter?: number
+  /** The field a refusal concerns (BaseplaneError.field). */
+  field?: string
 }
 
 export class BaseplaneError extends Error {
@@ -20,6 +22,11 @@ export class BaseplaneError extends Error {
   readonly hint: string | undefined
   /** Seconds the client should wait before trying again (sent as Retry-After). */
   readonly retryAfter: number | undefined
+  /**
+   * The request or settings field a refusal concerns (`site_url`, `client_secret`, `key_id`), so a
+   * form draws the error beside that field without reading the sentence. Never part of a response body.
+   */
+  field: string | undefined
   readonly [BRAND] = true
 
   constructor(code: string, message: string, status: number, hint?: string, retryAfter?: number) {
@@ -29,6 +36,13 @@ export class BaseplaneError extends Error {
     this.status = status
     this.hint = hint
     this.retryAfter = retryAfter
+    this.field = undefined
+  }
+
+  /** Names the field this refusal concerns; answers the error itself, to be thrown. */
+  concerning(field: string | undefined): this {
+    this.field = field
+    return this
   }
 
   /** Errors cross worker threads and processes as plain data. */
@@ -39,11 +53,12 @@ export class BaseplaneError extends Error {
       status: this.status,
       ...(this.hint ? { hint: this.hint } : {}),
       ...(this.retryAfter !== undefined ? { retryAfter: this.retryAfter } : {}),
+      ...(this.field !== undefined ? { field: this.field } : {}),
     }
   }
 
   static fromData(data: ErrorData): BaseplaneError {
-    return new BaseplaneError(data.code, data.message, data.status, data.hint, data.retryAfter)
+    return new BaseplaneError(data.code, data.message, data.status, data.hint, data.retryAfter).concerning(data.field)
   }
 
   static is(value: unknown): value is BaseplaneError {
@@ -89,7 +104,8 @@ export const platformErrors = {
   bodyTooLarge: (limit: number) => new BaseplaneError('request_too_large', `Request body exceeds ${limit} bytes`, 413),
   invalidJson: () => new BaseplaneError('bad_json', 'Could not parse request body as JSON', 400),
   unauthorizedAdmin: () => new BaseplaneError('unauthorized', 'A valid platform admin token is required', 401),
-  invalidArgument: (message: string) => new BaseplaneError('invalid_argument', message, 400),
+  /** `field`: the request field the refusal concerns, when it concerns one. */
+  invalidArgument: (message: string, field?: string) => new BaseplaneError('invalid_argument', message, 400).concerning(field),
   overloaded: (retryAfter: number) =>
     new BaseplaneError(
       'service_unavailable',

@@ -7,6 +7,9 @@ export const REF_SOURCE = '[a-z][a-z0-9]{2,39}'
 
 export const REF_PATTERN = new RegExp(`^${REF_SOURCE}$`)
 
+/** A project ref in a route's path (`/projects/:ref`): the admin API's and the dashboard's `where`. */
+export const REF_PARAM = { ref: REF_SOURCE } as const
+
 export function isRef(value: string): boolean {
   return REF_PATTERN.test(value)
 }

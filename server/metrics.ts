@@ -26,7 +26,7 @@ import type { ThreadSnapshot } from '../lib/metrics/thread-tallies.ts'
 import { threadExecArgv, threadModule } from '../lib/thread-module.ts'
 import type { Dispatcher, ThreadReport } from '../data-plane/dispatcher.ts'
 import type { HttpEngine } from '../data-plane/http-engine.ts'
-import { adminTokenMatches, REF_PARAM, type AdminRoute } from '../control-plane/admin-api.ts'
+import { adminTokenMatches, REF_PARAM, type AdminRoute } from '../control-plane/admin-api/route.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 
 /** How long a scrape waits for a thread's snapshot before leaving that thread out. */

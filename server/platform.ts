@@ -17,13 +17,7 @@ import { ProjectDirectory } from '../data-plane/project-directory.ts'
 import { Throttle } from '../data-plane/throttle.ts'
 import { loadHttpEngine, type HttpEngine } from '../data-plane/http-engine.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
-import { adminApi, type AdminRoute } from '../control-plane/admin-api.ts'
-import { authAdminRoutes } from '../control-plane/auth-settings.ts'
-import { pushAdminRoutes } from '../control-plane/push-admin-api.ts'
-import { roleTimeoutRoutes } from '../control-plane/role-timeouts.ts'
-import { projectRoleRoutes } from '../control-plane/project-roles.ts'
-import { signingKeyRoutes } from '../control-plane/signing-keys.ts'
-import { anonymousUserRoutes } from '../control-plane/anonymous-users.ts'
+import { adminApi, type AdminRoute } from '../control-plane/admin-api/index.ts'
 import { dashboard, type DashboardOptions } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
@@ -65,8 +59,7 @@ export async function platformDatabase(config: PlatformConfig, own: boolean): Pr
 
 /** The platform's own routes: the admin API, then the dashboard. */
 function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, pages: DashboardOptions, more: AdminRoute[] = []): PlatformRoutes {
-  const push = pages.push ?? {}
-  const api = adminApi(controlPlane, addressing, adminToken, [...more, ...authAdminRoutes(controlPlane, addressing), ...roleTimeoutRoutes(controlPlane), ...projectRoleRoutes(controlPlane), ...pushAdminRoutes(controlPlane, push), ...signingKeyRoutes(controlPlane), ...anonymousUserRoutes(controlPlane)])
+  const api = adminApi(controlPlane, addressing, adminToken, { push: pages.push ?? {}, extraRoutes: more })
   const dashboardRoutes = dashboard(controlPlane, addressing, adminToken, pages)
   return async (request) => (await api(request)) ?? (await dashboardRoutes(request))
 }

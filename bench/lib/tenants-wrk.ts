@@ -21,6 +21,26 @@ export interface TenantEndpoint {
   request(tenant: Tenant): TenantRequest
 }
 
+/** POST /graphql/v1 of each tenant with `query`, with its anon key (also as the bearer token when `anonBearer`). */
+export function graphqlEndpoint(name: string, query: string, anonBearer = false): TenantEndpoint {
+  return {
+    name,
+    method: 'POST',
+    body: JSON.stringify({ query }),
+    request: (t) => ({
+      path: `${t.basePath}/graphql/v1`,
+      headers: { apikey: t.record.anonKey, ...(anonBearer ? { authorization: `Bearer ${t.record.anonKey}` } : {}), 'content-type': 'application/json' },
+    }),
+  }
+}
+
+/** GET /auth/v1/user of each tenant, as its signed-in user. */
+export const currentUserEndpoint: TenantEndpoint = {
+  name: 'GET /auth/v1/user',
+  method: 'GET',
+  request: (t) => ({ path: `${t.basePath}/auth/v1/user`, headers: { apikey: t.record.anonKey, authorization: `Bearer ${t.userToken}` } }),
+}
+
 export interface TenantLoad extends LoadResult {
   socketErrors: number
   /** Answers by HTTP status. */

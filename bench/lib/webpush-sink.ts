@@ -2,7 +2,7 @@
 // platform speaks to an http:// endpoint with BASEPLANE_WEBPUSH_ALLOW_INSECURE),
 // 201 to every POST, the time of each arrival kept. bench:fleet times when a
 // notification arrives, not what it says: the VAPID and payload checks are
-// test/push/peers/webpush-receiver.ts's job.
+// dev/push-peers/webpush-receiver.ts's job.
 import crypto from 'node:crypto'
 import http2 from 'node:http2'
 import type { AddressInfo } from 'node:net'

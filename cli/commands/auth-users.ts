@@ -3,7 +3,7 @@
 // database, as the dashboard's Users tab); no running server is needed.
 import { DEFAULT_ANONYMOUS_AGE_DAYS, purgeAnonymousUsers } from '../../control-plane/anonymous-users.ts'
 import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
-import { integerOption, refusedValue, stringOption, table, UsageError, type CliContext, type Command } from '../command.ts'
+import { integerOption, refusedValue, requireYes, stringOption, table, type CliContext, type Command } from '../command.ts'
 import { isUuid } from '../../lib/uuid.ts'
 
 async function usersOf(context: CliContext): Promise<AuthUsers> {
@@ -74,7 +74,7 @@ export const authUserCommands: Command[] = [
     optionHelp: { yes: 'confirm: the user, their identities, factors and sessions are gone for good' },
     async run(context, args) {
       const [ref, given] = [args.positionals[0]!, args.positionals[1]!]
-      if (args.values.yes !== true) throw new UsageError(`deleting user ${given} cannot be undone: add --yes to confirm`)
+      requireYes(args, `deleting user ${given} cannot be undone`)
       const users = await usersOf(context)
       let id = given
       if (!isUuid(given)) {
@@ -100,7 +100,7 @@ export const authUserCommands: Command[] = [
     async run(context, args) {
       const ref = args.positionals[0]!
       const days = integerOption(args, 'older-than', { min: 0, max: 36500 }) ?? DEFAULT_ANONYMOUS_AGE_DAYS
-      if (args.values.yes !== true) throw new UsageError(`deleting anonymous users cannot be undone: add --yes to confirm`)
+      requireYes(args, 'deleting anonymous users cannot be undone')
       return { ref, older_than_days: days, deleted: await purgeAnonymousUsers(await context.controlPlane(), ref, days) }
     },
     human: (result: { ref: string; older_than_days: number; deleted: number }) =>

@@ -12,7 +12,7 @@ import {
   setTemplate,
 } from '../../control-plane/auth-settings.ts'
 import { baseUrlOf } from '../../lib/catalogue.ts'
-import { NUMERIC_SETTINGS } from '../../workers/auth/settings.ts'
+import { NUMERIC_SETTINGS } from '../../workers/auth/face.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type Command } from '../command.ts'
 
 type SettingsView = Awaited<ReturnType<typeof getAuthSettings>> & { auth_enabled: boolean }

@@ -57,26 +57,23 @@ export const keyCommands: Command[] = [
     },
     human: (result: { db_url: string }) => result.db_url,
   },
-  {
-    words: ['products', 'enable'],
-    positionals: ['PRODUCT', 'REF'],
-    usage: 'products enable auth|push REF',
-    summary: 'Turn a product on for a project (takes effect on the next request)',
-    async run(context, args) {
-      const project = await (await context.controlPlane()).setProduct(args.positionals[1]!, args.positionals[0]!, true)
-      return { ref: project.ref, product: args.positionals[0], enabled: true }
-    },
-    human: (result: { ref: string; product: string }) => `Enabled ${result.product} for ${result.ref}`,
-  },
-  {
-    words: ['products', 'disable'],
-    positionals: ['PRODUCT', 'REF'],
-    usage: 'products disable auth|push REF',
-    summary: 'Turn a product off for a project',
-    async run(context, args) {
-      const project = await (await context.controlPlane()).setProduct(args.positionals[1]!, args.positionals[0]!, false)
-      return { ref: project.ref, product: args.positionals[0], enabled: false }
-    },
-    human: (result: { ref: string; product: string }) => `Disabled ${result.product} for ${result.ref}`,
-  },
+  productSwitch(true),
+  productSwitch(false),
 ]
+
+/** `products enable` or `products disable`. */
+function productSwitch(enabled: boolean): Command {
+  const verb = enabled ? 'enable' : 'disable'
+  return {
+    words: ['products', verb],
+    positionals: ['PRODUCT', 'REF'],
+    usage: `products ${verb} auth|push REF`,
+    summary: enabled ? 'Turn a product on for a project (takes effect on the next request)' : 'Turn a product off for a project',
+    async run(context, args) {
+      const [product, ref] = args.positionals as [string, string]
+      const project = await (await context.controlPlane()).setProduct(ref, product, enabled)
+      return { ref: project.ref, product, enabled }
+    },
+    human: (result: { ref: string; product: string }) => `${enabled ? 'Enabled' : 'Disabled'} ${result.product} for ${result.ref}`,
+  }
+}

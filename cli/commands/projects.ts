@@ -1,6 +1,6 @@
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { keysView, projectView } from '../../control-plane/views.ts'
-import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { databasePhrase, whereOf } from '../where.ts'
 
 type View = ReturnType<typeof projectView>
@@ -54,7 +54,7 @@ export const projectCommands: Command[] = [
     optionHelp: { yes: 'confirm: the project\'s database, roles and keys are gone for good' },
     async run(context, args) {
       const ref = args.positionals[0]!
-      if (args.values.yes !== true) throw new UsageError(`deleting ${ref} drops its database: add --yes to confirm`)
+      requireYes(args, `deleting ${ref} drops its database`)
       await (await context.controlPlane()).delete(ref)
       return { ref, deleted: true }
     },

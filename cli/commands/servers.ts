@@ -1,5 +1,5 @@
 import { serverStateView, serverView } from '../../control-plane/views.ts'
-import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { requireYes, stringOption, table, type Command } from '../command.ts'
 
 type View = ReturnType<typeof serverView>
 type StateView = ReturnType<typeof serverStateView>
@@ -92,7 +92,7 @@ export const serverCommands: Command[] = [
     optionHelp: { yes: 'confirm' },
     async run(context, args) {
       const id = args.positionals[0]!
-      if (args.values.yes !== true) throw new UsageError(`removing database server ${id} from the platform: add --yes to confirm`)
+      requireYes(args, `removing database server ${id} from the platform`)
       await (await context.controlPlane()).removeServer(id)
       return { id, removed: true }
     },

@@ -34,29 +34,52 @@ export class FormState {
 
 export const NO_STATE = new FormState()
 
+/** A saved form's answer: back to a page with a notice. */
+export type Saved = Extract<FormAnswer, { to: string }>
+
+/** A form that may be refused: what it is called, which inputs it has, what it does and how its page is drawn. */
+export interface FormSpec {
+  /** The form's name in the page: its errors' ids are `{form}-{field}-error`. */
+  form: string | ((input: FormInput) => string)
+  /** Inputs drawn back as typed after a refusal, each with its error beside it. */
+  fields?: string[]
+  /** Inputs with their error beside them that are never drawn back (a password, a key). */
+  secret?: string[]
+  /** Where a refusal's field is drawn when the operation calls it otherwise (`additional_redirect_urls` -> `allow`). */
+  names?: Record<string, string>
+  run: (input: FormInput) => Promise<Saved>
+  /** The page the form is on, drawn with a form's state. */
+  screen: (input: FormInput, state: FormState) => Promise<Screen | undefined>
+}
+
 /**
- * Runs a form's operation. Success: a redirect with the notice. A refusal
- * (a BaseplaneError below 500 other than 404): the page again, drawn by
- * `screen` with the typed fields and the error placed by `fieldOf`.
+ * The input a refusal is drawn beside: its field (`error.field`, renamed by
+ * `names`) when the form has that input; otherwise the form's one input, or
+ * with several, the form's button ('').
  */
-export async function attempt(
-  input: FormInput,
-  spec: {
-    form: string
-    fields: string[]
-    fieldOf?: (message: string) => string | undefined
-    run: () => Promise<Extract<FormAnswer, { to: string }>>
-    screen: (state: FormState) => Promise<Screen | undefined>
-  },
-): Promise<FormAnswer> {
-  try {
-    return await spec.run()
-  } catch (error) {
-    if (!BaseplaneError.is(error) || error.status >= 500 || error.status === 404) throw error
-    const fields = Object.fromEntries(spec.fields.map((name) => [name, input.field(name)]))
-    const state = new FormState({ form: spec.form, fields, error: error.message, field: spec.fieldOf?.(error.message) })
-    const screen = await spec.screen(state)
-    if (!screen) throw error
-    return { screen: { ...screen, status: 400 } }
+export function placeOf(error: BaseplaneError, spec: Pick<FormSpec, 'fields' | 'secret' | 'names'>): string {
+  const inputs = [...(spec.fields ?? []), ...(spec.secret ?? [])]
+  const named = error.field === undefined ? undefined : (spec.names?.[error.field] ?? error.field)
+  if (named !== undefined && inputs.includes(named)) return named
+  return inputs.length === 1 ? inputs[0]! : ''
+}
+
+/**
+ * A form's handler. Success: a redirect with the notice. A refusal (a
+ * BaseplaneError below 500 other than 404): the page again with the typed
+ * fields and the error beside the input it concerns (placeOf).
+ */
+export function refusable(spec: FormSpec): (input: FormInput) => Promise<FormAnswer> {
+  return async (input) => {
+    try {
+      return await spec.run(input)
+    } catch (error) {
+      if (!BaseplaneError.is(error) || error.status >= 500 || error.status === 404) throw error
+      const form = typeof spec.form === 'string' ? spec.form : spec.form(input)
+      const fields = Object.fromEntries((spec.fields ?? []).map((name) => [name, input.field(name)]))
+      const screen = await spec.screen(input, new FormState({ form, fields, error: error.message, field: placeOf(error, spec) }))
+      if (!screen) throw error
+      return { screen: { ...screen, status: 400 } }
+    }
   }
 }

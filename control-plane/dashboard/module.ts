@@ -2,16 +2,19 @@
 // rendered in the shared layout), forms (POST, answered with a redirect that
 // carries a notice code, or the page again with the refused input and the
 // error beside its field), JSON calls for the page's own script, and the
-// notice texts of its codes. Each project tab is one module under pages/.
+// notice texts of its codes. Each tab is a folder under pages/ with the same
+// two files: screen.ts draws (its pages) and forms.ts acts (its forms, calls
+// that change something, notices); pages/index.ts joins them in tab order.
 import type pg from 'pg'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
+import { REF_SOURCE } from '../../lib/refs.ts'
 import type { RouteSpec } from '../../lib/http/router.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import type { AuthUsers } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
-import type { Safe } from './html.ts'
+import { empty, html, type Safe } from './html.ts'
 
 export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'push' | 'settings'
 
@@ -79,10 +82,19 @@ export interface DashboardForm extends RouteSpec {
   form: (input: FormInput) => Promise<FormAnswer>
 }
 
+export interface CallInput {
+  params: Record<string, string>
+  query: URLSearchParams
+  body: unknown
+}
+
 /** A JSON call from the page's own script (same origin, signed in): answers [status, body]. */
 export interface DashboardCall extends RouteSpec {
-  call: (input: { params: Record<string, string>; query: URLSearchParams; body: unknown }) => Promise<[number, unknown]>
+  call: (input: CallInput) => Promise<[number, unknown]>
 }
+
+/** Notice texts by code (see DashboardModule.notices). */
+export type Notices = Record<string, (values: string[]) => string>
 
 export interface DashboardModule {
   /** The project tab this module draws (absent for pages outside a project). */
@@ -95,7 +107,20 @@ export interface DashboardModule {
    * routes.ts against NOTICE_VALUE (a word, a ref, a number) before it is
    * shown; a text never shows anything else the URL carried.
    */
-  notices?: Record<string, (values: string[]) => string>
+  notices?: Notices
+}
+
+/** What a tab's screen.ts offers: its pages, and the JSON its page's script reads to draw. */
+export interface ScreenPart {
+  pages: DashboardPage[]
+  calls?: DashboardCall[]
+}
+
+/** What a tab's forms.ts offers: its forms, the JSON calls of its script that act, and their notices. */
+export interface FormsPart {
+  forms?: DashboardForm[]
+  calls?: DashboardCall[]
+  notices?: Notices
 }
 
 export type ModuleFactory = (context: DashboardContext) => DashboardModule
@@ -107,3 +132,28 @@ export function tabPath(ref: string, tab: TabId): string {
 
 /** Said by every notice of a saved change: the data plane reads the catalogue again before its next request. */
 export const NEXT_REQUEST = 'It applies from the next request.'
+
+/** A project's ref in a dashboard path. */
+export const REF_PARAM = { ref: REF_SOURCE } as const
+
+type Where = Readonly<Record<string, string>>
+
+/** GET `/projects/:ref{rest}`: a page of a project, drawn for the ref in the path. */
+export function projectPage(rest: string, draw: (ref: string, input: PageInput) => Promise<Screen | undefined>, where: Where = {}): DashboardPage {
+  return { method: 'GET', path: `/projects/:ref${rest}`, where: { ...REF_PARAM, ...where }, page: (input) => draw(input.params.ref!, input) }
+}
+
+/** POST `/projects/:ref{rest}`: a form of a project's page. */
+export function projectForm(rest: string, form: (input: FormInput) => Promise<FormAnswer>, where: Where = {}): DashboardForm {
+  return { method: 'POST', path: `/projects/:ref${rest}`, where: { ...REF_PARAM, ...where }, form }
+}
+
+/** `/projects/:ref{rest}`: a JSON call of a project page's script, for the ref in the path. */
+export function projectCall(method: 'GET' | 'POST', rest: string, call: (ref: string, input: CallInput) => Promise<[number, unknown]>): DashboardCall {
+  return { method, path: `/projects/:ref${rest}`, where: REF_PARAM, call: (input) => call(input.params.ref!, input) }
+}
+
+/** A tab of a product that is off: its heading and what to do (`text`). */
+export function offScreen(project: ProjectRecord, tab: TabId, title: string, text: Safe): Screen {
+  return { title, project, tab, body: html`<section><h2>${title}</h2>${empty(text)}</section>` }
+}

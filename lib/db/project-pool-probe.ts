@@ -6,27 +6,18 @@
 // project, closed after a few idle seconds): a project pool busy with requests
 // is not a database that does not answer, and a probe never takes a request's
 // connection.
-import { probeFailure } from './probe-deadline.ts'
+import { PROBE_TIMING, probeFailure, type Probed, type ProbeTiming } from './probe-deadline.ts'
 import { incidents } from './database-errors.ts'
 import { ProjectPools, type ProjectDatabase } from './project-pools.ts'
 
-export interface ProbeOptions {
-  /** A probe that has not answered by then counts as "does not answer". */
-  probeTimeoutMs: number
-  /** How long a probe's result stands before the next probe. */
-  cacheMs: number
+export interface ProbeOptions extends ProbeTiming {
   /** Probe connections idle this long are closed. */
   idleMillis: number
 }
 
-const DEFAULTS: ProbeOptions = { probeTimeoutMs: 1000, cacheMs: 1000, idleMillis: 5000 }
+const DEFAULTS: ProbeOptions = { ...PROBE_TIMING, idleMillis: 5000 }
 /** Results kept at most (one per project probed lately); older ones are swept past this. */
 const KEPT = 1000
-
-interface Probed {
-  up: boolean
-  at: number
-}
 
 export class ProjectDatabaseProbe {
   readonly #options: ProbeOptions

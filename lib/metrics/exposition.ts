@@ -38,6 +38,9 @@ export async function expositionText(input: ExpositionInput): Promise<string> {
   const registry = new Registry()
   const registers = [registry]
   const { figures } = input
+  /** A histogram by project ref and service of one part of the figures' packet. */
+  const perServiceHistogram = (name: string, help: string, buckets: readonly number[], part: 'latency' | 'waits') =>
+    new SnapshotHistogram({ name, help, labelNames: ['project', 'service'], buckets, registers, read: () => perService(figures, part) })
 
   new Counter({
     name: 'baseplane_requests_total',
@@ -64,14 +67,12 @@ export async function expositionText(input: ExpositionInput): Promise<string> {
       STATUS_CLASSES.forEach((statusClass, c) => this.inc({ status_class: statusClass }, figures.unrouted[c]!))
     },
   })
-  new SnapshotHistogram({
-    name: 'baseplane_request_duration_seconds',
-    help: 'Time from a project request arriving to its answer being handed to the server, by project ref and service.',
-    labelNames: ['project', 'service'],
-    buckets: LATENCY_BUCKETS,
-    registers,
-    read: () => perService(figures, 'latency'),
-  })
+  perServiceHistogram(
+    'baseplane_request_duration_seconds',
+    'Time from a project request arriving to its answer being handed to the server, by project ref and service.',
+    LATENCY_BUCKETS,
+    'latency',
+  )
   new Counter({
     name: 'baseplane_fair_share_refusals_total',
     help: "Requests refused at once (503) because their project's queue for the service was full.",
@@ -85,14 +86,12 @@ export async function expositionText(input: ExpositionInput): Promise<string> {
       }
     },
   })
-  new SnapshotHistogram({
-    name: 'baseplane_fair_share_queue_wait_seconds',
-    help: "Time requests waited in their project's queue for a free slot (only those that waited), by project ref and service.",
-    labelNames: ['project', 'service'],
-    buckets: WAIT_BUCKETS,
-    registers,
-    read: () => perService(figures, 'waits'),
-  })
+  perServiceHistogram(
+    'baseplane_fair_share_queue_wait_seconds',
+    "Time requests waited in their project's queue for a free slot (only those that waited), by project ref and service.",
+    WAIT_BUCKETS,
+    'waits',
+  )
   new Gauge({
     name: 'baseplane_project_connections',
     help: "Connections the worker threads' pools hold to a project's database, by project ref, service and state (busy, idle).",

@@ -8,7 +8,7 @@ import { createClient } from '@supabase/supabase-js'
 import t from 'tap'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
-import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts'
+import { startOidcProvider, type OidcProvider } from '../../dev/oidc-provider.ts'
 import { authFixture, call, fragmentOf, SITE_URL, type AuthFixture } from './helpers.ts'
 
 const APP = 'http://localhost:3000/welcome'

@@ -8,7 +8,7 @@
 import crypto from 'node:crypto'
 import t from 'tap'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
-import { startOidcProvider, type OidcProvider } from '../helpers/oidc-provider.ts'
+import { startOidcProvider, type OidcProvider } from '../../dev/oidc-provider.ts'
 import { runCli } from '../helpers/cli.ts'
 import { authFixture, call, type AuthFixture } from './helpers.ts'
 

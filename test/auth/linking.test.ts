@@ -9,7 +9,7 @@ import t from 'tap'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { runCli } from '../helpers/cli.ts'
-import { startOidcProvider } from '../helpers/oidc-provider.ts'
+import { startOidcProvider } from '../../dev/oidc-provider.ts'
 import { authFixture, type AuthFixture, authSettingsApi, call, fragmentOf, SITE_URL } from './helpers.ts'
 
 const APP = 'http://localhost:3000/welcome'

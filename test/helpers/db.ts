@@ -1,10 +1,13 @@
 // Database fixtures for tests: every test file works in databases it creates
 // and drops, on the server `npm test` provides (DATABASE_URL), or, when a file
 // is run on its own without one, on a temporary embedded server.
-import crypto from 'node:crypto'
 import pg from 'pg'
-import { escapeIdentifier } from 'pg'
 import { startTemporary, type EmbeddedServer } from '../../lib/db/embedded.ts'
+import { createDatabase, dropDatabase } from '../../dev/db.ts'
+
+export { adminQuery } from '../../dev/db.ts'
+// A database's URL on the test server: lib's adminUrlFor, under the name the tests know it by.
+export { adminUrlFor as withDatabase } from '../../lib/db/server-url.ts'
 
 let standalone: Promise<EmbeddedServer> | undefined
 
@@ -31,22 +34,6 @@ export async function stopStandalone(): Promise<void> {
   standalone = undefined
 }
 
-export function withDatabase(url: string, database: string): string {
-  const parsed = new URL(url)
-  parsed.pathname = `/${database}`
-  return parsed.toString()
-}
-
-export async function adminQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(url: string, sql: string, values?: unknown[]): Promise<pg.QueryResult<T>> {
-  const client = new pg.Client({ connectionString: url })
-  await client.connect()
-  try {
-    return await client.query<T>(sql, values)
-  } finally {
-    await client.end()
-  }
-}
-
 interface Teardown {
   teardown(fn: () => unknown): void
 }
@@ -54,12 +41,9 @@ interface Teardown {
 /** A new empty database on the test server; dropped when `t` ends. Returns its admin URL. */
 export async function freshDatabase(t: Teardown, prefix = 'bptest'): Promise<string> {
   const server = await serverUrl()
-  const name = `${prefix}_${crypto.randomBytes(6).toString('hex')}`
-  await adminQuery(server, `create database ${escapeIdentifier(name)}`)
-  t.teardown(async () => {
-    await adminQuery(server, `drop database if exists ${escapeIdentifier(name)} with (force)`)
-  })
-  return withDatabase(server, name)
+  const url = await createDatabase(server, prefix)
+  t.teardown(() => dropDatabase(server, url))
+  return url
 }
 
 /** A connected client that reports errors to its caller only (a server ending it is what the test looks at). */

@@ -4,11 +4,11 @@
 import fs from 'node:fs'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startPlatform } from '../../server/platform.ts'
-import { testConfig } from './platform.ts'
+import { nodeConfig } from '../../dev/node-config.ts'
 
 const catalogueUrl = process.env.CATALOGUE_URL!
 const env = JSON.parse(process.env.PLATFORM_ENV ?? '{}') as Record<string, string>
-const config = testConfig(catalogueUrl, await freePort(), env)
+const config = nodeConfig(catalogueUrl, await freePort(), env)
 const platform = await startPlatform(config, catalogueUrl)
 process.on('SIGTERM', () => {
   void platform.stop().then(() => {

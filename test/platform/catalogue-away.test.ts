@@ -14,7 +14,7 @@ import { runCli } from '../helpers/cli.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { request, type Reply } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
-import { startForwarder } from '../helpers/tcp-forwarder.ts'
+import { startForwarder } from '../../dev/tcp-forwarder.ts'
 
 /** The node under test's bound (the least the configuration takes), so the file runs in well under a minute. */
 const SILENCE_MS = 3000

@@ -13,9 +13,9 @@ import { adminQuery } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { eventually } from '../push/helpers.ts'
-import { makeApnsKey, makeServiceAccount } from '../push/peers/keys.ts'
-import { startApnsPeer } from '../push/peers/apns-peer.ts'
-import { startFcmPeer } from '../push/peers/fcm-peer.ts'
+import { makeApnsKey, makeServiceAccount } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
+import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
 
 const TOPIC = 'com.example.shop'
@@ -178,32 +178,30 @@ if (haveChromium(t)) {
     t.equal(await page.locator('#log tbody tr').count(), 3)
     t.match(await text('#log tbody tr'), /failed\s+Apple \(APNs\)\s+1\s+APNs: Unregistered \(HTTP 410\)/, 'newest first, with the provider\'s reason')
 
+    /** Clicks a section's filter button; answers its rows' count and the first row's text. */
+    const filter = async (section: 'log' | 'devices'): Promise<[number, string]> => {
+      await page.click(section === 'log' ? '#log-filter' : '#device-filter')
+      const rows = page.locator(`#${section} tbody tr`)
+      const count = await rows.count()
+      return [count, count > 0 ? await rows.first().innerText() : '']
+    }
     await page.selectOption('#log-status', 'failed')
-    await page.click('#log-filter')
-    t.equal(await page.locator('#log tbody tr').count(), 1)
-    t.match(await text('#log tbody tr'), gone)
+    t.match(await filter('log'), [1, gone])
     await page.selectOption('#log-status', '')
     await page.selectOption('#log-provider', 'fcm')
-    await page.click('#log-filter')
-    t.equal(await page.locator('#log tbody tr').count(), 1)
-    t.match(await text('#log tbody tr'), /sent\s+Android \(FCM\)/)
+    t.match(await filter('log'), [1, /sent\s+Android \(FCM\)/])
     await page.selectOption('#log-provider', '')
     await page.fill('#log-user', alice)
-    await page.click('#log-filter')
-    t.equal(await page.locator('#log tbody tr').count(), 2)
+    t.equal((await filter('log'))[0], 2)
     await page.fill('#log-user', '')
-    await page.click('#log-filter')
+    await filter('log')
 
     await page.selectOption('#device-platform', 'fcm')
-    await page.click('#device-filter')
-    t.equal(await page.locator('#devices tbody tr').count(), 1)
-    t.match(await text('#devices tbody tr'), bob)
+    t.match(await filter('devices'), [1, bob])
     await page.selectOption('#device-platform', '')
     await page.selectOption('#device-active', 'false')
     await page.fill('#device-user', alice)
-    await page.click('#device-filter')
-    t.equal(await page.locator('#devices tbody tr').count(), 1)
-    t.match(await text('#devices tbody tr'), gone)
+    t.match(await filter('devices'), [1, gone])
 
     // Filters typed into the URL are refused beside the filter, not as an error page.
     const bad = await page.goto(`${pushPage}?status=lost&device_user=bob`)

@@ -182,6 +182,37 @@ if (haveChromium(t)) {
     t.same({ client_id: google.client_id, client_secret_set: google.client_secret_set, offered: google.offered }, { client_id: null, client_secret_set: false, offered: false })
   })
 
+  t.test('a refusal is drawn beside the field its error names (error.field), whatever its sentence says', async (t) => {
+    const auth = `${dashboard}/projects/${ref}/auth`
+    await page.goto(auth)
+    await page.evaluate(() => document.querySelector('#site-url')!.setAttribute('type', 'text'))
+    await page.fill('#site-url', 'ftp://shop.example.com')
+    await page.click('button:has-text("Save redirects")')
+    t.equal(await text('#site-url + .field-error'), 'Site URL must be an http or https URL, got "ftp://shop.example.com"')
+    t.equal(await page.getAttribute('#site-url', 'aria-describedby'), 'redirects-site_url-error')
+    t.equal(await page.locator('.field-error').count(), 1, 'one error, beside the site URL only')
+    t.equal(await page.getAttribute('#allow', 'aria-invalid'), null)
+
+    await page.goto(auth)
+    await page.fill('#client-id', 'web.apps.googleusercontent.com')
+    await page.fill('#client-secret', '   ')
+    const refused = page.waitForResponse((r) => r.url().endsWith('/auth/google'))
+    await page.click('button:has-text("Save Google settings")')
+    t.equal((await refused).status(), 400)
+    t.equal(await text('#client-secret + .field-error'), 'The Google client secret must not be empty')
+    t.equal(await page.getAttribute('#client-secret', 'aria-describedby'), 'google-client_secret-error')
+    t.equal(await page.getAttribute('#client-id', 'aria-invalid'), null, 'the client ID the sentence does not name is not marked either')
+    t.equal(await page.locator('.field-error').count(), 1)
+    t.equal(await page.inputValue('#client-id'), 'web.apps.googleusercontent.com', 'the typed client ID is kept')
+    t.equal(await page.inputValue('#client-secret'), '', 'the secret is never drawn back')
+
+    await page.fill('#additional-client-ids', 'ios.apps.googleusercontent.com\nnot a client id')
+    await page.click('button:has-text("Save Google settings")')
+    t.match(await text('#additional-client-ids + .field-error'), 'google.additional_client_ids: "not a client id" is not a client ID')
+    t.equal(await page.locator('.field-error').count(), 1)
+    t.equal((await getAuthSettings(platform.platform.controlPlane, ref)).google.client_id, null, 'nothing of the refused forms was stored')
+  })
+
   t.test('Auth settings: numbers and switches; a refused number keeps what was typed beside its field and stores nothing', async (t) => {
     await page.goto(`${dashboard}/projects/${ref}/auth`)
     t.equal(await page.inputValue('#setting-mail_per_hour'), '30')

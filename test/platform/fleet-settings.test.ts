@@ -9,7 +9,8 @@ import t from 'tap'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startPlatform, type RunningPlatform } from '../../server/platform.ts'
 import { request } from '../helpers/http.ts'
-import { catalogueDatabase, dropCatalogue, startTestPlatform, testConfig } from '../helpers/platform.ts'
+import { nodeConfig } from '../../dev/node-config.ts'
+import { catalogueDatabase, dropCatalogue, startTestPlatform } from '../helpers/platform.ts'
 
 t.test('the first node\'s admin token is the fleet\'s: adopted by a node without one, refused from a node with another', async (t) => {
   const catalogueUrl = await catalogueDatabase(t)
@@ -21,7 +22,7 @@ t.test('the first node\'s admin token is the fleet\'s: adopted by a node without
     for (const home of homes) fs.rmSync(home, { recursive: true, force: true })
   })
   const configOf = async (token: string) => {
-    const config = testConfig(catalogueUrl, await freePort(), { BASEPLANE_ADMIN_TOKEN: token })
+    const config = nodeConfig(catalogueUrl, await freePort(), { BASEPLANE_ADMIN_TOKEN: token })
     homes.push(config.home)
     return config
   }
@@ -58,7 +59,7 @@ t.test("a node that disagrees with the running fleet's shared settings refuses; 
     for (const home of homes) fs.rmSync(home, { recursive: true, force: true })
   })
   const configOf = async (env: Record<string, string>) => {
-    const config = testConfig(catalogueUrl, await freePort(), env)
+    const config = nodeConfig(catalogueUrl, await freePort(), env)
     homes.push(config.home)
     return config
   }

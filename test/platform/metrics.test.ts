@@ -18,8 +18,8 @@ import { signJwt } from '../../lib/jwt.ts'
 import { request, type ErrorBody, type Reply } from '../helpers/http.ts'
 import { authFixture } from '../auth/helpers.ts'
 import { eventually } from '../push/helpers.ts'
-import { makeApnsKey } from '../push/peers/keys.ts'
-import { startApnsPeer } from '../push/peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 const key = makeApnsKey()
 const peer = await startApnsPeer({ teamId: key.teamId, keyId: key.keyId, publicKey: key.publicKey, topic: 'com.example.metrics' })

@@ -8,7 +8,7 @@ import { startTemporary } from '../../lib/db/embedded.ts'
 import { runCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
-import { startForwarder } from '../helpers/tcp-forwarder.ts'
+import { startForwarder } from '../../dev/tcp-forwarder.ts'
 import { UPGRADE_RETRY_MS } from '../../server/pending-upgrades.ts'
 
 const platform = await startTestPlatform(t)

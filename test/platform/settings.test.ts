@@ -3,7 +3,8 @@ import t from 'tap'
 import { startPlatform } from '../../server/platform.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { request } from '../helpers/http.ts'
-import { startTestPlatform, testConfig } from '../helpers/platform.ts'
+import { nodeConfig } from '../../dev/node-config.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
 
 const platform = await startTestPlatform(t)
 const second = await platform.startAnotherNode()
@@ -63,7 +64,7 @@ t.test('no request is dropped while settings change under load', async (t) => {
 
 t.test('a restart keeps every project and its keys', async (t) => {
   const project = await platform.createProject({ name: 'Durable', auth: true })
-  const config = testConfig(platform.catalogueUrl, await freePort())
+  const config = nodeConfig(platform.catalogueUrl, await freePort())
   const restarted = await startPlatform(config, platform.catalogueUrl)
   t.teardown(async () => {
     await restarted.stop()

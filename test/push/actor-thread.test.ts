@@ -4,8 +4,8 @@
 import t from 'tap'
 import { startPushActorThread } from '../../workers/push/actor-thread.ts'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
-import { makeApnsKey } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 const TOPIC = 'com.example.thread'
 

@@ -4,8 +4,8 @@ import t, { type Test } from 'tap'
 import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { ApnsTokens } from '../../workers/push/providers/apns-token.ts'
 import { eventually, newUserId, pushFixture, service, user, type PushFixture } from './helpers.ts'
-import { makeApnsKey } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 const TOPIC = 'com.example.app'
 const hex = (prefix: string, n: number) => (prefix + n.toString(16).padStart(8, '0')).padEnd(64, '0')
@@ -137,7 +137,7 @@ t.test('reasons: 410 deactivates (by timestamp), BadDeviceToken fails, ExpiredPr
 
 t.test('a credential-level refusal stops APNs for the project until the keys change', async (t) => {
   const { fx, peer, key } = await setup(t)
-  const other = (await import('./peers/keys.ts')).makeApnsKey(key.keyId, key.teamId)
+  const other = (await import('../../dev/push-peers/keys.ts')).makeApnsKey(key.keyId, key.teamId)
   // A valid P-256 key, but not the one Apple knows for this key id.
   const put = await fx.call(service, 'PUT', '/credentials/apns', { topic: TOPIC, key_id: key.keyId, team_id: key.teamId, keys: [{ p8: other.p8 }] })
   t.equal(put.status, 200)

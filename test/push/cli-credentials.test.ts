@@ -5,8 +5,8 @@ import { BaseplaneError } from '../../lib/errors.ts'
 import { setApnsCredentials, setFcmCredentials } from '../../workers/push/credentials.ts'
 import { runCli } from '../helpers/cli.ts'
 import { pushFixture, service } from './helpers.ts'
-import { makeApnsKey, makeServiceAccount } from './peers/keys.ts'
-import { startFcmPeer } from './peers/fcm-peer.ts'
+import { makeApnsKey, makeServiceAccount } from '../../dev/push-peers/keys.ts'
+import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
 
 t.test('push credentials set: apns and fcm, checked, stored, shown only by what identifies them', async (t) => {
   const peer = await startFcmPeer()

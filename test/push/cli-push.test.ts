@@ -5,8 +5,8 @@ import t from 'tap'
 import { sendTestNotification, setPushCredentials } from '../../control-plane/push-admin.ts'
 import { runCli } from '../helpers/cli.ts'
 import { eventually, newUserId, pushFixture, user } from './helpers.ts'
-import { makeApnsKey } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 t.test('the baseplane CLI: push credentials show|remove, push devices, push test, push log', async (t) => {
   const key = makeApnsKey()

@@ -3,8 +3,8 @@
 import t, { type Test } from 'tap'
 import type { CredentialStatus } from '../../workers/push/credentials.ts'
 import { eventually, newUserId, pushFixture, service, user, type PushFixture } from './helpers.ts'
-import { makeServiceAccount } from './peers/keys.ts'
-import { startFcmPeer } from './peers/fcm-peer.ts'
+import { makeServiceAccount } from '../../dev/push-peers/keys.ts'
+import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
 
 async function setup(t: Test) {
   const peer = await startFcmPeer()

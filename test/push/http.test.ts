@@ -6,8 +6,8 @@ import { startTestPlatform } from '../helpers/platform.ts'
 import { adminQuery } from '../helpers/db.ts'
 import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { eventually } from './helpers.ts'
-import { makeApnsKey } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 t.test('register, set keys, send and deliver over HTTP', async (t) => {
   const key = makeApnsKey()

@@ -5,7 +5,7 @@ import http2 from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import { Http2Pool, TransportError } from '../../workers/push/providers/http2-pool.ts'
-import { closableHttp2 } from './peers/h2c.ts'
+import { closableHttp2 } from '../../dev/push-peers/h2c.ts'
 
 // Multi-byte characters, long enough to arrive in several DATA frames.
 const LONG = 'ü€𝄞'.repeat(20000)

@@ -7,8 +7,8 @@ import pg from 'pg'
 import t, { type Test } from 'tap'
 import { LEASE_DEFAULTS } from '../../workers/push/lease-keeper.ts'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
-import { makeApnsKey } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
+import { makeApnsKey } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 
 const TOPIC = 'com.example.lease'
 const hex = (prefix: string, n: number) => (prefix + n.toString(16).padStart(8, '0')).padEnd(64, '0')

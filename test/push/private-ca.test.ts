@@ -10,8 +10,8 @@ import path from 'node:path'
 import readline from 'node:readline'
 import t, { type Test } from 'tap'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
-import { makeServiceAccount } from './peers/keys.ts'
-import { startFcmPeer } from './peers/fcm-peer.ts'
+import { makeServiceAccount } from '../../dev/push-peers/keys.ts'
+import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
 
 const CA_DIR = path.join(import.meta.dirname, 'peers', 'private-ca')
 const tls = { key: fs.readFileSync(path.join(CA_DIR, 'server-key.pem'), 'utf8'), cert: fs.readFileSync(path.join(CA_DIR, 'server.pem'), 'utf8') }

@@ -13,9 +13,9 @@ import {
   showPushCredentials,
 } from '../../control-plane/push-admin.ts'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
-import { makeApnsKey, makeServiceAccount } from './peers/keys.ts'
-import { startApnsPeer } from './peers/apns-peer.ts'
-import { startFcmPeer } from './peers/fcm-peer.ts'
+import { makeApnsKey, makeServiceAccount } from '../../dev/push-peers/keys.ts'
+import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
+import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
 
 const TOPIC = 'com.example.admin'
 const hex = (prefix: string, n: number) => (prefix + n.toString(16).padStart(8, '0')).padEnd(64, '0')

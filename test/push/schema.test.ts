@@ -2,7 +2,7 @@
 // only service_role), fan-out to queue rows, the Free plan's send_at refusal.
 import t from 'tap'
 import { pushFixture, service, user, newUserId } from './helpers.ts'
-import { startWebPushReceiver } from './peers/webpush-receiver.ts'
+import { startWebPushReceiver } from '../../dev/push-peers/webpush-receiver.ts'
 
 t.test('enabling push installs the schema and a VAPID key pair', async (t) => {
   const fx = await pushFixture(t)

@@ -2,7 +2,7 @@
 // the receiver checks VAPID and decrypts the aes128gcm payload.
 import t from 'tap'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
-import { startWebPushReceiver } from './peers/webpush-receiver.ts'
+import { startWebPushReceiver } from '../../dev/push-peers/webpush-receiver.ts'
 
 t.test('a message reaches every web subscription of the user, decrypted and VAPID-signed', async (t) => {
   const receiver = await startWebPushReceiver()

@@ -49,9 +49,9 @@ export const authErrors = {
 
   signupDisabled: () => new AuthError('signup_disabled', 'Signups not allowed for this instance', 422),
   userAlreadyExists: () => new AuthError('user_already_exists', 'User already registered', 422),
-  emailExists: () => new AuthError('email_exists', 'A user with this email address has already been registered', 422),
+  emailExists: () => new AuthError('email_exists', 'A user with this email address has already been registered', 422).concerning('email'),
   weakPassword: (message: string, reasons: string[]) =>
-    new AuthError('weak_password', message, 422, { weak_password: { message, reasons } }),
+    new AuthError('weak_password', message, 422, { weak_password: { message, reasons } }).concerning('password'),
   samePassword: () => new AuthError('same_password', 'New password should be different from the old password.', 422),
   anonymousDisabled: () => new AuthError('anonymous_provider_disabled', 'Anonymous sign-ins are disabled', 422),
   /** GoTrue's limitHandler, here for GOTRUE_RATE_LIMIT_ANONYMOUS_USERS. */

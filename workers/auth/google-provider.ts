@@ -12,7 +12,7 @@
 // own verifySignedJwtWithCertsAsync with the configured issuer.
 import crypto from 'node:crypto'
 import { OAuth2Client, type TokenPayload } from 'google-auth-library'
-import { decodeProtectedHeader } from 'jose'
+import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { workerOptions } from '../../lib/worker-context.ts'
 
 export const GOOGLE_SCOPES = ['openid', 'email', 'profile']
@@ -97,10 +97,14 @@ async function certsFor(kid: string | undefined): Promise<Record<string, string>
   return fetchCerts(url)
 }
 
-function headerKid(idToken: string): string | undefined {
+/**
+ * A string member of a token's header or claims read without verifying it (undefined when it is
+ * missing, not a string, or the token is not a JWT): to choose a key or name an issuer, never to trust.
+ */
+export function unverifiedMember(idToken: string, part: 'header' | 'claims', name: string): string | undefined {
   try {
-    const { kid } = decodeProtectedHeader(idToken)
-    return typeof kid === 'string' ? kid : undefined
+    const value = (part === 'header' ? decodeProtectedHeader(idToken) : decodeJwt(idToken))[name]
+    return typeof value === 'string' ? value : undefined
   } catch {
     return undefined
   }
@@ -121,7 +125,7 @@ export async function verifyGoogleIdToken(idToken: string, audience?: string): P
   const issuers = issuer === 'https://accounts.google.com' ? [issuer, 'accounts.google.com'] : [issuer]
   let payload: TokenPayload | undefined
   try {
-    const certs = await certsFor(headerKid(idToken))
+    const certs = await certsFor(unverifiedMember(idToken, 'header', 'kid'))
     const ticket = await new OAuth2Client().verifySignedJwtWithCertsAsync(idToken, certs, audience, issuers)
     payload = ticket.getPayload()
   } catch (error) {

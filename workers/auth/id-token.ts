@@ -4,12 +4,11 @@
 // check it as GoTrue's token_oidc.go does (reference/auth-clients.md §3) and
 // sign the user in as the web flow does. Google stays the one provider.
 import crypto from 'node:crypto'
-import { decodeJwt } from 'jose'
 import { log } from '../../lib/log.ts'
 import { transaction } from './db/pool.ts'
 import { authErrors } from './errors.ts'
 import { googleIdentity, googleUser } from './google.ts'
-import { googleIssuer, IdTokenError, verifyGoogleIdToken } from './google-provider.ts'
+import { googleIssuer, IdTokenError, unverifiedMember, verifyGoogleIdToken } from './google-provider.ts'
 import { str, type AuthRequest } from './request.ts'
 import { linkingTarget } from './identities.ts'
 import { attachIdentity } from './linking.ts'
@@ -32,16 +31,6 @@ function isAzureIssuer(issuer: string): boolean {
   return issuer.startsWith('https://login.microsoftonline.com/') || issuer.startsWith('https://sts.windows.net/')
 }
 
-/** The token's `iss`, unverified: only to name Azure's issuer in the refusal, as GoTrue detects it. */
-function unverifiedIssuer(idToken: string): string | undefined {
-  try {
-    const { iss } = decodeJwt(idToken)
-    return typeof iss === 'string' ? iss : undefined
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * GoTrue's getProvider: Google when named or by its issuer; any other
  * provider it knows is "not enabled"; anything else is not allowed.
@@ -55,7 +44,7 @@ function checkProvider(req: AuthRequest, provider: string, issuer: string, idTok
     if (provider === name || (known !== '' && issuer === known)) throw authErrors.idTokenProviderDisabled(known)
   }
   if (provider === 'azure' || isAzureIssuer(issuer)) {
-    const detected = isAzureIssuer(issuer) ? issuer : unverifiedIssuer(idToken)
+    const detected = isAzureIssuer(issuer) ? issuer : unverifiedMember(idToken, 'claims', 'iss')
     if (detected === undefined || !isAzureIssuer(detected)) throw authErrors.validation('Unable to detect issuer in ID token for Azure provider')
     throw authErrors.idTokenProviderDisabled(detected)
   }

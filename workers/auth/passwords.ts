@@ -13,8 +13,8 @@ const DUMMY_HASH = bcrypt.hashSync('baseplane-no-such-user', BCRYPT_COST)
 
 /** GoTrue's checks, in its order: empty, too long, too short. */
 export function checkNewPassword(password: string | undefined, settings: AuthSettings, emptyMessage = 'Signup requires a valid password'): string {
-  if (password === undefined || password === '') throw authErrors.validation(emptyMessage)
-  if (Buffer.byteLength(password) > 72) throw authErrors.validation('Password cannot be longer than 72 characters')
+  if (password === undefined || password === '') throw authErrors.validation(emptyMessage).concerning('password')
+  if (Buffer.byteLength(password) > 72) throw authErrors.validation('Password cannot be longer than 72 characters').concerning('password')
   if ([...password].length < settings.passwordMinLength) {
     throw authErrors.weakPassword(`Password should be at least ${settings.passwordMinLength} characters.`, ['length'])
   }

@@ -143,10 +143,17 @@ export function redirectUrlProblem(value: string, what: string): string | undefi
   return undefined
 }
 
+/** What is wrong with a template's subject, if anything (the subject alone, so a refusal can name its field). */
+export function templateSubjectProblem(kind: string, subject: unknown): string | undefined {
+  if (typeof subject !== 'string' || subject.trim() === '') return `The ${kind} template needs a subject`
+  if (subject.length > 500) return `The ${kind} template's subject is longer than 500 characters`
+  return undefined
+}
+
 export function templateProblem(kind: string, template: { subject?: unknown; body?: unknown }): string | undefined {
   if (!(TEMPLATE_KINDS as readonly string[]).includes(kind)) return `Unknown template kind "${kind}": use one of ${TEMPLATE_KINDS.join(', ')}`
-  if (typeof template.subject !== 'string' || template.subject.trim() === '') return `The ${kind} template needs a subject`
-  if (template.subject.length > 500) return `The ${kind} template's subject is longer than 500 characters`
+  const subject = templateSubjectProblem(kind, template.subject)
+  if (subject) return subject
   if (typeof template.body !== 'string' || template.body.trim() === '') return `The ${kind} template needs an HTML body`
   if (template.body.length > 100000) return `The ${kind} template's body is longer than 100000 characters`
   const required = REQUIRED_VARIABLE[kind as TemplateKind]
@@ -196,16 +203,7 @@ export function settingsProblems(stored: Record<string, unknown>): string[] {
       if (g.client_id !== undefined && (typeof g.client_id !== 'string' || g.client_id.trim() === '')) problems.push('google.client_id must be a non-empty string')
       if (g.client_secret !== undefined && (typeof g.client_secret !== 'string' || g.client_secret.trim() === '')) problems.push('google.client_secret must be a non-empty string')
       if (g.enabled !== undefined && typeof g.enabled !== 'boolean') problems.push('google.enabled must be true or false')
-      if (g.additional_client_ids !== undefined) {
-        const ids = g.additional_client_ids
-        if (!Array.isArray(ids)) problems.push('google.additional_client_ids must be a list of client IDs')
-        else {
-          if (ids.length > MAX_GOOGLE_CLIENT_IDS) problems.push(`google.additional_client_ids holds at most ${MAX_GOOGLE_CLIENT_IDS} client IDs`)
-          for (const id of ids) {
-            if (typeof id !== 'string' || !/^[^\s,]{1,255}$/.test(id)) problems.push(`google.additional_client_ids: ${JSON.stringify(id)} is not a client ID (no spaces or commas, 1 to 255 characters)`)
-          }
-        }
-      }
+      if (g.additional_client_ids !== undefined) problems.push(...googleClientIdsProblems(g.additional_client_ids))
     }
   }
   problems.push(...webauthnSettingsProblems(stored))
@@ -282,6 +280,17 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
 
 /** The most extra Google client IDs a project lists (a web, iOS and Android client each, with room to spare). */
 export const MAX_GOOGLE_CLIENT_IDS = 20
+
+/** What is wrong with a list of further Google client IDs (google.additional_client_ids), one problem each. */
+export function googleClientIdsProblems(ids: unknown): string[] {
+  if (!Array.isArray(ids)) return ['google.additional_client_ids must be a list of client IDs']
+  const problems: string[] = []
+  if (ids.length > MAX_GOOGLE_CLIENT_IDS) problems.push(`google.additional_client_ids holds at most ${MAX_GOOGLE_CLIENT_IDS} client IDs`)
+  for (const id of ids) {
+    if (typeof id !== 'string' || !/^[^\s,]{1,255}$/.test(id)) problems.push(`google.additional_client_ids: ${JSON.stringify(id)} is not a client ID (no spaces or commas, 1 to 255 characters)`)
+  }
+  return problems
+}
 
 /** Which of the three Google settings are missing (empty when the provider is offered). */
 export function googleMissing(google: GoogleSettings): string[] {

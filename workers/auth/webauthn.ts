@@ -82,8 +82,18 @@ export async function requestOptions(rp: WebAuthnSettings, credentials: StoredCr
   return { type: 'request', publicKey }
 }
 
-function refused(error: unknown): CeremonyRefused {
-  return new CeremonyRefused(error instanceof Error ? error.message : 'the response could not be checked')
+/** What both ceremonies expect of a response: the challenge handed out, the RP's origins and id; user presence is enough. */
+function expectations(rp: WebAuthnSettings, state: CeremonyState) {
+  return { expectedChallenge: state.challenge, expectedOrigin: rp.rpOrigins, expectedRPID: rp.rpId, requireUserVerification: false }
+}
+
+/** `verify`'s result; what it throws (a malformed or mismatched response) as CeremonyRefused. */
+async function checked<T>(verify: () => Promise<T>): Promise<T> {
+  try {
+    return await verify()
+  } catch (error) {
+    throw new CeremonyRefused(error instanceof Error ? error.message : 'the response could not be checked')
+  }
 }
 
 /** Checks an attestation; the credential to store, and the authenticator's model (null when it names none). */
@@ -92,18 +102,7 @@ export async function verifyCreation(
   state: CeremonyState,
   response: RegistrationResponseJSON,
 ): Promise<{ credential: StoredCredential; aaguid: string | null }> {
-  let result
-  try {
-    result = await verifyRegistrationResponse({
-      response,
-      expectedChallenge: state.challenge,
-      expectedOrigin: rp.rpOrigins,
-      expectedRPID: rp.rpId,
-      requireUserVerification: false,
-    })
-  } catch (error) {
-    throw refused(error)
-  }
+  const result = await checked(() => verifyRegistrationResponse({ response, ...expectations(rp, state) }))
   if (!result.verified) throw new CeremonyRefused('the attestation was not verified')
   const info = result.registrationInfo
   return {
@@ -123,24 +122,18 @@ export async function verifyCreation(
 
 /** Checks an assertion by the stored credential; the authenticator's new signature counter. */
 export async function verifyRequest(rp: WebAuthnSettings, state: CeremonyState, credential: StoredCredential, response: AuthenticationResponseJSON): Promise<number> {
-  let result
-  try {
-    result = await verifyAuthenticationResponse({
+  const result = await checked(() =>
+    verifyAuthenticationResponse({
       response,
-      expectedChallenge: state.challenge,
-      expectedOrigin: rp.rpOrigins,
-      expectedRPID: rp.rpId,
+      ...expectations(rp, state),
       credential: {
         id: credential.id,
         publicKey: new Uint8Array(Buffer.from(credential.public_key, 'base64url')),
         counter: credential.sign_count,
         transports: credential.transports as AuthenticatorTransport[],
       },
-      requireUserVerification: false,
-    })
-  } catch (error) {
-    throw refused(error)
-  }
+    }),
+  )
   if (!result.verified) throw new CeremonyRefused('the assertion was not verified')
   return result.authenticationInfo.newCounter
 }

@@ -31,6 +31,12 @@ import { verifyGet, verifyPost } from './verify.ts'
 
 type Handler = (req: AuthRequest, params: Record<string, string>) => Promise<ServiceResponse>
 
+/** A handler of a route with an `:id` (its manifest path names it). */
+const byId =
+  (handler: (req: AuthRequest, id: string) => Promise<ServiceResponse>): Handler =>
+  (req, { id }) =>
+    handler(req, id!)
+
 const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   signup,
   token,
@@ -46,23 +52,23 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   jwks,
   listUsers,
   createUser,
-  getUserById: (req, { id }) => getUserById(req, id!),
-  updateUser: (req, { id }) => updateUser(req, id!),
-  deleteUser: (req, { id }) => deleteUser(req, id!),
-  listUserFactors: (req, { id }) => listUserFactors(req, id!),
+  getUserById: byId(getUserById),
+  updateUser: byId(updateUser),
+  deleteUser: byId(deleteUser),
+  listUserFactors: byId(listUserFactors),
   deleteUserFactor: (req, { id, factorId }) => deleteUserFactor(req, id!, factorId!),
   reauthenticate,
   invite,
   generateLink,
   enrollFactor,
-  challengeFactor: (req, { id }) => challengeFactor(req, id!),
-  verifyFactor: (req, { id }) => verifyFactor(req, id!),
-  deleteFactor: (req, { id }) => deleteFactor(req, id!),
+  challengeFactor: byId(challengeFactor),
+  verifyFactor: byId(verifyFactor),
+  deleteFactor: byId(deleteFactor),
   authorize,
   callback,
   sso,
   linkIdentity,
-  unlinkIdentity: (req, { id }) => unlinkIdentity(req, id!),
+  unlinkIdentity: byId(unlinkIdentity),
   passkeys,
   recoveryCodesStatus,
   recoveryCodesEnroll,

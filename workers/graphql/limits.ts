@@ -28,11 +28,12 @@
 // merged), so they get the tighter ceiling; 500 still allows batching
 // hundreds of lookups by alias in one request.
 import {
-  getArgumentValues, getDirectiveValues, getNamedType, GraphQLIncludeDirective, GraphQLSkipDirective, isCompositeType, isInterfaceType, isObjectType,
+  getArgumentValues, getNamedType, isCompositeType, isInterfaceType, isObjectType,
   Kind, Lexer, SchemaMetaFieldDef, Source, TokenKind, TypeMetaFieldDef,
-  type DocumentNode, type FieldNode, type FragmentDefinitionNode, type FragmentSpreadNode, type GraphQLCompositeType, type GraphQLField,
-  type GraphQLSchema, type InlineFragmentNode, type OperationDefinitionNode, type SelectionSetNode,
+  type DocumentNode, type FragmentDefinitionNode, type GraphQLCompositeType, type GraphQLField,
+  type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode,
 } from 'graphql'
+import { collectFieldNodes } from './collect-fields.ts'
 import { graphqlErrors, type GraphqlError } from './errors.ts'
 
 export const MAX_DEPTH = 32
@@ -198,16 +199,6 @@ export interface DocumentCount {
   rows: number
 }
 
-interface Collected {
-  parent: GraphQLCompositeType
-  nodes: FieldNode[]
-}
-
-function includedNode(node: FieldNode | InlineFragmentNode | FragmentSpreadNode, variables: Record<string, unknown>): boolean {
-  if (getDirectiveValues(GraphQLSkipDirective, node, variables)?.if === true) return false
-  return getDirectiveValues(GraphQLIncludeDirective, node, variables)?.if !== false
-}
-
 /** What the operation selects: response keys and rows (see above). */
 export function countOperation(
   schema: GraphQLSchema,
@@ -220,35 +211,14 @@ export function countOperation(
   const root = schema.getRootType(operation.operation)
   if (!root) return count
 
-  const collect = (parent: GraphQLCompositeType, sets: readonly SelectionSetNode[]): Map<string, Collected> => {
-    const out = new Map<string, Collected>()
-    const visited = new Set<string>()
-    const walk = (type: GraphQLCompositeType, set: SelectionSetNode) => {
-      for (const s of set.selections) {
-        if (!includedNode(s, variables)) continue
-        if (s.kind === Kind.FIELD) {
-          const key = s.alias?.value ?? s.name.value
-          const existing = out.get(key)
-          if (existing) existing.nodes.push(s)
-          else out.set(key, { parent: type, nodes: [s] })
-        } else if (s.kind === Kind.INLINE_FRAGMENT) {
-          walk(conditionType(schema, s.typeCondition?.name.value) ?? type, s.selectionSet)
-        } else if (!visited.has(s.name.value)) {
-          visited.add(s.name.value)
-          const fragment = fragments.get(s.name.value)
-          if (fragment) walk(conditionType(schema, fragment.typeCondition.name.value) ?? type, fragment.selectionSet)
-        }
-      }
-    }
-    for (const set of sets) walk(parent, set)
-    return out
-  }
+  const collect = (parent: GraphQLCompositeType, sets: readonly SelectionSetNode[]) =>
+    collectFieldNodes(sets, parent, fragments, variables, (condition, type) => conditionType(schema, condition) ?? type)
 
   const visit = (parent: GraphQLCompositeType, sets: readonly SelectionSetNode[], around: number) => {
     for (const [, field] of collect(parent, sets)) {
       count.fields += 1
       const node = field.nodes[0]!
-      const def = fieldDefOf(schema, field.parent, node.name.value)
+      const def = fieldDefOf(schema, field.scope, node.name.value)
       if (!def) continue
       const type = getNamedType(def.type)
       let inner = around

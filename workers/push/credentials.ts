@@ -59,9 +59,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function requireString(body: Record<string, unknown>, field: string, check: (value: string) => boolean, rule: string): string {
   const value = body[field]
-  if (typeof value !== 'string' || value.trim() === '') throw pushErrors.validation(`${field} is required (${rule})`)
+  if (typeof value !== 'string' || value.trim() === '') throw pushErrors.validation(`${field} is required (${rule})`, field)
   const trimmed = value.trim()
-  if (!check(trimmed)) throw pushErrors.validation(`${field} must be ${rule}, got "${trimmed.slice(0, 80)}"`)
+  if (!check(trimmed)) throw pushErrors.validation(`${field} must be ${rule}, got "${trimmed.slice(0, 80)}"`, field)
   return trimmed
 }
 
@@ -90,13 +90,13 @@ export async function validateApns(input: unknown): Promise<ApnsCredentialsInput
   const keyId = requireString(input, 'key_id', (v) => APPLE_ID.test(v), 'the 10-character key id from the developer account')
   const teamId = requireString(input, 'team_id', (v) => APPLE_ID.test(v), 'the 10-character team id from the developer account')
   const environment = input.environment ?? 'production'
-  if (environment !== 'production' && environment !== 'sandbox') throw pushErrors.validation('environment must be "production" or "sandbox"')
-  if (!Array.isArray(input.keys) || input.keys.length === 0) throw pushErrors.validation('keys must be a non-empty array of {"p8": "<contents of the .p8 file>"}')
-  if (input.keys.length > 4) throw pushErrors.validation('keys holds at most 4 keys')
+  if (environment !== 'production' && environment !== 'sandbox') throw pushErrors.validation('environment must be "production" or "sandbox"', 'environment')
+  if (!Array.isArray(input.keys) || input.keys.length === 0) throw pushErrors.validation('keys must be a non-empty array of {"p8": "<contents of the .p8 file>"}', 'keys')
+  if (input.keys.length > 4) throw pushErrors.validation('keys holds at most 4 keys', 'keys')
   const keys: { p8: string; key_id: string }[] = []
   for (const [i, entry] of input.keys.entries()) {
     if (!isObject(entry) || typeof entry.p8 !== 'string' || entry.p8.trim() === '') {
-      throw pushErrors.validation(`keys[${i}].p8 is required (the contents of the .p8 file)`)
+      throw pushErrors.validation(`keys[${i}].p8 is required (the contents of the .p8 file)`, 'keys')
     }
     const own = entry.key_id === undefined ? keyId : requireString(entry, 'key_id', (v) => APPLE_ID.test(v), 'a 10-character key id')
     await checkP8(entry.p8)

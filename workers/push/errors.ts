@@ -11,7 +11,8 @@ export const pushErrors = {
   methodNotAllowed: (method: string, path: string, allowed: string[]) =>
     error('method_not_allowed', 405, `${method} is not allowed on ${path}; use ${allowed.join(' or ')}`),
   invalidJson: () => error('invalid_json', 400, 'The request body is not valid JSON'),
-  validation: (message: string) => error('validation_failed', 400, message),
+  /** `field`: the request field the refusal concerns, when it concerns one. */
+  validation: (message: string, field?: string) => error('validation_failed', 400, message).concerning(field),
   apikeyRequired: () => error('no_api_key', 401, 'Send the project\'s anon or service_role key in the apikey header'),
   serviceRoleRequired: () =>
     error('service_role_required', 403, 'Only the service_role key may do this', 'Send the service_role key in the apikey header, from a server.'),
@@ -32,7 +33,7 @@ export const pushErrors = {
   messageNotFound: (id: string) => error('message_not_found', 404, `No message ${id} visible to this caller`),
   credentialsNotFound: (platform: string) => error('credentials_not_found', 404, `No ${platform} credentials are set`),
   invalidApnsKey: (reason: string) =>
-    error('invalid_apns_key', 400, `The APNs key is not usable: ${reason}`, 'Upload the .p8 file of a key with Apple Push Notifications enabled, as downloaded.'),
+    error('invalid_apns_key', 400, `The APNs key is not usable: ${reason}`, 'Upload the .p8 file of a key with Apple Push Notifications enabled, as downloaded.').concerning('keys'),
   invalidServiceAccount: (reason: string) =>
     error('invalid_service_account', 400, `The service account is not usable: ${reason}`, 'Upload the private-key JSON file of a service account of your Firebase project.'),
   serviceAccountRefused: (reason: string) =>

@@ -1,12 +1,38 @@
-// The dashboard's page modules. Project tabs are drawn in this order; each
-// module owns its pages, forms, JSON calls and notice texts (see ../module.ts).
-import type { ModuleFactory } from '../module.ts'
-import { authPage } from './auth.ts'
-import { graphqlPage } from './graphql.ts'
-import { overviewPage } from './overview.ts'
-import { projectsPage } from './projects.ts'
-import { pushPage } from './push.ts'
-import { settingsPage } from './settings.ts'
-import { usersPage } from './users.ts'
+// The dashboard's pages: the projects list, then the project tabs in the order
+// drawn. Each is a folder with the same two files: screen.ts draws its pages
+// (and answers the JSON its script reads), forms.ts handles its forms (and
+// the calls of its script that act) with their notice texts (see ../module.ts).
+import type { DashboardContext, DashboardModule, FormsPart, ModuleFactory, ScreenPart } from '../module.ts'
+import { authForms } from './auth/forms.ts'
+import { authScreens } from './auth/screen.ts'
+import { graphqlForms } from './graphql/forms.ts'
+import { graphqlScreens } from './graphql/screen.ts'
+import { overviewScreens } from './overview/screen.ts'
+import { projectsForms } from './projects/forms.ts'
+import { projectsScreens } from './projects/screen.ts'
+import { pushForms } from './push/forms.ts'
+import { pushScreens } from './push/screen.ts'
+import { settingsForms } from './settings/forms.ts'
+import { settingsScreens } from './settings/screen.ts'
+import { usersForms } from './users/forms.ts'
+import { usersScreens } from './users/screen.ts'
 
-export const MODULES: ModuleFactory[] = [projectsPage, overviewPage, authPage, usersPage, graphqlPage, pushPage, settingsPage]
+/** One page module: a tab (or none, outside a project), its screen and its forms. */
+function room(tab: DashboardModule['tab'], screens: (context: DashboardContext) => ScreenPart, forms?: (context: DashboardContext) => FormsPart): ModuleFactory {
+  return (context) => {
+    const drawn = screens(context)
+    const acted = forms?.(context) ?? {}
+    return { tab, pages: drawn.pages, forms: acted.forms, calls: [...(drawn.calls ?? []), ...(acted.calls ?? [])], notices: acted.notices }
+  }
+}
+
+export const MODULES: ModuleFactory[] = [
+  room(undefined, projectsScreens, projectsForms),
+  // The Overview shows; it has no forms.
+  room({ id: 'overview', label: 'Overview' }, overviewScreens),
+  room({ id: 'auth', label: 'Auth' }, authScreens, authForms),
+  room({ id: 'users', label: 'Users' }, usersScreens, usersForms),
+  room({ id: 'graphql', label: 'GraphQL' }, graphqlScreens, graphqlForms),
+  room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
+  room({ id: 'settings', label: 'Settings' }, settingsScreens, settingsForms),
+]

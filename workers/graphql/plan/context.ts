@@ -2,9 +2,10 @@
 // graphql-js schema (for argument coercion), the fragments, the coerced
 // variables, the statement's values and a counter for unique SQL aliases.
 import {
-  getArgumentValues, getDirectiveValues, GraphQLIncludeDirective, GraphQLSkipDirective, Kind,
+  getArgumentValues,
   type FieldNode, type FragmentDefinitionNode, type GraphQLField, type GraphQLObjectType, type GraphQLSchema, type SelectionSetNode,
 } from 'graphql'
+import { collectFieldNodes } from '../collect-fields.ts'
 import { graphqlErrors } from '../errors.ts'
 import type { Model } from '../model/index.ts'
 import type { SqlValues } from '../sql.ts'
@@ -31,13 +32,6 @@ export interface CollectedField {
   nodes: FieldNode[]
 }
 
-function included(ctx: PlanContext, node: Parameters<typeof getDirectiveValues>[1]): boolean {
-  const skip = getDirectiveValues(GraphQLSkipDirective, node, ctx.variables)
-  if (skip?.if === true) return false
-  const include = getDirectiveValues(GraphQLIncludeDirective, node, ctx.variables)
-  return include?.if !== false
-}
-
 /**
  * The fields a selection set asks of an object of type `typeName` (which
  * implements `interfaces`), fragments spread and @skip/@include applied, in
@@ -49,30 +43,9 @@ export function collectFields(
   selectionSets: readonly (SelectionSetNode | undefined)[],
   interfaces: readonly string[] = [],
 ): CollectedField[] {
-  const out = new Map<string, CollectedField>()
-  const visited = new Set<string>()
   const applies = (condition: string | undefined) => condition === undefined || condition === typeName || interfaces.includes(condition)
-  const walk = (set: SelectionSetNode) => {
-    for (const selection of set.selections) {
-      if (!included(ctx, selection)) continue
-      if (selection.kind === Kind.FIELD) {
-        const key = selection.alias?.value ?? selection.name.value
-        const existing = out.get(key)
-        if (existing) existing.nodes.push(selection)
-        else out.set(key, { key, name: selection.name.value, nodes: [selection] })
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
-        if (applies(selection.typeCondition?.name.value)) walk(selection.selectionSet)
-      } else {
-        const name = selection.name.value
-        if (visited.has(name)) continue
-        visited.add(name)
-        const fragment = ctx.fragments.get(name)
-        if (fragment && applies(fragment.typeCondition.name.value)) walk(fragment.selectionSet)
-      }
-    }
-  }
-  for (const set of selectionSets) if (set) walk(set)
-  return [...out.values()]
+  const collected = collectFieldNodes(selectionSets, true, ctx.fragments, ctx.variables, (condition) => applies(condition) || undefined)
+  return [...collected].map(([key, { nodes }]) => ({ key, name: nodes[0]!.name.value, nodes }))
 }
 
 /** Sub-selections of a collected field, across its merged nodes. */

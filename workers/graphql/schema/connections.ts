@@ -5,7 +5,7 @@ import type { TableModel } from '../model/index.ts'
 import { isOrderable } from '../types.ts'
 import { aggregateType } from './aggregates.ts'
 import { list, nn, PageInfo, PAGING_ARGS } from './common.ts'
-import type { SchemaBuild } from './context.ts'
+import { madeOnce, type SchemaBuild } from './context.ts'
 import { filterType } from './filters.ts'
 import { nodeType } from './nodes.ts'
 import { distinctOnField, isDistinctOnColumn, orderByType } from './order-by.ts'
@@ -26,24 +26,22 @@ export function connectionArgs(b: SchemaBuild, table: TableModel): GraphQLFieldC
 }
 
 export function connectionType(b: SchemaBuild, table: TableModel): GraphQLObjectType {
-  let t = b.connections.get(table)
-  if (t) return t
-  const edge = new GraphQLObjectType({
-    name: `${table.typeName}Edge`,
-    fields: () => ({ cursor: { type: nn(GraphQLString) }, node: { type: nn(nodeType(b, table)) } }),
+  return madeOnce(b.connections, table, () => {
+    const edge = new GraphQLObjectType({
+      name: `${table.typeName}Edge`,
+      fields: () => ({ cursor: { type: nn(GraphQLString) }, node: { type: nn(nodeType(b, table)) } }),
+    })
+    return new GraphQLObjectType({
+      name: `${table.typeName}Connection`,
+      fields: () => {
+        const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+          edges: { type: nn(list(nn(edge))) },
+          pageInfo: { type: nn(PageInfo) },
+        }
+        if (table.totalCount) fields.totalCount = { type: nn(GraphQLInt), description: 'The total number of records matching the `filter` criteria' }
+        if (table.aggregate) fields.aggregate = { type: aggregateType(b, table), description: 'Aggregate functions calculated on the collection of `' + table.typeName + '`' }
+        return fields
+      },
+    })
   })
-  t = new GraphQLObjectType({
-    name: `${table.typeName}Connection`,
-    fields: () => {
-      const fields: GraphQLFieldConfigMap<unknown, unknown> = {
-        edges: { type: nn(list(nn(edge))) },
-        pageInfo: { type: nn(PageInfo) },
-      }
-      if (table.totalCount) fields.totalCount = { type: nn(GraphQLInt), description: 'The total number of records matching the `filter` criteria' }
-      if (table.aggregate) fields.aggregate = { type: aggregateType(b, table), description: 'Aggregate functions calculated on the collection of `' + table.typeName + '`' }
-      return fields
-    },
-  })
-  b.connections.set(table, t)
-  return t
 }

@@ -40,3 +40,13 @@ export class SchemaBuild {
     return f.returns.kind === 'scalar' || this.showsTable(f.returns.table)
   }
 }
+
+/** The type kept in `types` under `key`, made by `make` the first time it is asked for. */
+export function madeOnce<K, T>(types: Map<K, T>, key: K, make: () => T): T {
+  let t = types.get(key)
+  if (t === undefined) {
+    t = make()
+    types.set(key, t)
+  }
+  return t
+}

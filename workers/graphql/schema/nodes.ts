@@ -4,37 +4,35 @@ import { type GraphQLFieldConfigArgumentMap, type GraphQLFieldConfigMap, GraphQL
 import type { FunctionModel, TableModel } from '../model/index.ts'
 import { nn, NodeInterface } from './common.ts'
 import { connectionArgs, connectionType } from './connections.ts'
-import type { SchemaBuild } from './context.ts'
+import { madeOnce, type SchemaBuild } from './context.ts'
 import { inputType, valueType } from './values.ts'
 
 export function nodeType(b: SchemaBuild, table: TableModel): GraphQLObjectType {
-  let t = b.nodes.get(table)
-  if (t) return t
-  t = new GraphQLObjectType({
-    name: table.typeName,
-    description: table.description,
-    interfaces: [NodeInterface],
-    fields: () => {
-      const fields: GraphQLFieldConfigMap<unknown, unknown> = {
-        nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' },
-      }
-      for (const c of table.columns) {
-        const type = valueType(b, c.type)
-        fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
-      }
-      for (const r of table.relations) {
-        if (!b.showsTable(r.target)) continue
-        fields[r.field] =
-          r.kind === 'one'
-            ? { type: r.nonNull ? nn(nodeType(b, r.target)) : nodeType(b, r.target) }
-            : { type: connectionType(b, r.target), args: connectionArgs(b, r.target) }
-      }
-      for (const f of table.computed) if (b.showsResult(f)) fields[f.field] = functionField(b, f, f.args.length > 0)
-      return fields
-    },
-  })
-  b.nodes.set(table, t)
-  return t
+  return madeOnce(b.nodes, table, () =>
+    new GraphQLObjectType({
+      name: table.typeName,
+      description: table.description,
+      interfaces: [NodeInterface],
+      fields: () => {
+        const fields: GraphQLFieldConfigMap<unknown, unknown> = {
+          nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' },
+        }
+        for (const c of table.columns) {
+          const type = valueType(b, c.type)
+          fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
+        }
+        for (const r of table.relations) {
+          if (!b.showsTable(r.target)) continue
+          fields[r.field] =
+            r.kind === 'one'
+              ? { type: r.nonNull ? nn(nodeType(b, r.target)) : nodeType(b, r.target) }
+              : { type: connectionType(b, r.target), args: connectionArgs(b, r.target) }
+        }
+        for (const f of table.computed) if (b.showsResult(f)) fields[f.field] = functionField(b, f, f.args.length > 0)
+        return fields
+      },
+    }),
+  )
 }
 
 export function functionField(b: SchemaBuild, f: FunctionModel, withArgs: boolean) {

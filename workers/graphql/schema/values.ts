@@ -3,22 +3,20 @@
 import { GraphQLEnumType, GraphQLInputObjectType, GraphQLList, GraphQLObjectType, type GraphQLScalarType } from 'graphql'
 import type { CompositeModel, EnumModel, ValueType } from '../types.ts'
 import { list, SCALARS } from './common.ts'
-import type { SchemaBuild } from './context.ts'
+import { madeOnce, type SchemaBuild } from './context.ts'
 import { filterInput } from './scalar-filters.ts'
 
 export function enumType(b: SchemaBuild, e: EnumModel): GraphQLEnumType {
-  let t = b.enums.get(e.name)
-  if (!t) {
-    t = new GraphQLEnumType({
+  return madeOnce(b.enums, e.name, () => {
+    const t = new GraphQLEnumType({
       name: e.name,
       description: e.description,
       // A shadowed label's name is the mapped label's value (model/enums.ts enumsOf).
       values: Object.fromEntries(e.values.filter((v) => !v.shadowed).map((v) => [v.name, { value: v.db }])),
     })
-    b.enums.set(e.name, t)
     b.enumFilters.set(e.name, filterInput(`${e.name}Filter`, e.name, 'Enum', t))
-  }
-  return t
+    return t
+  })
 }
 
 /** The type of a value read (a column, a function's result): a composite's is its object type. */
@@ -37,27 +35,21 @@ export function plainType(b: SchemaBuild, v: ValueType): GraphQLScalarType | Gra
 }
 
 export function compositeObject(b: SchemaBuild, c: CompositeModel): GraphQLObjectType {
-  let t = b.compositeObjects.get(c.name)
-  if (!t) {
-    t = new GraphQLObjectType({
+  return madeOnce(b.compositeObjects, c.name, () =>
+    new GraphQLObjectType({
       name: c.name,
       description: c.description,
       fields: () => Object.fromEntries(c.attributes.map((a) => [a.field, { type: valueType(b, a.type), description: a.description }])),
-    })
-    b.compositeObjects.set(c.name, t)
-  }
-  return t
+    }),
+  )
 }
 
 export function compositeInput(b: SchemaBuild, c: CompositeModel): GraphQLInputObjectType {
-  let t = b.compositeInputs.get(c.name)
-  if (!t) {
-    t = new GraphQLInputObjectType({
+  return madeOnce(b.compositeInputs, c.name, () =>
+    new GraphQLInputObjectType({
       name: `${c.name}Input`,
       description: `A value of type "${c.name}": attributes left out are null`,
       fields: () => Object.fromEntries(c.attributes.map((a) => [a.field, { type: inputType(b, a.type), description: a.description }])),
-    })
-    b.compositeInputs.set(c.name, t)
-  }
-  return t
+    }),
+  )
 }

@@ -1,21 +1,20 @@
-// The project's Push tab: the three provider cards (Web Push ready with its
-// VAPID public key; Apple and Android with a form for their keys, or what
-// identifies the stored key, its removal, and a stop with what to do about
-// it), the devices with a test notification each, and the delivery log, both
-// filtered and paged by the query string. The data and every operation come
-// from control-plane/push-admin.ts (shared with the CLI and the admin API);
-// the forms are in ../push-routes.ts.
-import type { ProjectRecord } from '../../../lib/catalogue.ts'
-import { BaseplaneError, platformErrors } from '../../../lib/errors.ts'
-import { REF_PARAM } from '../../admin-api.ts'
-import { deviceQuery, LOG_STATUSES, logQuery, PLATFORMS, pushOverview, type DevicePage, type LogPage, type PushCredentialsView } from '../../push-admin.ts'
-import { FormState, NO_STATE } from '../form-state.ts'
-import { copyable, empty, html, Safe, table } from '../html.ts'
-import type { DashboardContext, DashboardModule, Screen } from '../module.ts'
-import { pushForms, pushNotices } from '../push-routes.ts'
+// The project's Push tab as drawn: the three provider cards (Web Push ready
+// with its VAPID public key; Apple and Android with a form for their keys, or
+// what identifies the stored key, its removal, and a stop with what to do
+// about it), the devices with a test notification each, and the delivery log,
+// both filtered and paged by the query string. The data comes from
+// control-plane/push-admin.ts (shared with the CLI and the admin API); the
+// forms are in forms.ts.
+import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import { BaseplaneError, platformErrors } from '../../../../lib/errors.ts'
+import { deviceQuery, LOG_STATUSES, logQuery, PLATFORMS, pushOverview, type DevicePage, type LogPage, type PushCredentialsView } from '../../../push-admin.ts'
+import { NO_STATE, placeOf, type FormState } from '../../form-state.ts'
+import { copyable, empty, html, Safe, table } from '../../html.ts'
+import { offScreen, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 
 const PER_PAGE = 25
-const NAMES = { apns: 'Apple (APNs)', fcm: 'Android (FCM)', web: 'Web Push' } as const
+/** What the page calls each provider. */
+export const NAMES = { apns: 'Apple (APNs)', fcm: 'Android (FCM)', web: 'Web Push' } as const
 /** The page's query parameters: the devices' filters, then the log's. */
 const DEVICE_PARAMS = ['platform', 'device_user', 'active', 'offset'] as const
 const LOG_PARAMS = ['status', 'provider', 'user', 'before'] as const
@@ -30,12 +29,16 @@ interface FilterError {
   param: string
 }
 
-/** A section's validated filters, or why they were refused (a value typed into the URL). */
-function parsed<T>(parse: () => T, paramOf: (message: string) => string): T | FilterError {
+/**
+ * A section's validated filters, or why they were refused (a value typed into
+ * the URL) and the parameter the refusal names (`names`: where the section's
+ * parameter is called otherwise).
+ */
+function parsed<T>(parse: () => T, params: readonly string[], names: Record<string, string> = {}): T | FilterError {
   try {
     return parse()
   } catch (error) {
-    if (BaseplaneError.is(error) && error.code === 'invalid_argument') return { message: error.message, param: paramOf(error.message) }
+    if (BaseplaneError.is(error) && error.code === 'invalid_argument') return { message: error.message, param: placeOf(error, { fields: [...params], names }) }
     throw error
   }
 }
@@ -77,7 +80,7 @@ function apnsForm(ref: string, state: FormState): Safe {
 ${input('topic', 'Bundle id', 'The app\'s bundle id, such as com.example.app (sent as apns-topic).')}
 ${input('key_id', 'Key id', 'The 10-character id of the key in the Apple developer account.')}
 ${input('team_id', 'Team id', 'The 10-character team id of the developer account.')}
-${select('apns-environment', 'environment', 'Environment', [['production', 'production'], ['sandbox', 'sandbox (development builds)']], environment, false)}
+${select('apns-environment', 'environment', 'Environment', [['production', 'production'], ['sandbox', 'sandbox (development builds)']], environment, false)}${state.error(f, 'environment')}
 <label for="apns-file">Signing key file (.p8)</label>
 <input type="file" id="apns-file" accept=".p8" data-fill="apns-p8">
 <label for="apns-p8">Key file contents</label>
@@ -201,20 +204,16 @@ ${select('log-provider', 'provider', 'Provider', [['', 'any'], ...PLATFORMS.map(
   return html`<section id="log"><h2>Delivery log</h2>${filters}${list}</section>`
 }
 
+/** The Push tab of `project`, its devices and log filtered and paged by `query`, with a form's state. */
 export async function pushScreen(context: DashboardContext, project: ProjectRecord, query: URLSearchParams, state: FormState): Promise<Screen> {
   const ref = project.ref
   if (!project.pushEnabled) {
-    return {
-      title: 'Push',
-      project,
-      tab: 'push',
-      body: html`<section><h2>Push</h2>${empty(html`Push is off. Turn it on under <a href="/dashboard/projects/${ref}/settings">Settings</a> to send Web Push, Apple and Android notifications.`)}</section>`,
-    }
+    return offScreen(project, 'push', 'Push', html`Push is off. Turn it on under <a href="/dashboard/projects/${ref}/settings">Settings</a> to send Web Push, Apple and Android notifications.`)
   }
   const devices = parsed(
     () => {
       const active = query.get('active')
-      if (active && active !== 'true' && active !== 'false') throw platformErrors.invalidArgument('active must be true or false')
+      if (active && active !== 'true' && active !== 'false') throw platformErrors.invalidArgument('active must be true or false', 'active')
       return deviceQuery({
         platform: query.get('platform') || undefined,
         user: query.get('device_user') || undefined,
@@ -223,7 +222,8 @@ export async function pushScreen(context: DashboardContext, project: ProjectReco
         limit: PER_PAGE,
       })
     },
-    (message) => (message.startsWith('user') ? 'device_user' : message.split(' ')[0]!),
+    DEVICE_PARAMS,
+    { user: 'device_user' },
   )
   const log = parsed(
     () =>
@@ -234,25 +234,13 @@ export async function pushScreen(context: DashboardContext, project: ProjectReco
         before: wholeNumber(query, 'before'),
         limit: PER_PAGE,
       }),
-    (message) => message.split(' ')[0]!,
+    LOG_PARAMS,
   )
   const shown = await pushOverview(context.controlPlane, ref, { devices: isError(devices) ? undefined : devices, log: isError(log) ? undefined : log })
   const body = html`${cards(ref, shown.credentials, state)}${devicesSection(ref, query, isError(devices) ? devices : shown.devices!, state)}${logSection(ref, query, isError(log) ? log : shown.log!)}`
   return { title: 'Push', project, tab: 'push', body, scripts: ['push.js'] }
 }
 
-export function pushPage(context: DashboardContext): DashboardModule {
-  return {
-    tab: { id: 'push', label: 'Push' },
-    pages: [
-      {
-        method: 'GET',
-        path: '/projects/:ref/push',
-        where: REF_PARAM,
-        page: async ({ params, query }) => pushScreen(context, await context.controlPlane.get(params.ref!), query, NO_STATE),
-      },
-    ],
-    forms: pushForms(context, async (ref, state) => pushScreen(context, await context.controlPlane.get(ref), new URLSearchParams(), state)),
-    notices: pushNotices,
-  }
+export function pushScreens(context: DashboardContext): ScreenPart {
+  return { pages: [projectPage('/push', async (ref, { query }) => pushScreen(context, await context.controlPlane.get(ref), query, NO_STATE))] }
 }

@@ -1,8 +1,7 @@
-// The admin API's Push routes (`/platform/v1/projects/{ref}/push/...`): the
-// operations of push-admin.ts, as the CLI and the dashboard's Push tab use them.
-import { platformErrors } from '../lib/errors.ts'
-import { adminFields, REF_PARAM, type AdminRoute } from './admin-api.ts'
-import type { ControlPlane } from './control-plane.ts'
+// The admin API's Push of a project (`/platform/v1/projects/{ref}/push/...`):
+// the operations of push-admin.ts, as the CLI's `push ...` and the dashboard's
+// Push tab use them.
+import type { ControlPlane } from '../control-plane.ts'
 import {
   listPushDevices,
   pushDeliveryLog,
@@ -11,24 +10,9 @@ import {
   setPushCredentials,
   showPushCredentials,
   type PushAdminOptions,
-} from './push-admin.ts'
+} from '../push-admin.ts'
+import { adminFields, queryBoolean, queryNumber, REF_PARAM, type AdminRoute } from './route.ts'
 
-/** A query parameter as a whole number, refused as the admin API's invalid_argument otherwise. */
-function queryNumber(query: URLSearchParams, name: string): number | undefined {
-  const raw = query.get(name)
-  if (raw === null || raw === '') return undefined
-  if (!/^\d+$/.test(raw)) throw platformErrors.invalidArgument(`${name} must be a whole number, got "${raw.slice(0, 40)}"`)
-  return Number(raw)
-}
-
-function queryBoolean(query: URLSearchParams, name: string): boolean | undefined {
-  const raw = query.get(name)
-  if (raw === null || raw === '') return undefined
-  if (raw !== 'true' && raw !== 'false') throw platformErrors.invalidArgument(`${name} must be true or false`)
-  return raw === 'true'
-}
-
-/** Admin API routes (`/platform/v1/projects/{ref}/push/...`), the same operations as the CLI and the dashboard. */
 export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOptions = {}): AdminRoute[] {
   const keyed = { ...REF_PARAM, provider: 'apns|fcm' }
   return [

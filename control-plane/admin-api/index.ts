@@ -1,0 +1,85 @@
+// The platform admin HTTP API (`/platform/v1/...`), guarded by the platform
+// admin token. It offers the same operations as the CLI, through the same
+// ControlPlane methods, operation modules (control-plane/*.ts) and views.
+// One file per family of routes; this one lists them (adminRoutes) and serves
+// them (adminApi): the token, the router, the platform's error shapes, 503 when
+// a database does not answer, the unacknowledged nodes' header.
+import type { OutgoingResponse, PlatformRoutes } from '../../lib/http.ts'
+import { incidents, unavailableAs } from '../../lib/db/database-errors.ts'
+import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
+import { platformErrorResponse } from '../../lib/http/errors.ts'
+import { Router } from '../../lib/http/router.ts'
+import type { ControlPlane } from '../control-plane.ts'
+import type { PushAdminOptions } from '../push-admin.ts'
+import { UNACKNOWLEDGED_HEADER, withUnacknowledged } from '../unacknowledged.ts'
+import type { Addressing } from '../views.ts'
+import { authAdminRoutes } from './auth.ts'
+import { anonymousUserRoutes } from './auth-users.ts'
+import { keyRoutes, productRoutes, projectRoutes } from './projects.ts'
+import { pushAdminRoutes } from './push.ts'
+import { projectRoleRoutes } from './roles.ts'
+import { ADMIN_PREFIX, adminBody, adminTokenMatches, type AdminRoute } from './route.ts'
+import { serverRoutes } from './servers.ts'
+import { signingKeyRoutes } from './signing-keys.ts'
+import { roleTimeoutRoutes } from './timeouts.ts'
+
+export { ADMIN_PREFIX, adminTokenMatches, type AdminRoute } from './route.ts'
+
+/** The source of the admin API's database incidents (one log line when they begin, one when they end). */
+const DATABASE = "the admin API's database"
+
+export interface AdminApiOptions {
+  /** How Push's credentials are checked (the FCM token endpoint). */
+  push?: PushAdminOptions
+  /** Routes of other parts of the platform under the same guard (the server's recent figures). */
+  extraRoutes?: AdminRoute[]
+}
+
+/** Every route of the admin API, family by family. */
+export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, options: AdminApiOptions = {}): AdminRoute[] {
+  return [
+    ...projectRoutes(controlPlane, addressing),
+    ...keyRoutes(controlPlane, addressing),
+    ...productRoutes(controlPlane, addressing),
+    ...serverRoutes(controlPlane),
+    ...(options.extraRoutes ?? []),
+    ...authAdminRoutes(controlPlane, addressing),
+    ...roleTimeoutRoutes(controlPlane),
+    ...projectRoleRoutes(controlPlane),
+    ...pushAdminRoutes(controlPlane, options.push ?? {}),
+    ...signingKeyRoutes(controlPlane),
+    ...anonymousUserRoutes(controlPlane),
+  ]
+}
+
+function respond(status: number, body: unknown): OutgoingResponse {
+  return { status, headers: { 'content-type': 'application/json' }, body: status === 204 ? '' : JSON.stringify(body) }
+}
+
+export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: AdminApiOptions = {}): PlatformRoutes {
+  const router = new Router(adminRoutes(controlPlane, addressing, options))
+  return async (request) => {
+    if (!request.path.startsWith(`${ADMIN_PREFIX}/`)) return undefined
+    try {
+      if (!adminTokenMatches(request.headers.authorization, adminToken)) throw platformErrors.unauthorizedAdmin()
+      const match = router.match(request.method, request.path.slice(ADMIN_PREFIX.length))
+      if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
+      if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
+      const { result, unacknowledged } = await withUnacknowledged(() =>
+        match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) }),
+      )
+      incidents.recovered(DATABASE)
+      const response = respond(result[0], result[1])
+      // Done, but those nodes may serve the old state until they hear from the catalogue again or are taken out (issue 24 item 3).
+      if (unacknowledged.length > 0) response.headers[UNACKNOWLEDGED_HEADER] = unacknowledged.join(', ')
+      return response
+    } catch (error) {
+      if (BaseplaneError.is(error)) return platformErrorResponse(error)
+      // The catalogue or a project's database did not answer (the error does not say which): 503, logged once per incident.
+      const unavailable = unavailableAs(error, platformErrors.someDatabaseUnavailable)
+      if (unavailable === undefined) throw error
+      incidents.failed(DATABASE, error, { path: request.path })
+      return platformErrorResponse(unavailable)
+    }
+  }
+}

@@ -1,0 +1,85 @@
+// The admin API's projects (`/platform/v1/projects...`): list, create, show,
+// change the plan, delete; API keys and their rotation, the owner's database
+// URL, products on and off. The same ControlPlane methods and views as the CLI.
+import type { ControlPlane } from '../control-plane.ts'
+import { dbUrlView, keysView, projectView, type Addressing } from '../views.ts'
+import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
+
+export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/projects',
+      handler: async () => [200, (await controlPlane.list()).map((p) => projectView(p, addressing))],
+    },
+    {
+      method: 'POST',
+      path: '/projects',
+      handler: async ({ body }) => {
+        const input = await body()
+        const fields = adminFields(input)
+        const project = await controlPlane.create({ name: fields.string('name'), plan: fields.optionalString('plan'), signingAlg: fields.optionalString('signing_alg') })
+        return [201, { ...projectView(project, addressing), ...keysView(project, addressing) }]
+      },
+    },
+    {
+      method: 'GET',
+      path: '/projects/:ref', where: REF_PARAM,
+      handler: async ({ params }) => [200, projectView(await controlPlane.get(params.ref!), addressing)],
+    },
+    {
+      method: 'PATCH',
+      path: '/projects/:ref', where: REF_PARAM,
+      handler: async ({ params, body }) => {
+        const input = await body()
+        const plan = adminFields(input).string('plan')
+        return [200, projectView(await controlPlane.setPlan(params.ref!, plan), addressing)]
+      },
+    },
+    {
+      method: 'DELETE',
+      path: '/projects/:ref', where: REF_PARAM,
+      handler: async ({ params }) => {
+        await controlPlane.delete(params.ref!)
+        return [204, null]
+      },
+    },
+  ]
+}
+
+/** The project's API keys (`/keys`, `/keys/rotate`) and its owner's database URL (`/db-url`). */
+export function keyRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/projects/:ref/keys', where: REF_PARAM,
+      handler: async ({ params }) => [200, keysView(await controlPlane.get(params.ref!), addressing)],
+    },
+    {
+      method: 'POST',
+      path: '/projects/:ref/keys/rotate', where: REF_PARAM,
+      handler: async ({ params }) => [200, keysView(await controlPlane.rotateKeys(params.ref!), addressing)],
+    },
+    {
+      method: 'GET',
+      path: '/projects/:ref/db-url', where: REF_PARAM,
+      handler: async ({ params }) => [200, dbUrlView(await controlPlane.get(params.ref!))],
+    },
+  ]
+}
+
+/** Products on (`PUT`) and off (`DELETE`): `/projects/{ref}/products/{auth|push}`. */
+export function productRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
+  return [
+    {
+      method: 'PUT',
+      path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
+      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, true), addressing)],
+    },
+    {
+      method: 'DELETE',
+      path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
+      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, false), addressing)],
+    },
+  ]
+}

@@ -1,0 +1,89 @@
+// The GraphQL tab's calls, posted by its script (assets/graphql.js): run a
+// document, load the types, load the schema report. The server sends each to
+// `{base_url}/graphql/v1` with the role's key, and for a user with a token it
+// signs for five minutes, so no token or service_role key reaches the browser.
+import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import { authUsersErrors, type AuthUser } from '../../../auth-users.ts'
+import { keysView } from '../../../views.ts'
+import { projectCall, type DashboardContext, type FormsPart } from '../../module.ts'
+import { USER_TOKEN_SECONDS } from './screen.ts'
+
+const ROLES = ['anon', 'user', 'service_role'] as const
+
+export const TYPES_QUERY = `query DashboardTypes { __schema { types { name kind description fields { name type { name kind ofType { name kind ofType { name kind ofType { name kind } } } } } inputFields { name type { name kind ofType { name kind ofType { name kind } } } } enumValues { name } } } }`
+
+interface RunInput {
+  query: string
+  variables?: unknown
+  role: (typeof ROLES)[number]
+  user?: string
+  extensions?: Record<string, unknown>
+}
+
+function runInput(body: unknown): RunInput | string {
+  if (typeof body !== 'object' || body === null) return 'Send a JSON object'
+  const b = body as Record<string, unknown>
+  if (typeof b.query !== 'string' || b.query.trim() === '') return 'Write a GraphQL document to run'
+  if (!(ROLES as readonly unknown[]).includes(b.role)) return `Choose a role: ${ROLES.join(', ')}`
+  if (b.variables !== undefined && b.variables !== null && (typeof b.variables !== 'object' || Array.isArray(b.variables))) return 'Variables must be a JSON object'
+  if (b.role === 'user' && (typeof b.user !== 'string' || b.user.trim() === '')) return "Give the user's email or id to run as"
+  return { query: b.query, variables: b.variables ?? undefined, role: b.role as RunInput['role'], user: typeof b.user === 'string' ? b.user.trim() : undefined }
+}
+
+async function userOf(context: DashboardContext, ref: string, given: string): Promise<AuthUser> {
+  if (/^[0-9a-f-]{36}$/i.test(given)) return context.authUsers.get(ref, given)
+  const found = (await context.authUsers.list(ref, { email: given, perPage: 50 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
+  if (!found) throw authUsersErrors.invalid(`No user with the email ${given}`)
+  return found
+}
+
+/** Runs the document on the project's endpoint as the role; answers the endpoint's status and body. */
+async function run(context: DashboardContext, project: ProjectRecord, input: RunInput): Promise<[number, unknown]> {
+  const keys = keysView(project, context.addressing)
+  let apikey = keys.anon_key
+  let bearer = keys.anon_key
+  if (input.role === 'service_role') apikey = bearer = keys.service_role_key
+  if (input.role === 'user') bearer = await context.authUsers.userToken(project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS)
+  const started = Date.now()
+  const response = await fetch(`${keys.base_url}/graphql/v1`, {
+    method: 'POST',
+    headers: { apikey, authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ query: input.query, variables: input.variables, ...(input.extensions ? { extensions: input.extensions } : {}) }),
+    signal: AbortSignal.timeout(60_000),
+  })
+  const text = await response.text()
+  let answer: unknown = text
+  try {
+    answer = JSON.parse(text)
+  } catch {
+    // Not JSON (a proxy's page): shown as text.
+  }
+  return [200, { status: response.status, ms: Date.now() - started, answer }]
+}
+
+/** A call's answer: the endpoint's, or 400 with what is wrong with the input, or the refusal's code and message. */
+async function call(context: DashboardContext, ref: string, body: unknown, extra?: Partial<RunInput>): Promise<[number, unknown]> {
+  const project = await context.controlPlane.get(ref)
+  const input = runInput({ ...(body as object), ...extra })
+  if (typeof input === 'string') return [400, { code: 'invalid_argument', message: input }]
+  try {
+    return await run(context, project, { ...input, ...(extra?.extensions ? { extensions: extra.extensions } : {}) })
+  } catch (error) {
+    const e = error as { code?: string; message?: string; status?: number }
+    if (typeof e.code === 'string' && typeof e.status === 'number' && e.status < 500) return [e.status, { code: e.code, message: e.message }]
+    throw error
+  }
+}
+
+export function graphqlForms(context: DashboardContext): FormsPart {
+  return {
+    calls: [
+      projectCall('POST', '/graphql/run', (ref, { body }) => call(context, ref, body)),
+      projectCall('POST', '/graphql/types', (ref, { body }) => {
+        const role = (body as { role?: unknown })?.role === 'service_role' ? 'service_role' : 'anon'
+        return call(context, ref, { query: TYPES_QUERY, role })
+      }),
+      projectCall('POST', '/graphql/report', (ref) => call(context, ref, { query: 'query DashboardSchemaReport { __typename }', role: 'service_role' }, { extensions: { schemaReport: true } })),
+    ],
+  }
+}

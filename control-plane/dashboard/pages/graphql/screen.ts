@@ -1,0 +1,52 @@
+// The project's GraphQL tab as drawn: an explorer on the project's endpoint
+// (document, variables, the role to run as: anon, a chosen user,
+// service_role), the schema's types to browse, and the schema report. The
+// page's script (assets/graphql.js) posts to the calls in forms.ts.
+import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import { keysView } from '../../../views.ts'
+import { html, type Safe } from '../../html.ts'
+import { projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+
+/** How long a token the dashboard signs for a chosen user lasts. */
+export const USER_TOKEN_SECONDS = 300
+
+const EXAMPLE = `# Tables and views of the exposed schemas are collections:
+# query { todosCollection(first: 10) { edges { node { id } } } }
+query {
+  __schema { queryType { name } }
+}`
+
+function explorer(project: ProjectRecord, baseUrl: string): Safe {
+  const ref = project.ref
+  return html`<section><h2>Explorer</h2>
+<p>Runs on <code id="graphql-endpoint">${baseUrl}/graphql/v1</code> as the role you choose, under its row-level security.</p>
+<form id="explorer" data-run="/dashboard/projects/${ref}/graphql/run" data-types="/dashboard/projects/${ref}/graphql/types" data-report="/dashboard/projects/${ref}/graphql/report">
+<div class="explorer"><div>
+<label for="gql-query">Document</label><textarea id="gql-query" name="query" rows="14" spellcheck="false">${EXAMPLE}</textarea>
+<label for="gql-variables">Variables (JSON)</label><textarea id="gql-variables" name="variables" rows="4" spellcheck="false" style="min-height:4rem">{}</textarea>
+<label for="gql-role">Run as</label><select id="gql-role" name="role">
+<option value="anon">anon (the anon key)</option><option value="user" ${project.authEnabled ? '' : 'disabled'}>a user${project.authEnabled ? '' : ' (turn Auth on first)'}</option><option value="service_role">service_role (bypasses row-level security)</option></select>
+<div id="gql-user-row" hidden><label for="gql-user">User's email or id</label><input type="text" id="gql-user" name="user" autocomplete="off">
+<p class="muted">The dashboard signs a token for that user valid for ${USER_TOKEN_SECONDS / 60} minutes.</p></div>
+<p id="gql-problem" class="field-error" role="alert" hidden></p>
+<p><button id="gql-run">Run</button> <span id="gql-status" class="muted" aria-live="polite"></span></p>
+</div><div><label for="gql-answer">Answer</label><pre id="gql-answer" tabindex="0" aria-live="polite">Run a document to see the answer.</pre></div></div>
+</form></section>`
+}
+
+/** The GraphQL tab of project `ref`. */
+export async function graphqlScreen(context: DashboardContext, ref: string): Promise<Screen> {
+  const project = await context.controlPlane.get(ref)
+  const keys = keysView(project, context.addressing)
+  const body = html`${explorer(project, keys.base_url)}
+<section><h2>Types</h2><p class="muted">The schema as the chosen role sees it (introspection). Pick a type to see its fields.</p>
+<div class="row"><label for="gql-types-role" class="check">As</label><select id="gql-types-role" style="max-width:14rem"><option value="anon">anon</option><option value="service_role">service_role</option></select>
+<button type="button" class="secondary" id="gql-types-load">Load types</button></div>
+<div class="explorer"><div><ul id="gql-types" class="types" aria-label="Types"></ul></div><div id="gql-type" aria-live="polite"></div></div></section>
+<section><h2>Schema report</h2><div id="gql-report"><p class="muted">Loading…</p></div></section>`
+  return { title: 'GraphQL', body, project, tab: 'graphql', scripts: ['graphql.js'] }
+}
+
+export function graphqlScreens(context: DashboardContext): ScreenPart {
+  return { pages: [projectPage('/graphql', (ref) => graphqlScreen(context, ref))] }
+}

@@ -1,0 +1,40 @@
+// The list of projects and the new-project form (outside any project), as
+// drawn. Its form is in forms.ts.
+import { PLANS } from '../../../../lib/catalogue.ts'
+import { projectView } from '../../../views.ts'
+import { NO_STATE, type FormState } from '../../form-state.ts'
+import { empty, html, table } from '../../html.ts'
+import type { DashboardContext, Screen, ScreenPart } from '../../module.ts'
+
+/** The projects and the new-project form, with its state. */
+export async function projectsScreen(context: DashboardContext, state: FormState): Promise<Screen> {
+  const projects = await context.controlPlane.list()
+  const rows = projects.map((p) => {
+    const view = projectView(p, context.addressing)
+    return html`<tr><td><a href="/dashboard/projects/${p.ref}">${p.name}</a></td><td><code>${p.ref}</code></td><td>${p.plan}</td>
+<td>${['GraphQL', p.authEnabled ? 'Auth' : '', p.pushEnabled ? 'Push' : ''].filter(Boolean).join(', ')}</td><td><code>${view.base_url}</code></td></tr>`
+  })
+  const plan = state.value('create', 'plan', 'free')
+  const body = html`<section><h1>Projects</h1>${
+    projects.length === 0
+      ? empty('No projects yet. Create one below: it gets its own database, keys and base URL.')
+      : table(['Name', 'Ref', 'Plan', 'Products', 'Base URL'], rows)
+  }</section>
+<section><h2>New project</h2><form method="post" action="/dashboard/projects">
+<label for="name">Name</label><input type="text" id="name" name="name" required maxlength="200" value="${state.value('create', 'name', '')}" ${state.attrs('create', 'name')}>
+${state.error('create', 'name')}
+<label for="plan">Plan</label><select id="plan" name="plan" ${state.attrs('create', 'plan')}>${PLANS.map((p) => html`<option ${p === plan ? 'selected' : ''}>${p}</option>`)}</select>
+${state.error('create', 'plan')}${state.error('create', '')}
+<p><button>Create project</button></p></form></section>`
+  return { title: 'Projects', body }
+}
+
+export function projectsScreens(context: DashboardContext): ScreenPart {
+  const draw = async () => projectsScreen(context, NO_STATE)
+  return {
+    pages: [
+      { method: 'GET', path: '', page: draw },
+      { method: 'GET', path: '/', page: draw },
+    ],
+  }
+}

@@ -1,0 +1,51 @@
+// The Settings tab's forms: change the plan, turn a product on or off, rotate
+// the JWT secret and keys, delete the project (typing its ref to confirm).
+// A refusal is drawn beside the field it names.
+import { platformErrors } from '../../../../lib/errors.ts'
+import { refusable, type FormState, type Saved } from '../../form-state.ts'
+import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
+import { PRODUCT_NAMES, settingsScreen } from './screen.ts'
+
+const settingsPath = (ref: string) => `/projects/${ref}/settings`
+
+async function changePlan(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const before = (await context.controlPlane.get(ref)).plan
+  await context.controlPlane.setPlan(ref, input.field('plan'))
+  return { to: settingsPath(ref), notice: 'plan', values: [before, input.field('plan')] }
+}
+
+async function switchProduct(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const on = input.field('enabled') === 'true'
+  await context.controlPlane.setProduct(input.params.ref!, input.params.product!, on)
+  return { to: settingsPath(input.params.ref!), notice: on ? 'product_on' : 'product_off', values: [input.params.product!] }
+}
+
+async function deleteProject(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  await context.controlPlane.get(ref)
+  if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
+  await context.controlPlane.delete(ref)
+  return { to: '', notice: 'deleted', values: [ref] }
+}
+
+export function settingsForms(context: DashboardContext): FormsPart {
+  const screen = async (input: FormInput, state: FormState) => settingsScreen(await context.controlPlane.get(input.params.ref!), state)
+  return {
+    forms: [
+      projectForm('/plan', refusable({ form: 'plan', fields: ['plan'], run: (input) => changePlan(context, input), screen })),
+      projectForm('/products/:product', refusable({ form: 'product', run: (input) => switchProduct(context, input), screen }), { product: 'auth|push' }),
+      projectForm('/keys/rotate', async ({ params }) => {
+        await context.controlPlane.rotateKeys(params.ref!)
+        return { to: `/projects/${params.ref!}`, notice: 'rotated' }
+      }),
+      projectForm('/delete', refusable({ form: 'delete', fields: ['confirm'], run: (input) => deleteProject(context, input), screen })),
+    ],
+    notices: {
+      plan: ([before, after]) => (before === after ? `The plan stays ${after}.` : `Plan changed from ${before} to ${after}. ${NEXT_REQUEST}`),
+      product_on: ([product]) => `${PRODUCT_NAMES[product!] ?? product} turned on. ${NEXT_REQUEST}`,
+      product_off: ([product]) => `${PRODUCT_NAMES[product!] ?? product} turned off. ${NEXT_REQUEST}`,
+      rotated: () => `New JWT secret, anon key and service_role key; tokens signed with the old secret are refused. ${NEXT_REQUEST}`,
+    },
+  }
+}

@@ -1,0 +1,54 @@
+// Auth's face for the control plane and the CLI: the one module outside
+// workers/auth/ may import (test/platform/layout.test.ts holds it). Three
+// parts, each Auth's own code, re-exported as is:
+//
+// - Settings: what `baseplane.projects.auth_settings` holds, its validation
+//   (every problem at once, and one value's problem for a form field) and its
+//   defaults; the setting names the CLI, the admin API and the dashboard
+//   accept (numeric, switches, WebAuthn, hooks) and how hooks are shown.
+// - Templates: the kinds of mail template (`recovery`, ...); a template's
+//   subject and body are checked with the settings.
+// - Users: user administration (users-admin.ts), the same operations the Auth
+//   admin API's handlers call, run by the control plane in a scope of its own
+//   (`projectScope`, on its connection to the project's database as
+//   baseplane_auth_admin), so its validation, mail and audit apply.
+//
+// Everything else in workers/auth/ (the HTTP handlers, the SQL under db/, the
+// worker) is Auth's alone, and may change without the control plane knowing.
+
+// Settings
+export {
+  applyDefaults,
+  BOOLEAN_SETTINGS,
+  googleClientIdsProblems,
+  googleMissing,
+  NUMERIC_SETTINGS,
+  redirectUrlProblem,
+  settingsProblems,
+  templateProblem,
+  templateSubjectProblem,
+  type StoredAuthSettings,
+} from './settings.ts'
+export { HOOK_SETTINGS, hooksView, withoutClearedHooks } from './hooks/settings.ts'
+export { WEBAUTHN_SETTINGS } from './webauthn-settings.ts'
+
+// Templates
+export { TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
+
+// Users
+export {
+  createUser,
+  deleteFactor,
+  deleteUser,
+  getUser,
+  inviteUser,
+  listUsers,
+  projectScope,
+  sendRecovery,
+  signOutEverywhere,
+  updateUser,
+  userSessions,
+  type AuthAdminScope,
+  type UserJson,
+  type UserSession,
+} from './users-admin.ts'
