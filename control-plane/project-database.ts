@@ -137,3 +137,12 @@ export async function runInProjectDatabase<T>(
 ): Promise<T> {
   return withClient(adminUrlFor(serverUrl, database), (client) => inTransaction(client, work))
 }
+
+/**
+ * Runs `work` on a connection of its own to the project's database as the
+ * admin role (a superuser, so it may SET ROLE to any role), with no
+ * transaction open: `work` opens and ends its own (the GraphQL explorer's runs).
+ */
+export async function withProjectDatabase<T>(serverUrl: string, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withClient(adminUrlFor(serverUrl, database), work)
+}

@@ -1,13 +1,14 @@
 // The project gate: which key was sent, and who the caller is. The apikey must
 // be exactly one of the project's two keys; the Bearer token must verify with
 // the project's secret (HS256) or one of its signing keys by kid (ES256 or
-// RS256; lib/jwt.ts verifyJwt) and name one of the API roles or one of the
-// project's own roles (`baseplane projects roles`).
+// RS256) and name one of the API roles or one of the project's own roles
+// (`baseplane projects roles`): lib/jwt.ts callerOf, which the dashboard's
+// GraphQL explorer uses too.
 import { LRUCache } from 'lru-cache'
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import { API_ROLES, isApiRole, type RequestIdentity } from '../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
-import { verifyJwt } from '../lib/jwt.ts'
+import { callerOf } from '../lib/jwt.ts'
 
 export type KeyRole = 'anon' | 'service_role'
 
@@ -83,21 +84,13 @@ export class Gate {
     const token = tokenOf(apikey, authorization)
     const cached = this.cachedIdentity(project, apikey, authorization)
     if (cached !== undefined) return cached
-    const claims = await verifyJwt(project, token)
-    const role = claims.role
-    if (!isApiRole(role) && !(typeof role === 'string' && project.projectRoles.includes(role))) throw platformErrors.badJwt(roleRefusal(project))
-    const identity: RequestIdentity = { role, claims }
+    const identity = await callerOf(project, token)
+    const claims = identity.claims
     const tokens = this.#keysOf(project).tokens
     if (tokens.size >= MAX_TOKENS_PER_PROJECT) tokens.clear()
     tokens.set(token, { identity, expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity })
     return identity
   }
-}
-
-/** Names every role a token of the project may carry, so a refused caller knows what would pass. */
-function roleRefusal(project: ProjectRecord): string {
-  const accepted = [...API_ROLES, ...project.projectRoles]
-  return `role claim must be ${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}`
 }
 
 function tokenOf(apikey: string, authorization: string | undefined): string {

@@ -12,6 +12,7 @@
 // signs one token per session it issues.
 import crypto from 'node:crypto'
 import { jwtVerify, errors as joseErrors, type JWTHeaderParameters } from 'jose'
+import { API_ROLES, isApiRole, type RequestIdentity } from './db/request-transaction.ts'
 import { BaseplaneError, platformErrors } from './errors.ts'
 
 const TEN_YEARS = 10 * 365 * 24 * 3600
@@ -223,4 +224,29 @@ export async function verifyJwt(keys: VerificationKeys | string, token: string):
     if (error instanceof joseErrors.JWTClaimValidationFailed) throw platformErrors.badJwt(error.message)
     throw platformErrors.badJwt('unable to parse token')
   }
+}
+
+/** What a project admits a caller with: its keys, and its own roles besides the API roles. A ProjectRecord is one. */
+export interface CallerKeys extends VerificationKeys {
+  projectRoles: readonly string[]
+}
+
+/**
+ * The caller a token names, as the data plane's gate admits it (the Bearer
+ * token, or the apikey when none is sent): its verified claims, and their
+ * `role` when it is one of the API roles or one of the project's own; else
+ * the gate's `bad_jwt`, naming the roles that would pass. The dashboard's
+ * GraphQL explorer makes its callers with it too, so RLS sees the same.
+ */
+export async function callerOf(project: CallerKeys, token: string): Promise<RequestIdentity> {
+  const claims = await verifyJwt(project, token)
+  const role = claims.role
+  if (!isApiRole(role) && !(typeof role === 'string' && project.projectRoles.includes(role))) throw platformErrors.badJwt(roleRefusal(project))
+  return { role, claims }
+}
+
+/** Names every role a token of the project may carry, so a refused caller knows what would pass. */
+function roleRefusal(project: CallerKeys): string {
+  const accepted = [...API_ROLES, ...project.projectRoles]
+  return `role claim must be ${accepted.slice(0, -1).join(', ')} or ${accepted.at(-1)}`
 }

@@ -21,7 +21,7 @@ export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'push' | 'settin
 export interface DashboardContext {
   controlPlane: ControlPlane
   addressing: Addressing
-  /** Runs `fn` on the project's own database as the server's superuser (short-lived client). */
+  /** Runs `fn` on the project's own database as the server's superuser (short-lived client, no transaction open: `fn` opens its own). */
   inProject<T>(project: ProjectRecord, fn: (client: pg.ClientBase) => Promise<T>): Promise<T>
   /** Where Push's credential checks reach the providers (config BASEPLANE_FCM_TOKEN_URL). */
   push?: PushAdminOptions

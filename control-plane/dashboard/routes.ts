@@ -15,7 +15,7 @@ import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import { AuthUsers, type MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
-import { runInProjectDatabase } from '../project-database.ts'
+import { withProjectDatabase } from '../project-database.ts'
 import type { Addressing } from '../views.ts'
 import { asset } from './assets.ts'
 import { html, page, type LayoutOptions, type Safe, type Tab } from './html.ts'
@@ -85,7 +85,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
   const context: DashboardContext = {
     controlPlane,
     addressing,
-    inProject: async (project, fn) => runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, fn),
+    inProject: async (project, fn) => withProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, fn),
     push: options.push,
     authUsers: new AuthUsers(controlPlane, addressing, options.mail),
     recentFigures: options.recentFigures,

@@ -119,6 +119,31 @@ if (haveChromium(t)) {
     t.match(await text('#gql-type'), 'body: String!')
   })
 
+  t.test('the explorer calls no HTTP endpoint: it answers while the endpoint cannot be fetched', async (t) => {
+    // The platform runs in this process: any fetch of a GraphQL endpoint fails from here on.
+    const fetched: string[] = []
+    const realFetch = globalThis.fetch
+    globalThis.fetch = (async (input: string | URL | Request, init?: RequestInit) => {
+      const url = input instanceof Request ? input.url : String(input)
+      if (url.includes('/graphql/v1')) {
+        fetched.push(url)
+        throw new TypeError('fetch failed: no GraphQL endpoint in this test')
+      }
+      return realFetch(input, init)
+    }) as typeof fetch
+    t.teardown(() => {
+      globalThis.fetch = realFetch
+    })
+    await page.goto(graphql)
+    await page.fill('#gql-query', notes)
+    await page.selectOption('#gql-role', 'user')
+    await page.fill('#gql-user', 'ada@example.com')
+    await run()
+    t.match(await text('#gql-status'), /^HTTP 200 in \d+ ms$/)
+    t.same(await bodies(), ["ada's note"], 'the user still sees their own note')
+    t.same(fetched, [], 'nothing fetched the endpoint')
+  })
+
   t.test('the Overview draws the last hour', async (t) => {
     for (let i = 0; i < 3; i++) await request(`${project.baseUrl}/rest-nothing`, { headers: { apikey: project.anonKey } })
     await page.goto(`${dashboard}/projects/${project.ref}`)

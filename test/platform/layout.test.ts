@@ -120,7 +120,7 @@ function faceViolations(): string[] {
 
 t.test('the control plane and the CLI reach a concern only through its face', async (t) => {
   t.same(faceViolations(), [])
-  for (const concern of ['auth', 'push']) t.ok(fs.existsSync(path.join(ROOT, 'workers', concern, 'face.ts')), `workers/${concern}/face.ts`)
+  for (const concern of ['auth', 'push', 'graphql']) t.ok(fs.existsSync(path.join(ROOT, 'workers', concern, 'face.ts')), `workers/${concern}/face.ts`)
   const probe = path.join(ROOT, 'cli', `.layout-probe-${process.pid}.ts`)
   fs.writeFileSync(probe, "import { NUMERIC_SETTINGS } from '../workers/auth/face.ts'\nimport { pushErrors } from '../workers/push/errors.ts'\nexport { NUMERIC_SETTINGS, pushErrors }\n")
   t.teardown(() => fs.rmSync(probe, { force: true }))

@@ -1,22 +1,20 @@
 // POST {base_url}/graphql/v1 (SPEC 4.2), run in the data plane's graphql
-// Piscina pool: parse the body, then answer through the library in one
-// transaction as the caller (lib/db/request-transaction.ts's identity
-// statement, sent in resolve()'s first round trip). As in
-// pg_graphql behind PostgREST, GraphQL-level failures are HTTP 200 with
+// Piscina pool: route and parse the body, then answer through answer.ts (the
+// library, in one transaction as the caller, on a connection of the thread's
+// pool; the control plane's face runs the same code). As in pg_graphql
+// behind PostgREST, GraphQL-level failures are HTTP 200 with
 // `{data: null, errors}`; only a body that is not JSON is a 400.
-import { classifyDatabaseError, isConnectionLost, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
-import { identityStatement } from '../../lib/db/request-transaction.ts'
+import type pg from 'pg'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
-import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
+import { graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { readJsonObject } from '../../lib/http/body.ts'
 import { Router } from '../../lib/http/router.ts'
-import { log } from '../../lib/log.ts'
-import { json, type ServiceHandler, type ServiceRequest, type ServiceResponse } from '../../lib/service.ts'
+import type { ServiceHandler, ServiceRequest } from '../../lib/service.ts'
 import { projectPools } from '../../lib/worker-context.ts'
+import { answerGraphql } from './answer.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
-import { checkText } from './limits.ts'
 import { graphqlManifest } from './manifest.ts'
-import { resolve, SchemaCache, type GraphqlRequest } from './index.ts'
+import { SchemaCache, type GraphqlRequest } from './index.ts'
 
 /**
  * Built schemas this thread keeps (one per project, role and search path). A
@@ -29,9 +27,6 @@ import { resolve, SchemaCache, type GraphqlRequest } from './index.ts'
 const SCHEMAS_PER_THREAD = 3000
 
 const cache = new SchemaCache(SCHEMAS_PER_THREAD)
-
-/** Texts longer than this are measured before a connection is taken (a 15,000-token document is far longer). */
-const PRECHECK_TEXT_LENGTH = 4096
 
 const router = new Router(graphqlManifest.routes)
 
@@ -56,58 +51,12 @@ const handler: ServiceHandler = async (request) => {
     if (!GraphqlError.is(error)) throw error
     return graphqlErrorResponse(400, error.message)
   }
-  // A large text is measured before it takes a connection: a document built to
-  // cost (thousands of aliases) is refused without touching the database.
-  // Small ones are measured with the cached document, where it costs nothing.
-  if (typeof body.query === 'string' && body.query.length > PRECHECK_TEXT_LENGTH) {
-    const tooLarge = checkText(body.query)
-    if (tooLarge) return graphqlDataErrorResponse(tooLarge.message)
-  }
-  const pool = projectPools().get(request.project.database)
-  let internal: unknown
-  try {
-    // resolve() sets the caller's role and claims (the request-transaction
-    // helper's identity statement) in the same round trip as the query: one
-    // round trip per query once the schema is known (see speculationKey),
-    // mutations in one transaction. Any failure rolls everything back. It
-    // throws only when its first round trips fail (anything later becomes
-    // `{data: null, errors}`), so a connection found dead is replaced once.
-    const { client, result } = await firstRoundTrip(
-      () => pool.connect(),
-      (client) => {
-        internal = undefined
-        return resolve(client, body, {
-          cache,
-          transaction: 'none',
-          setup: identityStatement(request.identity!, request.project.roleTimeouts),
-          // The schema depends on the project and the caller's role.
-          speculationKey: `${request.project.ref}\0${request.identity!.role}`,
-          onInternalError: (error) => {
-            internal = error
-            log.error('graphql: internal error', error, { ref: request.project.ref })
-          },
-        })
-      },
-    )
-    client.release(isConnectionLost(internal) ? (internal as Error) : undefined)
-    // The connection broke mid-request: the database is unavailable, not the query wrong.
-    if (classifyDatabaseError(internal) === 'unavailable') return unavailable()
-    return json(200, result)
-  } catch (error) {
-    const failure = classifyDatabaseError(error)
-    log.error(failure === 'unavailable' ? 'project database unavailable' : 'graphql request failed', error, { ref: request.project.ref })
-    // pg_graphql answers PostgreSQL's own text for a cancelled statement.
-    if (failure === 'timeout') return graphqlDataErrorResponse((error as Error).message)
-    if (failure === 'unavailable') return unavailable()
-    throw error
-  }
-}
-
-/** A 503 in this service's error style, with Retry-After. */
-function unavailable(): ServiceResponse {
-  return graphqlErrorResponse(503, graphqlErrors.databaseUnavailable().message, {
-    'retry-after': String(RETRY_AFTER_SECONDS),
-    'x-sb-error-code': 'database_unavailable',
+  return answerGraphql<pg.PoolClient>(body, { identity: request.identity!, project: request.project }, cache, {
+    firstRoundTrip: (first) => {
+      const pool = projectPools().get(request.project.database)
+      return firstRoundTrip(() => pool.connect(), first)
+    },
+    release: (client, broken) => client.release(broken),
   })
 }
 

@@ -1,10 +1,19 @@
 // The GraphQL tab's calls, posted by its script (assets/graphql.js): run a
-// document, load the types, load the schema report. The server sends each to
-// `{base_url}/graphql/v1` with the role's key, and for a user with a token it
-// signs for five minutes, so no token or service_role key reaches the browser.
+// document, load the types, load the schema report. The server runs each in
+// this process, through GraphQL's face (workers/graphql/face.ts runAsRole), on
+// a connection of its own to the project's database, as the caller the
+// endpoint would see: the role's key, or for a user a token it signs for five
+// minutes, verified as the data plane's gate verifies it (lib/jwt.ts
+// callerOf). No HTTP call is made, and no token or service_role key reaches
+// the browser. The answer is the endpoint's status and body.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import type { RequestIdentity } from '../../../../lib/db/request-transaction.ts'
+import { BaseplaneError } from '../../../../lib/errors.ts'
+import { platformErrorResponse } from '../../../../lib/http/errors.ts'
+import { callerOf } from '../../../../lib/jwt.ts'
+import { isUuid } from '../../../../lib/uuid.ts'
+import { runAsRole } from '../../../../workers/graphql/face.ts'
 import { authUsersErrors, type AuthUser } from '../../../auth-users.ts'
-import { keysView } from '../../../views.ts'
 import { projectCall, type DashboardContext, type FormsPart } from '../../module.ts'
 import { USER_TOKEN_SECONDS } from './screen.ts'
 
@@ -14,7 +23,7 @@ export const TYPES_QUERY = `query DashboardTypes { __schema { types { name kind 
 
 interface RunInput {
   query: string
-  variables?: unknown
+  variables?: Record<string, unknown>
   role: (typeof ROLES)[number]
   user?: string
   extensions?: Record<string, unknown>
@@ -27,38 +36,33 @@ function runInput(body: unknown): RunInput | string {
   if (!(ROLES as readonly unknown[]).includes(b.role)) return `Choose a role: ${ROLES.join(', ')}`
   if (b.variables !== undefined && b.variables !== null && (typeof b.variables !== 'object' || Array.isArray(b.variables))) return 'Variables must be a JSON object'
   if (b.role === 'user' && (typeof b.user !== 'string' || b.user.trim() === '')) return "Give the user's email or id to run as"
-  return { query: b.query, variables: b.variables ?? undefined, role: b.role as RunInput['role'], user: typeof b.user === 'string' ? b.user.trim() : undefined }
+  return { query: b.query, variables: (b.variables ?? undefined) as Record<string, unknown> | undefined, role: b.role as RunInput['role'], user: typeof b.user === 'string' ? b.user.trim() : undefined }
 }
 
 async function userOf(context: DashboardContext, ref: string, given: string): Promise<AuthUser> {
-  if (/^[0-9a-f-]{36}$/i.test(given)) return context.authUsers.get(ref, given)
+  if (isUuid(given)) return context.authUsers.get(ref, given)
   const found = (await context.authUsers.list(ref, { email: given, perPage: 50 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
   if (!found) throw authUsersErrors.invalid(`No user with the email ${given}`)
   return found
 }
 
-/** Runs the document on the project's endpoint as the role; answers the endpoint's status and body. */
+/** Runs the document as the role, in this process, as the endpoint would; answers the endpoint's status and body. */
 async function run(context: DashboardContext, project: ProjectRecord, input: RunInput): Promise<[number, unknown]> {
-  const keys = keysView(project, context.addressing)
-  let apikey = keys.anon_key
-  let bearer = keys.anon_key
-  if (input.role === 'service_role') apikey = bearer = keys.service_role_key
-  if (input.role === 'user') bearer = await context.authUsers.userToken(project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS)
+  // The token the endpoint would be sent as Bearer: the key's own, or the user's.
+  let token = input.role === 'service_role' ? project.serviceRoleKey : project.anonKey
+  if (input.role === 'user') token = await context.authUsers.userToken(project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS)
   const started = Date.now()
-  const response = await fetch(`${keys.base_url}/graphql/v1`, {
-    method: 'POST',
-    headers: { apikey, authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ query: input.query, variables: input.variables, ...(input.extensions ? { extensions: input.extensions } : {}) }),
-    signal: AbortSignal.timeout(60_000),
-  })
-  const text = await response.text()
-  let answer: unknown = text
+  let identity: RequestIdentity
   try {
-    answer = JSON.parse(text)
-  } catch {
-    // Not JSON (a proxy's page): shown as text.
+    identity = await callerOf(project, token)
+  } catch (error) {
+    // The gate's refusal (a user whose role the project no longer has), as the endpoint answers it.
+    if (!BaseplaneError.is(error)) throw error
+    return [200, { status: error.status, ms: Date.now() - started, answer: JSON.parse(platformErrorResponse(error).body) }]
   }
-  return [200, { status: response.status, ms: Date.now() - started, answer }]
+  const request = { query: input.query, variables: input.variables, ...(input.extensions ? { extensions: input.extensions } : {}) }
+  const answer = await context.inProject(project, (client) => runAsRole(client, request, identity, project))
+  return [200, { status: answer.status, ms: Date.now() - started, answer: answer.body }]
 }
 
 /** A call's answer: the endpoint's, or 400 with what is wrong with the input, or the refusal's code and message. */

@@ -1,0 +1,102 @@
+// One GraphQL request answered as `POST {base_url}/graphql/v1` answers it, for
+// both of GraphQL's doors: the data plane's worker (worker.ts, on a connection
+// of its thread's pool) and the control plane's face (face.ts, on a connection
+// the control plane opened). Given the request body as an object and the
+// caller, it measures a large text before touching the database, runs the
+// document through the library in one transaction as the caller
+// (lib/db/request-transaction.ts's identity statement, sent in resolve()'s
+// first round trip) and answers the endpoint's status and body: 200 with
+// `{data, errors}` for anything GraphQL-level (as pg_graphql behind
+// PostgREST), PostgreSQL's text for a cancelled statement, 503 when the
+// database is unavailable. Routing and the body's parsing stay in worker.ts.
+import type pg from 'pg'
+import { classifyDatabaseError, isConnectionLost, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
+import { identityStatement, type RequestIdentity } from '../../lib/db/request-transaction.ts'
+import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
+import { log } from '../../lib/log.ts'
+import type { RoleTimeouts } from '../../lib/plans.ts'
+import { json, type ServiceResponse } from '../../lib/service.ts'
+import { graphqlErrors } from './errors.ts'
+import { checkText } from './limits.ts'
+import { resolve, type GraphqlRequest, type SchemaCache } from './index.ts'
+
+/** Texts longer than this are measured before a connection is taken (a 15,000-token document is far longer). */
+const PRECHECK_TEXT_LENGTH = 4096
+
+/** Who asks, and of which project: the role and claims the request runs with, and the project's timeouts. */
+export interface Caller {
+  identity: RequestIdentity
+  project: { ref: string; roleTimeouts: RoleTimeouts }
+}
+
+/** Where the request runs: a connection for its first round trip, given back afterwards. */
+export interface Connection<C extends pg.ClientBase> {
+  /**
+   * Runs `first` (the request's first round trips) on a connection with no
+   * open transaction and answers that connection, still held, with what
+   * `first` answered. A pool replaces a connection found dead once
+   * (lib/db/stale-retry.ts firstRoundTrip).
+   */
+  firstRoundTrip<T>(first: (client: C) => Promise<T>): Promise<{ client: C; result: T }>
+  /** Gives the connection back; `broken` when it broke mid-request. */
+  release(client: C, broken?: Error): void
+}
+
+/** Answers `body` as the endpoint would, run as `caller` on `connection` with built schemas from `cache`. */
+export async function answerGraphql<C extends pg.ClientBase>(
+  body: GraphqlRequest,
+  caller: Caller,
+  cache: SchemaCache,
+  connection: Connection<C>,
+): Promise<ServiceResponse> {
+  const { identity, project } = caller
+  // A large text is measured before it takes a connection: a document built to
+  // cost (thousands of aliases) is refused without touching the database.
+  // Small ones are measured with the cached document, where it costs nothing.
+  if (typeof body.query === 'string' && body.query.length > PRECHECK_TEXT_LENGTH) {
+    const tooLarge = checkText(body.query)
+    if (tooLarge) return graphqlDataErrorResponse(tooLarge.message)
+  }
+  let internal: unknown
+  try {
+    // resolve() sets the caller's role and claims (the request-transaction
+    // helper's identity statement) in the same round trip as the query: one
+    // round trip per query once the schema is known (see speculationKey),
+    // mutations in one transaction. Any failure rolls everything back. It
+    // throws only when its first round trips fail (anything later becomes
+    // `{data: null, errors}`), so a connection found dead can be replaced once.
+    const { client, result } = await connection.firstRoundTrip((client) => {
+      internal = undefined
+      return resolve(client, body, {
+        cache,
+        transaction: 'none',
+        setup: identityStatement(identity, project.roleTimeouts),
+        // The schema depends on the project and the caller's role.
+        speculationKey: `${project.ref}\0${identity.role}`,
+        onInternalError: (error) => {
+          internal = error
+          log.error('graphql: internal error', error, { ref: project.ref })
+        },
+      })
+    })
+    connection.release(client, isConnectionLost(internal) ? (internal as Error) : undefined)
+    // The connection broke mid-request: the database is unavailable, not the query wrong.
+    if (classifyDatabaseError(internal) === 'unavailable') return unavailable()
+    return json(200, result)
+  } catch (error) {
+    const failure = classifyDatabaseError(error)
+    log.error(failure === 'unavailable' ? 'project database unavailable' : 'graphql request failed', error, { ref: project.ref })
+    // pg_graphql answers PostgreSQL's own text for a cancelled statement.
+    if (failure === 'timeout') return graphqlDataErrorResponse((error as Error).message)
+    if (failure === 'unavailable') return unavailable()
+    throw error
+  }
+}
+
+/** A 503 in this service's error style, with Retry-After. */
+function unavailable(): ServiceResponse {
+  return graphqlErrorResponse(503, graphqlErrors.databaseUnavailable().message, {
+    'retry-after': String(RETRY_AFTER_SECONDS),
+    'x-sb-error-code': 'database_unavailable',
+  })
+}
