@@ -18,8 +18,16 @@ export interface ProjectDatabaseNames {
 
 
 /** Runs `work` on a connection of its own to `url` (a server's admin URL), closed afterwards. */
+/**
+ * How long a connection attempt to a project's server may take: a server that
+ * accepts and never answers fails the operation (classified unavailable, so
+ * the admin API and the dashboard answer 503 with Retry-After) instead of
+ * holding the caller forever.
+ */
+export const CONNECT_TIMEOUT_MS = 5000
+
 export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane' })
+  const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane', connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
   client.on('error', () => {})
   await client.connect()
   try {

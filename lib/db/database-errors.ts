@@ -91,8 +91,9 @@ export function classifyDatabaseError(error: unknown): DatabaseFailure | undefin
   return undefined
 }
 
-// node-postgres's texts for a connection attempt (Client, Pool) or an answer (query_timeout) that did not come in time.
-const TIMED_OUT = ['Connection terminated due to connection timeout', 'timeout exceeded when trying to connect', 'Query read timeout']
+// node-postgres's texts for a connection attempt (Client, Pool; a bare Client's connectionTimeoutMillis says
+// "timeout expired") or an answer (query_timeout) that did not come in time.
+const TIMED_OUT = ['Connection terminated due to connection timeout', 'timeout exceeded when trying to connect', 'timeout expired', 'Query read timeout']
 
 /**
  * The 503 (with Retry-After) that `error` answers as when a database did not
