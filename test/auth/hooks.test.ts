@@ -151,16 +151,42 @@ t.test('auth hooks', async (t) => {
     const ungranted = await call(f, 'POST', '/token?grant_type=password', { email: 'gold@example.test', password: 'gold password' })
     t.match([ungranted.status, ungranted.body.code], [502, 'hook_custom_access_token_failed'], 'without the documented grant, a failure')
 
-    // A refused refresh rotates nothing: the same refresh token works once the hook is gone.
+    // A refused or failed refresh rotates nothing: the token stays current with no child, and works once the hook is gone.
     await setAuthOptions(cp, ref, { hook_custom_access_token_uri: null })
     const session = (await signIn()).data.session!
-    await hookFunction(owner, 'custom_access_token_hook', `begin return '{"error": {"http_code": 403, "message": "not now"}}'::jsonb; end`)
-    await setAuthOptions(cp, ref, { hook_custom_access_token_uri: HOOK })
+    const chain = async () =>
+      (
+        await adminQuery<{ tokens: string; spent: boolean }>(
+          db,
+          `select count(*) as tokens, bool_or(revoked) filter (where token = $1) as spent from auth.refresh_tokens
+           where session_id = (select session_id from auth.refresh_tokens where token = $1)`,
+          [session.refresh_token],
+        )
+      ).rows[0]
+    const unrefreshed = await chain()
+    t.match(unrefreshed, { spent: false })
+    const refusedRefresh = async (body: string, expected: [number, string]) => {
+      await hookFunction(owner, 'custom_access_token_hook', body)
+      await setAuthOptions(cp, ref, { hook_custom_access_token_uri: HOOK })
+      const raw = await call(f, 'POST', '/token?grant_type=refresh_token', { refresh_token: session.refresh_token })
+      t.match([raw.status, raw.body.code], expected)
+      t.same(await chain(), unrefreshed, `${expected[1]}: the token was not rotated`)
+    }
+    await refusedRefresh(`begin return '{"error": {"http_code": 403, "message": "not now"}}'::jsonb; end`, [403, 'hook_custom_access_token_error'])
+    await refusedRefresh(`begin return jsonb_build_object('claims', (event->'claims') - 'aal'); end`, [502, 'hook_custom_access_token_invalid_output'])
+    await refusedRefresh(`begin raise exception 'broken hook'; end`, [502, 'hook_custom_access_token_failed'])
+    await refusedRefresh(`begin perform pg_sleep(3); return jsonb_build_object('claims', event->'claims'); end`, [504, 'hook_custom_access_token_timeout'])
+    await owner.query('create table public.hook_writes (id serial primary key); grant insert on public.hook_writes to supabase_auth_admin; grant usage on sequence public.hook_writes_id_seq to supabase_auth_admin')
+    await hookFunction(owner, 'custom_access_token_hook', `begin insert into public.hook_writes default values; raise exception 'after a write'; end`)
     const supabase = f.anon()
-    const refusedRefresh = await supabase.auth.refreshSession({ refresh_token: session.refresh_token })
-    t.match([refusedRefresh.error?.status, refusedRefresh.error?.code, refusedRefresh.error?.message], [403, 'hook_custom_access_token_error', 'not now'])
+    const failed = await supabase.auth.refreshSession({ refresh_token: session.refresh_token })
+    t.match([failed.error?.status, failed.error?.message], [502, `Error running hook URI: ${HOOK}`], 'supabase-js sees the failure')
+    t.equal(Number((await adminQuery<{ n: string }>(db, 'select count(*) as n from public.hook_writes')).rows[0]!.n), 0, "the failed hook's own writes are gone")
+    t.same(await chain(), unrefreshed)
     await setAuthOptions(cp, ref, { hook_custom_access_token_uri: null })
-    t.error((await f.anon().auth.refreshSession({ refresh_token: session.refresh_token })).error, 'the token was not spent')
+    const spent = await f.anon().auth.refreshSession({ refresh_token: session.refresh_token })
+    t.error(spent.error, 'the token was not spent')
+    t.match(await chain(), { spent: true }, 'and is rotated now')
   })
 
   await t.test('the send email hook over HTTP: the sign-up mail, signed', async (t) => {

@@ -1,9 +1,10 @@
 // The token service: access tokens with GoTrue's claims, sessions with
 // rotating refresh tokens, and the session response (AccessTokenResponse).
 import crypto from 'node:crypto'
-import type { Queryable } from './db/pool.ts'
+import { translating, untranslated, type Queryable } from './db/pool.ts'
 import { signAccessToken } from '../../lib/jwt.ts'
-import { amrOf, insertSession, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
+import { amrOf, insertSession, restoreRefreshToken, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
+import { log } from '../../lib/log.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { AuthError, authErrors } from './errors.ts'
 import type { AuthRequest } from './request.ts'
@@ -52,7 +53,9 @@ export function accessTokenClaims(baseUrl: string, user: UserRow, sessionId: str
 /**
  * A signed access token. With a custom access token hook, its claims are the
  * hook's (`method` is GoTrue's authentication_method), and `db` must be the
- * issue's transaction (inIssueTransaction), which a refusal rolls back.
+ * issue's transaction (inIssueTransaction), which a refusal rolls back, or
+ * (a refresh) a connection whose failures are untranslated, the caller
+ * undoing what it wrote.
  */
 export async function accessToken(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], method: string): Promise<{ token: string; expiresAt: number; expiresIn: number }> {
   const now = Date.now()
@@ -128,23 +131,40 @@ export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: str
  * POST /token?grant_type=refresh_token: rotate; a token already rotated gets
  * the session's current token when GoTrue's reuse rules allow it, otherwise
  * exactly why not.
+ *
+ * With a custom access token hook, the rotation commits on its own and the
+ * hook runs after it in one message of its own (an implicit transaction); a
+ * refused or failed hook puts the rotation back. Two round trips, where a
+ * transaction around both would take four (BEGIN, rotate, hook, COMMIT). A
+ * rotation whose undo is lost (the connection dropped in between) costs the
+ * client nothing: the parent of a session's current token always gets the
+ * current one (reuseRefreshToken).
  */
 export async function refreshSession(req: AuthRequest, token: string): Promise<Session> {
   if (token.length < 12 || !/^[a-zA-Z0-9_-]+$/.test(token)) throw authErrors.refreshTokenInvalid()
-  // A refusal is thrown only after the transaction: what it wrote (a reused token ends its session) stays.
-  const answer = await inIssueTransaction(req.pool, req, (db) => refreshWith(db, req, token))
+  // A refusal is thrown only after its statement: what it wrote (a reused token ends its session) stays.
+  const answer = await translating(req.pool, () => refreshWith(req, token))
   if (answer instanceof AuthError) throw answer
   return answer
 }
 
-async function refreshWith(db: Queryable, req: AuthRequest, token: string): Promise<Session | AuthError> {
+async function refreshWith(req: AuthRequest, token: string): Promise<Session | AuthError> {
+  const db = req.pool
+  const hookDb = untranslated(db)
   const next = newRefreshToken()
   const row = await rotateRefreshToken(db, token, next, req.ip)
-  if (row !== undefined) return sessionResponse(db, req, row, row.session_id, row.aal, row.amr ?? [], next, 'token_refresh')
+  if (row !== undefined) {
+    try {
+      return await sessionResponse(hookDb, req, row, row.session_id, row.aal, row.amr ?? [], next, 'token_refresh')
+    } catch (error) {
+      await restoreRefreshToken(db, token, next).catch((undo: unknown) => log.error('could not restore a refresh token after a refused issue', undo, { ref: db.ref }))
+      throw error
+    }
+  }
   const reuse = await reuseRefreshToken(db, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
   switch (reuse.why) {
     case 'current':
-      return sessionResponse(db, req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken, 'token_refresh')
+      return sessionResponse(hookDb, req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken, 'token_refresh')
     case 'not_found':
       return authErrors.refreshTokenNotFound()
     case 'session_not_found':

@@ -58,6 +58,24 @@ export function authPool(database: ProjectDatabase): AuthDb {
   return db
 }
 
+/**
+ * `db`'s single statements with PostgreSQL's failures as they are, for a
+ * caller that tells them apart itself (a hook's timeout is the hook's, not
+ * the request's); run such a caller inside `translating`.
+ */
+export function untranslated(db: AuthDb): Queryable {
+  return authSessions(db.pool)
+}
+
+/** Runs `work`, answering a database failure it lets through as `db`'s statements would. */
+export async function translating<T>(db: AuthDb, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (error) {
+    throw translated(error, db.ref)
+  }
+}
+
 /** Runs `work` in one transaction (as baseplane_auth_admin); rolls back when it throws. */
 export async function transaction<T>(db: AuthDb, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   try {

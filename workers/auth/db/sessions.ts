@@ -99,6 +99,23 @@ export async function rotateRefreshToken(db: Queryable, token: string, next: str
   return rows[0]
 }
 
+/**
+ * Undoes `rotateRefreshToken(token, next)` when the token it issued could not
+ * be handed out (a custom access token hook refused it): `next` goes, `token`
+ * is current again. Nothing happens if `next` already has a child.
+ */
+export async function restoreRefreshToken(db: Queryable, token: string, next: string): Promise<void> {
+  await db.query({
+    name: 'auth_restore_refresh_token',
+    text: `with fresh as (
+             delete from auth.refresh_tokens f where f.token = $2 and f.parent = $1 and not f.revoked returning f.session_id
+           )
+           update auth.refresh_tokens r set revoked = false, updated_at = now()
+           where r.token = $1 and r.session_id = (select session_id from fresh)`,
+    values: [token, next],
+  })
+}
+
 export type RefreshFailure = 'not_found' | 'session_not_found' | 'session_expired' | 'user_banned' | 'reused_recently' | 'reused'
 
 export type ReuseAnswer = { why: 'current'; row: RefreshedRow; refreshToken: string } | { why: RefreshFailure }

@@ -91,9 +91,10 @@ export async function customAccessTokenClaims(client: Queryable, hook: PgHook, i
 }
 
 /**
- * Runs an issue (a new session, a refresh) in one transaction when the
+ * Runs an issue (a new session, a second factor) in one transaction when the
  * project has a custom access token hook, so that a refused or failed hook
- * leaves no session or rotated token behind. `db` already in a transaction
+ * leaves no session behind (a refresh undoes its rotation instead:
+ * tokens.ts refreshSession). `db` already in a transaction
  * (a checked-out client) is used as it is; without a hook, nothing changes.
  */
 export function inIssueTransaction<T>(db: Queryable, req: AuthRequest, work: (db: Queryable) => Promise<T>): Promise<T> {
