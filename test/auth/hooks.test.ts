@@ -214,6 +214,32 @@ t.test('auth hooks', async (t) => {
     t.equal(verified.data.user?.email, 'hooked@example.test', "the hook's token_hash confirms the address")
   })
 
+  await t.test('a secure email change: one hook call carries both addresses\' codes, as GoTrue pairs them', async (t) => {
+    const hook = await receiver(t, () => [200, {}])
+    const created = await f.admin().auth.admin.createUser({ email: 'moving@example.test', password: 'moving password', email_confirm: true })
+    t.error(created.error)
+    await setAuthOptions(cp, ref, { hook_send_email_uri: hook.url, hook_send_email_secrets: SECRET })
+    t.teardown(() => setAuthOptions(cp, ref, { hook_send_email_uri: null, hook_send_email_secrets: null }))
+    const supabase = f.anon()
+    t.error((await supabase.auth.signInWithPassword({ email: 'moving@example.test', password: 'moving password' })).error)
+    t.error((await supabase.auth.updateUser({ email: 'moved@example.test' })).error)
+    t.equal(hook.received.length, 1, 'one call for both addresses')
+    const event = JSON.parse(hook.received[0]!.body)
+    t.match(event, {
+      user: { email: 'moving@example.test', new_email: 'moved@example.test' },
+      email_data: { email_action_type: 'email_change', token: /^\d{6}$/, token_new: /^\d{6}$/, token_hash: /^[0-9a-f]{56}$/, token_hash_new: /^[0-9a-f]{56}$/ },
+    })
+    const data = event.email_data
+    t.not(data.token, data.token_new)
+    // token for the current address, token_new for the new one.
+    t.error((await supabase.auth.verifyOtp({ email: 'moving@example.test', token: data.token, type: 'email_change' })).error)
+    const done = await supabase.auth.verifyOtp({ email: 'moved@example.test', token: data.token_new, type: 'email_change' })
+    t.error(done.error)
+    const after = await f.admin().auth.admin.getUserById(created.data.user!.id)
+    t.error(after.error)
+    t.equal(after.data.user?.email, 'moved@example.test', 'both codes confirmed the change')
+  })
+
   await t.test('a failing send email hook fails the sign-up and leaves no user', async (t) => {
     let answer: [number, unknown] = [500, { message: 'down' }]
     const hook = await receiver(t, () => answer)

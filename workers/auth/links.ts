@@ -9,6 +9,7 @@ import { deleteCodesOfType, secondsUntilNextCode, type TokenType } from './db/on
 import { markMailSent, setEmailChange } from './db/users.ts'
 import { createFlowState, type Pkce } from './db/flow-state.ts'
 import { authErrors } from './errors.ts'
+import type { EmailData } from './hooks/send-email.ts'
 import { sendMail } from './mail/mailer.ts'
 import type { TemplateKind } from './mail/templates.ts'
 import { str } from './request.ts'
@@ -116,24 +117,27 @@ export async function mailLink(client: pg.ClientBase, req: LinkContext, link: Li
   const relatesTo = link.current ? link.email : (link.newEmail ?? link.email)
   const issued = await issueCode(client, link.userId, tokenType, relatesTo, { flowStateId, redirectTo: link.redirectTo })
   const url = verifyUrl(req, issued.linkToken, link.type, link.redirectTo)
-  if (send) {
-    await markMailSent(client, link.userId, link.type)
-    await sendMail(client, req.settings, req.mail, {
-      kind: KIND_OF[link.type],
-      to: relatesTo,
-      values: {
-        ConfirmationURL: url,
-        Token: issued.code,
-        TokenHash: issued.hash,
-        SiteURL: req.settings.siteUrl,
-        Email: link.email,
-        NewEmail: link.newEmail ?? '',
-        RedirectTo: link.redirectTo,
-      },
-      hook: { userId: link.userId, ip: req.ip, data: hookEmailData(req, link, issued.code, issued.hash) },
-    })
-  }
+  if (send) await deliverLink(client, req, link, issued, url, hookEmailData(req, link, issued.code, issued.hash))
   return { code: issued.code, hash: issued.hash, link: url, flowStateId }
+}
+
+/** Mails an issued link (the project's template, or its send email hook with `hookData`) and records when. */
+async function deliverLink(client: pg.ClientBase, req: LinkContext, link: LinkRequest, issued: { code: string; hash: string }, url: string, hookData: EmailData): Promise<void> {
+  await markMailSent(client, link.userId, link.type)
+  await sendMail(client, req.settings, req.mail, {
+    kind: KIND_OF[link.type],
+    to: link.current ? link.email : (link.newEmail ?? link.email),
+    values: {
+      ConfirmationURL: url,
+      Token: issued.code,
+      TokenHash: issued.hash,
+      SiteURL: req.settings.siteUrl,
+      Email: link.email,
+      NewEmail: link.newEmail ?? '',
+      RedirectTo: link.redirectTo,
+    },
+    hook: { userId: link.userId, ip: req.ip, data: hookData },
+  })
 }
 
 /** GoTrue's SMTP max frequency: 429 when a code of this type went to the user less than the minimum interval ago. */
@@ -162,13 +166,24 @@ export interface EmailChangeRequest {
 export async function mailEmailChange(client: pg.ClientBase, req: LinkContext, change: EmailChangeRequest): Promise<IssuedLink> {
   await setEmailChange(client, change.userId, change.newEmail, false)
   const common = { userId: change.userId, email: change.email, newEmail: change.newEmail, type: 'email_change' as const, redirectTo: change.redirectTo }
-  const toNew = await mailLink(client, req, { ...common, pkce: change.pkce })
-  if (req.settings.secureEmailChange && change.email !== '') {
-    await mailLink(client, req, { ...common, current: true, flowStateId: toNew.flowStateId })
-  } else {
+  if (!req.settings.secureEmailChange || change.email === '') {
     // A current-address code left from a change asked while the setting was on would hold this one back.
     await deleteCodesOfType(client, change.userId, ['email_change_token_current'])
+    return mailLink(client, req, { ...common, pkce: change.pkce })
   }
+  if (req.settings.hooks.sendEmail === undefined) {
+    const toNew = await mailLink(client, req, { ...common, pkce: change.pkce })
+    await mailLink(client, req, { ...common, current: true, flowStateId: toNew.flowStateId })
+    return toNew
+  }
+  // A send email hook gets both addresses' codes in one call, as GoTrue makes it: token and
+  // token_hash_new for the current address, token_new and token_hash for the new one.
+  await checkInterval(client, req, change.userId, 'email_change_token_new')
+  await checkInterval(client, req, change.userId, 'email_change_token_current')
+  const toNew = await mailLink(client, req, { ...common, pkce: change.pkce, send: false })
+  const toCurrent = await mailLink(client, req, { ...common, current: true, flowStateId: toNew.flowStateId, send: false })
+  const data = { ...hookEmailData(req, common, toNew.code, toNew.hash), token: toCurrent.code, token_hash_new: toCurrent.hash }
+  await deliverLink(client, req, common, toNew, toNew.link, data)
   return toNew
 }
 
@@ -191,9 +206,9 @@ export async function mailCode(client: pg.ClientBase, req: LinkContext, userId: 
 
 /**
  * The send email hook's email_data for a link (GoTrue's names). An email
- * change is mailed once per address here, so each call carries its half:
- * token + token_hash_new for the current address, token_new + token_hash for
- * the new one, as GoTrue pairs them.
+ * change's link carries its half: token + token_hash_new for the current
+ * address, token_new + token_hash for the new one, as GoTrue pairs them
+ * (mailEmailChange puts both halves in one call).
  */
 function hookEmailData(req: LinkContext, link: LinkRequest, code: string, hash: string) {
   const base = { redirect_to: link.redirectTo, email_action_type: link.type, site_url: req.settings.siteUrl }
