@@ -114,6 +114,7 @@ if (haveChromium(t)) {
     t.match(await text('#gql-report'), /public\.scratch\s+table\s+no primary key/)
     await page.selectOption('#gql-types-role', 'service_role')
     await page.click('#gql-types-load')
+    await page.waitForSelector('#gql-types[data-role="service_role"][aria-busy="false"]')
     await page.click('button[aria-label="Show type notes"]')
     t.equal(await text('#gql-type-name'), 'notes (object)')
     t.match(await text('#gql-type'), 'body: String!')

@@ -72,8 +72,16 @@ if (form) {
     typeView.append(list)
   }
 
+  // The page loads the anon types at once; a later choice of role may be answered first: the last asked wins.
+  let typesAsked = 0
   async function loadTypes() {
-    const { ok, json } = await post(form.dataset.types, { role: document.getElementById('gql-types-role').value })
+    const asked = ++typesAsked
+    const role = document.getElementById('gql-types-role').value
+    typesList.setAttribute('aria-busy', 'true')
+    const { ok, json } = await post(form.dataset.types, { role })
+    if (asked !== typesAsked) return
+    typesList.dataset.role = role
+    typesList.setAttribute('aria-busy', 'false')
     typesList.replaceChildren()
     const types = ok ? json.answer?.data?.__schema?.types : undefined
     if (!types) {
