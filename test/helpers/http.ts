@@ -16,7 +16,8 @@ export interface ErrorBody {
   hint?: string
 }
 
-export function request<T = unknown>(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | object } = {}): Promise<Reply<T>> {
+/** `options.sent` is called once the whole request is handed to the operating system. */
+export function request<T = unknown>(url: string, options: { method?: string; headers?: Record<string, string>; body?: string | object; sent?: () => void } = {}): Promise<Reply<T>> {
   const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body
   const headers: Record<string, string> = { ...(options.headers ?? {}) }
   if (body !== undefined) {
@@ -39,6 +40,7 @@ export function request<T = unknown>(url: string, options: { method?: string; he
       })
     })
     req.on('error', reject)
+    if (options.sent) req.on('finish', options.sent)
     if (body !== undefined) req.write(body)
     req.end()
   })

@@ -112,17 +112,23 @@ t.test('SIGTERM with sign-ups in flight: all answered, then a clean exit', async
 
   let stoppingSeen = false
   let answeredAfterStopping = 0
-  const signups = Array.from({ length: SIGNUPS }, (_, i) =>
-    request<{ id?: string; email?: string }>(`${baseUrl}/auth/v1/signup`, {
+  const sent: Array<Promise<void>> = []
+  const signups = Array.from({ length: SIGNUPS }, (_, i) => {
+    let written = () => {}
+    sent.push(new Promise<void>((resolve) => (written = resolve)))
+    return request<{ id?: string; email?: string }>(`${baseUrl}/auth/v1/signup`, {
       headers: { apikey: anonKey },
       body: { email: `drain${i}@example.test`, password: 'a long enough password' },
+      sent: written,
     }).then((reply) => {
       if (stoppingSeen) answeredAfterStopping++
       return reply
-    }),
-  )
-  // A request on a new connection, sent after the sign-ups were written, answered:
-  // the server has accepted and read the sign-ups' connections by then.
+    })
+  })
+  // A request on a new connection, sent once every sign-up was written out, answered:
+  // the server has accepted and read the sign-ups' connections by then (a loaded
+  // machine may otherwise still be writing one when the signal comes).
+  await Promise.all(sent)
   const seen = await request(`${origin}/health`)
   t.equal(seen.status, 200)
   const stopping = started.logged('stopping: finishing the requests in flight')
