@@ -9,7 +9,7 @@
 import type { ServiceResponse } from '../../lib/service.ts'
 import { authErrors } from './errors.ts'
 import { factorCaller } from './factors.ts'
-import type { AuthRequest } from './request.ts'
+import { requireAdmin, type AuthRequest } from './request.ts'
 
 /** What GET /settings reports as off (GoTrue's fields; web3, linking and MFA have none there). */
 export const NOT_OFFERED = {
@@ -62,8 +62,10 @@ export async function recoveryCodesDelete(req: AuthRequest): Promise<ServiceResp
   throw authErrors.factorNotFound(NOT_ENROLLED)
 }
 
-/** /oauth/authorizations/* and /user/oauth/grants: Auth as an OAuth server. */
-export async function oauthServer(): Promise<ServiceResponse> {
+/** /oauth/authorizations/*, /user/oauth/grants and /admin/oauth/clients/*: Auth as an OAuth server. */
+export async function oauthServer(req: AuthRequest): Promise<ServiceResponse> {
+  // The client registry sits in GoTrue's admin group, whose requireAdminCredentials runs before the switch is read.
+  if (req.raw.path.startsWith('/admin/')) requireAdmin(req)
   throw authErrors.oauthServerDisabled()
 }
 

@@ -63,6 +63,13 @@ const routes = [
   { method: 'POST', path: '/oauth/authorizations/:id/consent', name: 'oauthServer' },
   { method: 'GET', path: '/user/oauth/grants', name: 'oauthServer' },
   { method: 'DELETE', path: '/user/oauth/grants', name: 'oauthServer' },
+  // auth-js admin.oauth.*: GoTrue's admin group (admin credentials first), then requireOAuthServerEnabled.
+  { method: 'GET', path: '/admin/oauth/clients', name: 'oauthServer' },
+  { method: 'POST', path: '/admin/oauth/clients', name: 'oauthServer' },
+  { method: 'GET', path: '/admin/oauth/clients/:id', name: 'oauthServer' },
+  { method: 'PUT', path: '/admin/oauth/clients/:id', name: 'oauthServer' },
+  { method: 'DELETE', path: '/admin/oauth/clients/:id', name: 'oauthServer' },
+  { method: 'POST', path: '/admin/oauth/clients/:id/regenerate_secret', name: 'oauthServer' },
 ] as const satisfies ConcernManifest['routes']
 
 export type AuthRouteName = (typeof routes)[number]['name']
