@@ -34,6 +34,7 @@ import { generateSecret, generateSync } from 'otplib'
 import pg from 'pg'
 import { setAuthOptions, setGoogle } from '../control-plane/auth-settings.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
+import { createProject, setProjectPlan, setProjectProduct } from '../control-plane/projects.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { AUTH_SESSION_SETTINGS } from '../lib/db/auth-transaction.ts'
 import { planLimits } from '../lib/plans.ts'
@@ -101,9 +102,9 @@ async function main(): Promise<void> {
   })
   const { platform } = bench
   try {
-    const project = await platform.controlPlane.create({ name: 'auth bench' })
-    await platform.controlPlane.setProduct(project.ref, 'auth', true)
-    await platform.controlPlane.setPlan(project.ref, BENCH_PLAN)
+    const project = await createProject(platform.controlPlane, { name: 'auth bench' })
+    await setProjectProduct(platform.controlPlane, project.ref, 'auth', true)
+    await setProjectPlan(platform.controlPlane, project.ref, BENCH_PLAN)
     if (Math.max(...hopConnections) > planLimits(BENCH_PLAN).concurrentRequests) throw new Error(`BENCH_HOP_CONNECTIONS above plan ${BENCH_PLAN}'s concurrent requests would queue the platform's side only`)
     await setAuthOptions(platform.controlPlane, project.ref, { mailer_autoconfirm: true })
     const base = `${bench.origin}/project/${project.ref}/auth/v1`

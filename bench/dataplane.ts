@@ -17,6 +17,7 @@ import { loadHttpEngine } from '../data-plane/http-engine.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
+import { createProject } from '../control-plane/projects.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
 
@@ -72,7 +73,7 @@ async function measure(seconds: number): Promise<NodeRun> {
   // One pool of one connection per worker thread, so a second project evicts the first.
   const bench = await benchPlatform({ BASEPLANE_MAX_PROJECT_CONNECTIONS: '3', BASEPLANE_PROJECT_POOL_SIZE: '1' })
   try {
-    const project = await bench.platform.controlPlane.create({ name: 'bench' })
+    const project = await createProject(bench.platform.controlPlane, { name: 'bench' })
     const headers = { apikey: project.anonKey, authorization: `Bearer ${project.anonKey}` }
     const node = await (await loadHttpEngine('node')).start(bench.platform.dataPlane, '127.0.0.1', 0)
     const uwsUrl = `${bench.origin}/project/${project.ref}/health`
@@ -95,7 +96,7 @@ async function measure(seconds: number): Promise<NodeRun> {
     // First request of a project whose pool was evicted: this platform may hold
     // one project pool per worker thread, so alternating two projects evicts
     // every time, and the request must open a connection (TCP, SCRAM, startup).
-    const other = await bench.platform.controlPlane.create({ name: 'bench other' })
+    const other = await createProject(bench.platform.controlPlane, { name: 'bench other' })
     const graphql = async (ref: string, apikey: string) => {
       const started = performance.now()
       const reply = await fetch(`${bench.origin}/project/${ref}/graphql/v1`, {

@@ -23,6 +23,8 @@ import os from 'node:os'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
+import { createProject, setProjectProduct } from '../control-plane/projects.ts'
+import { addDatabaseServer, listDatabaseServers } from '../control-plane/server-admin.ts'
 import { ownerUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { startTemporary } from '../lib/db/embedded.ts'
@@ -187,9 +189,9 @@ async function prepare(): Promise<{ fleet: Fleet; close(): Promise<void> }> {
 
     const sink = await startWebPushSink()
     closers.push(() => sink.close())
-    let pushRecord = await controlPlane.create({ name: 'push takeover' })
-    await controlPlane.setProduct(pushRecord.ref, 'auth', true)
-    pushRecord = await controlPlane.setProduct(pushRecord.ref, 'push', true)
+    let pushRecord = await createProject(controlPlane, { name: 'push takeover' })
+    await setProjectProduct(controlPlane, pushRecord.ref, 'auth', true)
+    pushRecord = await setProjectProduct(controlPlane, pushRecord.ref, 'push', true)
     const pushToken = await signedInUser(host, pushRecord, `/project/${pushRecord.ref}`)
 
     // An added server, reached through a forwarder, with one project placed on it
@@ -199,10 +201,10 @@ async function prepare(): Promise<{ fleet: Fleet; close(): Promise<void> }> {
     const link = await startForwarder(Number(new URL(second.url).port))
     closers.push(() => link.close())
     const secondUrl = link.via(second.url)
-    await controlPlane.addServer({ url: secondUrl, id: 'second' })
+    await addDatabaseServer(controlPlane, { url: secondUrl, id: 'second' })
     const placing = await ControlPlane.open(catalogueUrl, { defaultServerBudget: 1 })
-    let addedRecord = await placing.create({ name: 'on the added server' })
-    addedRecord = await placing.setProduct(addedRecord.ref, 'auth', true)
+    let addedRecord = await createProject(placing, { name: 'on the added server' })
+    addedRecord = await setProjectProduct(placing, addedRecord.ref, 'auth', true)
     await placing.close()
     if (addedRecord.dbServer !== 'second') throw new Error(`the added server's project was placed on ${addedRecord.dbServer}`)
     const addedPath = `/project/${addedRecord.ref}`
@@ -312,7 +314,7 @@ async function measure(fleet: Fleet, nodes: FleetNode[]): Promise<Step> {
 }
 
 async function serverBudget(fleet: Fleet): Promise<{ budget: number; maxConnections: number }> {
-  const servers = await fleet.controlPlane.listServers()
+  const servers = await listDatabaseServers(fleet.controlPlane)
   const { rows } = await fleet.watch.query<{ max: number }>(`select current_setting('max_connections')::int as max`)
   return { budget: servers.find((s) => s.id === 'default')!.connectionBudget, maxConnections: rows[0]!.max }
 }

@@ -11,6 +11,7 @@
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
 import { ControlPlane } from '../control-plane/control-plane.ts'
+import { createProject, deleteProject } from '../control-plane/projects.ts'
 import { apiDatabaseOf, ownerUrlOf } from '../lib/catalogue.ts'
 import { identityStatement, type RequestIdentity } from '../lib/db/request-transaction.ts'
 import { planLimits } from '../lib/plans.ts'
@@ -160,7 +161,7 @@ function checked(name: string, run: () => Promise<unknown>): () => Promise<unkno
 const database = await benchServer()
 const catalogueUrl = await benchCatalogue(database.url)
 const controlPlane = await ControlPlane.open(catalogueUrl)
-const project = await controlPlane.create({ name: 'graphql bench', plan: PLAN })
+const project = await createProject(controlPlane, { name: 'graphql bench', plan: PLAN })
 try {
   const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
   await owner.connect()
@@ -251,7 +252,7 @@ try {
   await pgPool.end()
   await pool.end()
 } finally {
-  await controlPlane.delete(project.ref)
+  await deleteProject(controlPlane, project.ref)
   await controlPlane.close()
   await dropCatalogue(database.url, catalogueUrl)
   await database.stop()

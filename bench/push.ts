@@ -13,6 +13,7 @@ import pg from 'pg'
 import type { Plan } from '../lib/catalogue.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
+import { createProject, setProjectProduct } from '../control-plane/projects.ts'
 import { setLogLevel } from '../lib/log.ts'
 import { storeApns } from '../workers/push/credentials.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
@@ -96,8 +97,8 @@ async function oursRate(server: string, peer: Peer, plan: Plan, count: number, m
   const catalogueUrl = await benchCatalogue(server)
   const cp = await ControlPlane.open(catalogueUrl)
   try {
-    const created = await cp.create({ name: 'bench', plan })
-    const project = await cp.setProduct(created.ref, 'push', true)
+    const created = await createProject(cp, { name: 'bench', plan })
+    const project = await setProjectProduct(cp, created.ref, 'push', true)
     const db = new pg.Client({ connectionString: adminUrlFor(server, project.dbName) })
     await db.connect()
     await storeApns(db, { topic: TOPIC, key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8, key_id: key.keyId }], environment: 'production' })

@@ -6,6 +6,7 @@
 // or linked) is no longer anonymous, so it is never removed.
 import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import { deleteAnonymousUsers } from './db/auth.ts'
 import { runInProjectDatabase } from './project-database.ts'
 
@@ -24,6 +25,6 @@ export function validAgeDays(raw: unknown): number {
 /** Deletes the project's anonymous users created more than `olderThanDays` days ago; returns how many. */
 export async function purgeAnonymousUsers(controlPlane: ControlPlane, ref: string, olderThanDays: number): Promise<number> {
   const days = validAgeDays(olderThanDays)
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => deleteAnonymousUsers(client, days))
 }

@@ -23,6 +23,7 @@ import {
   WEBAUTHN_SETTINGS,
 } from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import { latestMail } from './db/auth.ts'
 import { lockAuthSettings, updateAuthSettings } from './db/projects.ts'
 import { runInProjectDatabase } from './project-database.ts'
@@ -31,12 +32,12 @@ import { runInProjectDatabase } from './project-database.ts'
 export const KINDS = TEMPLATE_KINDS
 
 async function stored(controlPlane: ControlPlane, ref: string): Promise<StoredAuthSettings> {
-  return (await controlPlane.get(ref)).authSettings as StoredAuthSettings
+  return (await getProject(controlPlane, ref)).authSettings as StoredAuthSettings
 }
 
 /** Read-modify-write under a row lock, validated as a whole before it is saved. */
 async function update(controlPlane: ControlPlane, ref: string, change: (current: StoredAuthSettings) => StoredAuthSettings): Promise<StoredAuthSettings> {
-  await controlPlane.get(ref)
+  await getProject(controlPlane, ref)
   const next = await withPoolTransaction(controlPlane.catalogue, async (client) => {
     const next = change(structuredClone((await lockAuthSettings<StoredAuthSettings>(client, ref)) ?? {}))
     const problems = settingsProblems(next as Record<string, unknown>)
@@ -208,7 +209,7 @@ export interface OutboxMail {
 
 /** The project's mail record, newest first (bodies kept for outbox delivery only). */
 export async function listMail(controlPlane: ControlPlane, ref: string, limit = 50): Promise<OutboxMail[]> {
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   return runInProjectDatabase(serverUrl, project.dbName, async (client) => {
     const rows = await latestMail(client, limit)

@@ -5,7 +5,9 @@
 // as Auth's role, in one transaction: nothing here needs the platform to be
 // serving. Invitations and recovery mails go out as the worker sends them
 // (the project's send email hook, else SMTP_URL, else the project's outbox),
-// with the mail settings of this process's configuration.
+// with the mail settings of this process's configuration, which every
+// operation is given with the addressing (AuthUsersContext) after its own
+// arguments.
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { BaseplaneError } from '../lib/errors.ts'
 import { signAccessToken } from '../lib/jwt.ts'
@@ -14,6 +16,7 @@ import * as usersAdmin from '../workers/auth/face.ts'
 import type { AuthAdminScope } from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { runInProjectDatabase } from './project-database.ts'
+import { getProject } from './projects.ts'
 import { keysView, type Addressing } from './views.ts'
 import { isUuid } from '../lib/uuid.ts'
 
@@ -68,112 +71,127 @@ export interface UserPage {
 /** Go's duration subset the ban takes ("24h", "90m", "1h30m"), or "none" to lift it. */
 export const BAN_DURATION = /^(none|(?:\d+h)?(?:\d+m)?(?:\d+s)?)$/
 
-export class AuthUsers {
-  readonly #controlPlane: ControlPlane
-  readonly #addressing: Addressing
-  readonly #mail: MailDelivery
+/**
+ * What Auth's operations need of this process: where the project's API is
+ * (the links' and the tokens' base URL) and how its mail goes out. The
+ * dashboard's context is one; the CLI makes one from its configuration.
+ */
+export interface AuthUsersContext {
+  addressing: Addressing
+  mail: MailDelivery
+}
 
-  constructor(controlPlane: ControlPlane, addressing: Addressing, mail: MailDelivery) {
-    this.#controlPlane = controlPlane
-    this.#addressing = addressing
-    this.#mail = mail
-  }
+async function authProject(controlPlane: ControlPlane, ref: string): Promise<ProjectRecord> {
+  const project = await getProject(controlPlane, ref)
+  if (!project.authEnabled) throw authUsersErrors.authOff(project.ref)
+  return project
+}
 
-  async #project(ref: string): Promise<ProjectRecord> {
-    const project = await this.#controlPlane.get(ref)
-    if (!project.authEnabled) throw authUsersErrors.authOff(project.ref)
-    return project
-  }
+/** Runs one operation of Auth's on the project's database, in one transaction. */
+async function runAuth<T>(controlPlane: ControlPlane, ref: string, context: AuthUsersContext, work: (scope: AuthAdminScope) => Promise<T>): Promise<T> {
+  const project = await authProject(controlPlane, ref)
+  const baseUrl = keysView(project, context.addressing).base_url
+  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, async (client) =>
+    work(await usersAdmin.projectScope(client, { ...project, baseUrl }, context.mail)),
+  )
+}
 
-  /** Runs one operation of Auth's on the project's database, in one transaction. */
-  async #auth<T>(ref: string, work: (scope: AuthAdminScope) => Promise<T>): Promise<T> {
-    const project = await this.#project(ref)
-    const baseUrl = keysView(project, this.#addressing).base_url
-    return runInProjectDatabase(await this.#controlPlane.serverUrl(project.dbServer), project.dbName, async (client) =>
-      work(await usersAdmin.projectScope(client, { ...project, baseUrl }, this.#mail)),
-    )
-  }
+export async function listAuthUsers(
+  controlPlane: ControlPlane,
+  ref: string,
+  options: { page?: number; perPage?: number; email?: string },
+  context: AuthUsersContext,
+): Promise<UserPage> {
+  const page = options.page ?? 1
+  const perPage = options.perPage ?? 25
+  const { users, total } = await runAuth(controlPlane, ref, context, (scope) => usersAdmin.listUsers(scope, { page, perPage, filter: options.email }))
+  return { ref, users: users.map(asUser), total, page, per_page: perPage }
+}
 
-  async list(ref: string, options: { page?: number; perPage?: number; email?: string } = {}): Promise<UserPage> {
-    const page = options.page ?? 1
-    const perPage = options.perPage ?? 25
-    const { users, total } = await this.#auth(ref, (scope) => usersAdmin.listUsers(scope, { page, perPage, filter: options.email }))
-    return { ref, users: users.map(asUser), total, page, per_page: perPage }
-  }
+export async function getAuthUser(controlPlane: ControlPlane, ref: string, id: string, context: AuthUsersContext): Promise<AuthUser> {
+  checkId(id)
+  return asUser(await runAuth(controlPlane, ref, context, (scope) => usersAdmin.getUser(scope, id)))
+}
 
-  async get(ref: string, id: string): Promise<AuthUser> {
-    checkId(id)
-    return asUser(await this.#auth(ref, (scope) => usersAdmin.getUser(scope, id)))
-  }
+/** The user's sessions, newest first. */
+export async function authUserSessions(controlPlane: ControlPlane, ref: string, id: string, context: AuthUsersContext): Promise<usersAdmin.UserSession[]> {
+  checkId(id)
+  return runAuth(controlPlane, ref, context, (scope) => usersAdmin.userSessions(scope, id))
+}
 
-  /** The user's sessions, newest first. */
-  async sessions(ref: string, id: string): Promise<usersAdmin.UserSession[]> {
-    checkId(id)
-    return this.#auth(ref, (scope) => usersAdmin.userSessions(scope, id))
-  }
+export async function createAuthUser(
+  controlPlane: ControlPlane,
+  ref: string,
+  input: { email: string; password?: string; confirm?: boolean },
+  context: AuthUsersContext,
+): Promise<AuthUser> {
+  const body = { email: input.email, ...(input.password ? { password: input.password } : {}), email_confirm: input.confirm ?? true }
+  return asUser(await runAuth(controlPlane, ref, context, (scope) => usersAdmin.createUser(scope, body)))
+}
 
-  async create(ref: string, input: { email: string; password?: string; confirm?: boolean }): Promise<AuthUser> {
-    const body = { email: input.email, ...(input.password ? { password: input.password } : {}), email_confirm: input.confirm ?? true }
-    return asUser(await this.#auth(ref, (scope) => usersAdmin.createUser(scope, body)))
-  }
+/** Sends the invitation mail (the project's invite template); its link lands on the site URL. */
+export async function inviteAuthUser(controlPlane: ControlPlane, ref: string, email: string, context: AuthUsersContext): Promise<AuthUser> {
+  return asUser(await runAuth(controlPlane, ref, context, (scope) => usersAdmin.inviteUser(scope, { email })))
+}
 
-  /** Sends the invitation mail (the project's invite template); its link lands on the site URL. */
-  async invite(ref: string, email: string): Promise<AuthUser> {
-    return asUser(await this.#auth(ref, (scope) => usersAdmin.inviteUser(scope, { email })))
-  }
+/** Sends the recovery mail, as the user's "forgot password" does. */
+export async function sendAuthUserRecovery(controlPlane: ControlPlane, ref: string, email: string, context: AuthUsersContext): Promise<void> {
+  await runAuth(controlPlane, ref, context, (scope) => usersAdmin.sendRecovery(scope, { email }))
+}
 
-  /** Sends the recovery mail, as the user's "forgot password" does. */
-  async sendRecovery(ref: string, email: string): Promise<void> {
-    await this.#auth(ref, (scope) => usersAdmin.sendRecovery(scope, { email }))
-  }
+/** Bans for a duration ("24h", "30m"), or lifts a ban with "none". */
+export async function banAuthUser(controlPlane: ControlPlane, ref: string, id: string, duration: string, context: AuthUsersContext): Promise<AuthUser> {
+  checkId(id)
+  if (!BAN_DURATION.test(duration) || duration === '') throw authUsersErrors.invalid(`The ban lasts a duration such as 24h, 30m or 1h30m, or "none" to lift it; got "${duration}"`).concerning('duration')
+  return asUser(await runAuth(controlPlane, ref, context, (scope) => usersAdmin.updateUser(scope, id, { ban_duration: duration })))
+}
 
-  /** Bans for a duration ("24h", "30m"), or lifts a ban with "none". */
-  async ban(ref: string, id: string, duration: string): Promise<AuthUser> {
-    checkId(id)
-    if (!BAN_DURATION.test(duration) || duration === '') throw authUsersErrors.invalid(`The ban lasts a duration such as 24h, 30m or 1h30m, or "none" to lift it; got "${duration}"`).concerning('duration')
-    return asUser(await this.#auth(ref, (scope) => usersAdmin.updateUser(scope, id, { ban_duration: duration })))
-  }
+export async function deleteAuthUser(controlPlane: ControlPlane, ref: string, id: string, context: AuthUsersContext): Promise<void> {
+  checkId(id)
+  await runAuth(controlPlane, ref, context, (scope) => usersAdmin.deleteUser(scope, id))
+}
 
-  async delete(ref: string, id: string): Promise<void> {
-    checkId(id)
-    await this.#auth(ref, (scope) => usersAdmin.deleteUser(scope, id))
-  }
+export async function removeAuthUserFactor(controlPlane: ControlPlane, ref: string, id: string, factorId: string, context: AuthUsersContext): Promise<void> {
+  checkId(id)
+  checkId(factorId)
+  await runAuth(controlPlane, ref, context, (scope) => usersAdmin.deleteFactor(scope, id, factorId))
+}
 
-  async removeFactor(ref: string, id: string, factorId: string): Promise<void> {
-    checkId(id)
-    checkId(factorId)
-    await this.#auth(ref, (scope) => usersAdmin.deleteFactor(scope, id, factorId))
-  }
+/** Ends every session of the user (refresh tokens stop working; access tokens run out at their expiry). */
+export async function signOutAuthUserEverywhere(controlPlane: ControlPlane, ref: string, id: string, context: AuthUsersContext): Promise<void> {
+  checkId(id)
+  await runAuth(controlPlane, ref, context, (scope) => usersAdmin.signOutEverywhere(scope, id))
+}
 
-  /** Ends every session of the user (refresh tokens stop working; access tokens run out at their expiry). */
-  async signOutEverywhere(ref: string, id: string): Promise<void> {
-    checkId(id)
-    await this.#auth(ref, (scope) => usersAdmin.signOutEverywhere(scope, id))
-  }
-
-  /**
-   * A short-lived access token for the user, signed with the project's key as
-   * Auth signs its own (no session: it is for the dashboard's own requests as
-   * that user, such as the GraphQL explorer's).
-   */
-  async userToken(ref: string, user: AuthUser, seconds: number): Promise<string> {
-    const project = await this.#project(ref)
-    const now = Math.floor(Date.now() / 1000)
-    return signAccessToken(project, {
-      iss: `${keysView(project, this.#addressing).base_url}/auth/v1`,
-      sub: user.id,
-      aud: 'authenticated',
-      role: user.role || 'authenticated',
-      email: user.email ?? '',
-      phone: user.phone ?? '',
-      app_metadata: user.app_metadata ?? {},
-      user_metadata: user.user_metadata ?? {},
-      aal: 'aal1',
-      is_anonymous: false,
-      iat: now,
-      exp: now + seconds,
-    })
-  }
+/**
+ * A short-lived access token for the user, signed with the project's key as
+ * Auth signs its own (no session: it is for the dashboard's own requests as
+ * that user, such as the GraphQL explorer's). It sends no mail: only the
+ * addressing (the token's issuer) is needed.
+ */
+export async function authUserToken(
+  controlPlane: ControlPlane,
+  ref: string,
+  user: AuthUser,
+  seconds: number,
+  context: Pick<AuthUsersContext, 'addressing'>,
+): Promise<string> {
+  const project = await authProject(controlPlane, ref)
+  const now = Math.floor(Date.now() / 1000)
+  return signAccessToken(project, {
+    iss: `${keysView(project, context.addressing).base_url}/auth/v1`,
+    sub: user.id,
+    aud: 'authenticated',
+    role: user.role || 'authenticated',
+    email: user.email ?? '',
+    phone: user.phone ?? '',
+    app_metadata: user.app_metadata ?? {},
+    user_metadata: user.user_metadata ?? {},
+    aal: 'aal1',
+    is_anonymous: false,
+    iat: now,
+    exp: now + seconds,
+  })
 }
 
 function checkId(id: string): void {

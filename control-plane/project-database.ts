@@ -1,11 +1,11 @@
 // Creating, upgrading and dropping one project's database and its roles, on
 // the server the catalogue places it on, as that server's admin role.
 import pg from 'pg'
-import type { Plan } from '../lib/catalogue.ts'
+import type { Plan, ProjectRecord } from '../lib/catalogue.ts'
 import { migrate, runScript } from '../lib/db/migrations.ts'
 import { inTransaction } from '../lib/db/request-transaction.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
-import { planLimits } from '../lib/plans.ts'
+import { apiRoleLimit, planLimits } from '../lib/plans.ts'
 import * as db from './db/project-database.ts'
 
 export interface ProjectDatabaseNames {
@@ -14,6 +14,17 @@ export interface ProjectDatabaseNames {
   apiPassword: string
   ownerRole: string
   ownerPassword: string
+}
+
+/** A project's database and roles, as its catalogue row names them. */
+export function projectDatabaseNames(project: ProjectRecord): ProjectDatabaseNames {
+  return {
+    database: project.dbName,
+    apiRole: project.dbApiRole,
+    apiPassword: project.dbApiPassword,
+    ownerRole: project.dbOwnerRole,
+    ownerPassword: project.dbOwnerPassword,
+  }
 }
 
 
@@ -72,6 +83,11 @@ export interface PlacedProject {
   plan: Plan
   /** The api role's CONNECTION LIMIT for the fleet as it is (lib/plans.ts apiRoleLimit). */
   apiLimit: number
+}
+
+/** A project as limitProjectRoles() takes it for a fleet of `nodes`; a project on the default server has its budget, `defaultServerBudget`. */
+export function placedProject(project: ProjectRecord, nodes: number, defaultServerBudget: number): PlacedProject {
+  return { names: projectDatabaseNames(project), plan: project.plan, apiLimit: apiRoleLimit(project.plan, nodes, project.dbServerBudget ?? defaultServerBudget) }
 }
 
 /**

@@ -27,6 +27,7 @@ import type { ProjectRecord } from '../lib/catalogue.ts'
 import { API_ROLES } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import * as db from './db/project-roles.ts'
 import { grantToProject, revokeFromProject, underServerLock } from './server-roles.ts'
 
@@ -68,7 +69,7 @@ function rolesView(project: ProjectRecord): ProjectRolesView {
 }
 
 export async function listProjectRoles(controlPlane: ControlPlane, ref: string): Promise<ProjectRolesView> {
-  return rolesView(await controlPlane.get(ref))
+  return rolesView(await getProject(controlPlane, ref))
 }
 
 export interface RoleAdded extends ProjectRolesView {
@@ -78,7 +79,7 @@ export interface RoleAdded extends ProjectRolesView {
 }
 
 export async function addProjectRole(controlPlane: ControlPlane, ref: string, name: string): Promise<RoleAdded> {
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   validateRoleName(name)
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   const added = await underServerLock(controlPlane.catalogue, project.dbServer, async (catalogue) => {
@@ -101,7 +102,7 @@ export interface RoleRemoved extends ProjectRolesView {
 }
 
 export async function removeProjectRole(controlPlane: ControlPlane, ref: string, name: string): Promise<RoleRemoved> {
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   if (!(await db.deleteProjectRole(controlPlane.catalogue, ref, name))) throw platformErrors.unknownProjectRole(ref, name)
   // Refused everywhere before the grants go, so no request meets a role it cannot switch to.
   await controlPlane.changed()

@@ -23,6 +23,7 @@ import {
   type FcmCredentialsSummary,
 } from '../workers/push/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import * as db from './db/push.ts'
 import { runInProjectDatabase } from './project-database.ts'
 import { isUuid } from '../lib/uuid.ts'
@@ -87,7 +88,7 @@ export interface LogPage {
 }
 
 async function pushProject(controlPlane: ControlPlane, ref: string): Promise<{ project: ProjectRecord; serverUrl: string }> {
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   if (!project.pushEnabled) throw platformErrors.productDisabled('push', project.ref)
   return { project, serverUrl: await controlPlane.serverUrl(project.dbServer) }
 }

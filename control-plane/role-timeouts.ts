@@ -9,6 +9,7 @@
 import { resolveRoleTimeouts, type StoredRoleTimeouts } from '../lib/catalogue.ts'
 import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import { readRoleTimeouts, updateRoleTimeouts } from './db/projects.ts'
 
 /** The names the admin API and the stored overrides use, in display order. */
@@ -84,7 +85,7 @@ export function roleTimeoutsView(ref: string, stored: StoredRoleTimeouts): RoleT
 }
 
 export async function getRoleTimeouts(controlPlane: ControlPlane, ref: string): Promise<RoleTimeoutsView> {
-  await controlPlane.get(ref)
+  await getProject(controlPlane, ref)
   const stored = await readRoleTimeouts(controlPlane.catalogue, ref)
   if (stored === undefined) throw platformErrors.unknownProject(ref)
   return roleTimeoutsView(ref, stored)
@@ -99,7 +100,7 @@ export interface RoleTimeoutsChange {
 
 /** Applies a checked change in one statement (no read-modify-write race) and waits until it is live. */
 export async function setRoleTimeouts(controlPlane: ControlPlane, ref: string, change: RoleTimeoutsChange): Promise<RoleTimeoutsView> {
-  await controlPlane.get(ref)
+  await getProject(controlPlane, ref)
   const cleared = TIMEOUT_FIELDS.filter((field) => change.set[field] === null)
   const values = Object.fromEntries(Object.entries(change.set).filter(([, ms]) => ms !== null && ms !== undefined))
   const stored = await updateRoleTimeouts(controlPlane.catalogue, ref, { reset: change.reset === true, cleared, values })

@@ -5,7 +5,7 @@
 // of the server uses it and nothing refers to it. Changes of one server's
 // roles run one at a time: an advisory lock in the catalogue (its transaction
 // holds the "does another project use it" answer) and one on the server.
-// ControlPlane.delete releases a deleted project's roles here.
+// projects.ts deleteProject releases a deleted project's roles here.
 import type pg from 'pg'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { inTransaction, withPoolTransaction } from '../lib/db/request-transaction.ts'

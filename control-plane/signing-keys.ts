@@ -19,6 +19,7 @@ import { platformErrors } from '../lib/errors.ts'
 import { signingKeyState, type SigningAlg, type SigningKey, type SigningKeyState } from '../lib/jwt.ts'
 import { applyDefaults } from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { getProject } from './projects.ts'
 import * as db from './db/signing-keys.ts'
 import { DEFAULT_SIGNING_ALG, insertKey } from './signing-key-pairs.ts'
 
@@ -60,7 +61,7 @@ export function signingKeysView(ref: string, keys: readonly SigningKey[], now = 
 }
 
 export async function listSigningKeys(controlPlane: ControlPlane, ref: string): Promise<SigningKeysView> {
-  return signingKeysView(ref, (await controlPlane.get(ref)).signingKeys)
+  return signingKeysView(ref, (await getProject(controlPlane, ref)).signingKeys)
 }
 
 export interface RotateSigningKey {
@@ -77,7 +78,7 @@ export interface RotateSigningKey {
  * `now`, which makes the waiting key sign at once.
  */
 export async function rotateSigningKey(controlPlane: ControlPlane, ref: string, options: RotateSigningKey = {}): Promise<SigningKeysView> {
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   // Tokens the retiring key signs until it retires live this long.
   const expirySeconds = applyDefaults(project.authSettings).jwtExpirySeconds + CLOCK_SKEW_SECONDS
   await withPoolTransaction(controlPlane.catalogue, async (client) => {

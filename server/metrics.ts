@@ -28,6 +28,7 @@ import type { Dispatcher, ThreadReport } from '../data-plane/dispatcher.ts'
 import type { HttpEngine } from '../data-plane/http-engine.ts'
 import { adminTokenMatches, REF_PARAM, type AdminRoute } from '../control-plane/admin-api/route.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
+import { getProject } from '../control-plane/projects.ts'
 
 /** How long a scrape waits for a thread's snapshot before leaving that thread out. */
 const SNAPSHOT_TIMEOUT_MS = 2000
@@ -179,7 +180,7 @@ export function recentFiguresRoute(figures: ProjectFigures, controlPlane: Contro
     path: '/projects/:ref/metrics/recent',
     where: REF_PARAM,
     handler: async ({ params }) => {
-      const project = await controlPlane.get(params.ref!)
+      const project = await getProject(controlPlane, params.ref!)
       return [200, { ref: project.ref, minute_ms: MINUTE_MS, minutes: figures.recent(project.ref) }]
     },
   }

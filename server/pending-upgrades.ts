@@ -3,6 +3,7 @@
 // they answer again, tried every few seconds, without a restart.
 import { log } from '../lib/log.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
+import { upgradeProjectsOn } from '../control-plane/projects.ts'
 
 /** How often a server that was down is tried again. */
 export const UPGRADE_RETRY_MS = 5000
@@ -12,15 +13,14 @@ export class PendingUpgrades {
   #timer: NodeJS.Timeout | undefined
   #running = false
 
-  constructor(controlPlane: Pick<ControlPlane, 'upgradeServers'>, down: string[]) {
+  constructor(controlPlane: ControlPlane, down: string[]) {
     this.#down = down
     if (down.length === 0) return
     log.info('database servers down at start; their projects answer 503 until they return', { servers: down })
     this.#timer = setInterval(() => {
       if (this.#running) return
       this.#running = true
-      controlPlane
-        .upgradeServers(this.#down)
+      upgradeProjectsOn(controlPlane, this.#down)
         .then(({ applied, down: still }) => {
           for (const [ref, versions] of applied) log.info('project database upgraded', { ref, versions })
           this.#down = still

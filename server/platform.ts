@@ -21,6 +21,7 @@ import { adminApi, type AdminRoute } from '../control-plane/admin-api/index.ts'
 import { dashboard, type DashboardOptions } from '../control-plane/dashboard/routes.ts'
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
+import { upgradeAllProjects } from '../control-plane/projects.ts'
 import { checkFleetSettings, fleetAdminToken } from '../control-plane/fleet-settings.ts'
 import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
@@ -107,7 +108,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     await controlPlane.close()
     throw error
   })
-  const upgraded = await controlPlane.upgradeAll()
+  const upgraded = await upgradeAllProjects(controlPlane)
   for (const [ref, versions] of upgraded.applied) log.info('project database upgraded', { ref, versions })
   const upgrades = new PendingUpgrades(controlPlane, upgraded.down)
   const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)

@@ -9,6 +9,7 @@ import { adminUrlFor } from '../../lib/db/server-url.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { signJwt } from '../../lib/jwt.ts'
 import type { BenchPlatform } from './platform.ts'
+import { createProject, setProjectProduct } from '../../control-plane/projects.ts'
 
 /** Where tenants are made: a control plane, its default server (as admin), and the origin their tokens name as issuer. */
 export interface TenantHost {
@@ -27,7 +28,7 @@ export interface Tenant {
 
 export interface CreatedTenants {
   tenants: Tenant[]
-  /** Per project, milliseconds: controlPlane.create, then setProduct(auth). */
+  /** Per project, milliseconds: createProject, then setProjectProduct(auth). */
   createMs: number[]
   enableAuthMs: number[]
 }
@@ -79,10 +80,10 @@ export async function createTenants(bench: TenantHost, n: number, progress: (don
   const created: CreatedTenants = { tenants: [], createMs: [], enableAuthMs: [] }
   for (let i = 0; i < n; i++) {
     let started = performance.now()
-    const project = await controlPlane.create({ name: `tenant ${i + 1}` })
+    const project = await createProject(controlPlane, { name: `tenant ${i + 1}` })
     created.createMs.push(performance.now() - started)
     started = performance.now()
-    const record = await controlPlane.setProduct(project.ref, 'auth', true)
+    const record = await setProjectProduct(controlPlane, project.ref, 'auth', true)
     created.enableAuthMs.push(performance.now() - started)
     const basePath = `/project/${record.ref}`
     created.tenants.push({ record, basePath, userToken: await signedInUser(bench, record, basePath) })

@@ -2,12 +2,13 @@
 // through control-plane/auth-users.ts (Auth's own operations on the project's
 // database, as the dashboard's Users tab); no running server is needed.
 import { DEFAULT_ANONYMOUS_AGE_DAYS, purgeAnonymousUsers } from '../../control-plane/anonymous-users.ts'
-import { AuthUsers, type AuthUser, type UserPage } from '../../control-plane/auth-users.ts'
+import { createAuthUser, deleteAuthUser, inviteAuthUser, listAuthUsers, type AuthUser, type AuthUsersContext, type UserPage } from '../../control-plane/auth-users.ts'
 import { integerOption, refusedValue, requireYes, stringOption, table, type CliContext, type Command } from '../command.ts'
 import { isUuid } from '../../lib/uuid.ts'
 
-async function usersOf(context: CliContext): Promise<AuthUsers> {
-  return new AuthUsers(await context.controlPlane(), context.addressing, { smtpUrl: context.config.smtpUrl, from: context.config.mailFrom })
+/** Where the project's API is and how mail goes out, as this command's configuration says. */
+function authContext(context: CliContext): AuthUsersContext {
+  return { addressing: context.addressing, mail: { smtpUrl: context.config.smtpUrl, from: context.config.mailFrom } }
 }
 
 export const authUserCommands: Command[] = [
@@ -19,12 +20,16 @@ export const authUserCommands: Command[] = [
     options: { email: { type: 'string' }, page: { type: 'string' }, 'per-page': { type: 'string' } },
     optionHelp: { email: 'only users whose email contains TEXT', page: 'which page, from 1 (default 1)', 'per-page': 'users a page, 1 to 1000 (default 50)' },
     async run(context, args) {
-      const users = await usersOf(context)
-      return users.list(args.positionals[0]!, {
-        email: stringOption(args, 'email', false),
-        page: integerOption(args, 'page', { min: 1, max: 1_000_000 }) ?? 1,
-        perPage: integerOption(args, 'per-page', { min: 1, max: 1000 }) ?? 50,
-      })
+      return listAuthUsers(
+        await context.controlPlane(),
+        args.positionals[0]!,
+        {
+          email: stringOption(args, 'email', false),
+          page: integerOption(args, 'page', { min: 1, max: 1_000_000 }) ?? 1,
+          perPage: integerOption(args, 'per-page', { min: 1, max: 1000 }) ?? 50,
+        },
+        authContext(context),
+      )
     },
     human: (page: UserPage) =>
       page.total === 0
@@ -51,7 +56,7 @@ export const authUserCommands: Command[] = [
         password = (await context.readStdin()).replace(/\r?\n$/, '')
         if (password === '') throw refusedValue('--password-stdin read an empty password')
       }
-      return (await usersOf(context)).create(args.positionals[0]!, { email: args.positionals[1]!, password, confirm: args.values.unconfirmed !== true })
+      return createAuthUser(await context.controlPlane(), args.positionals[0]!, { email: args.positionals[1]!, password, confirm: args.values.unconfirmed !== true }, authContext(context))
     },
     human: (user: AuthUser) => `Created ${user.email} (user ${user.id})${user.email_confirmed_at ? '' : ', email not confirmed'}`,
   },
@@ -61,7 +66,7 @@ export const authUserCommands: Command[] = [
     usage: 'auth users invite REF EMAIL',
     summary: 'Send an invitation mail (the invite template); the user appears as invited',
     async run(context, args) {
-      return (await usersOf(context)).invite(args.positionals[0]!, args.positionals[1]!)
+      return inviteAuthUser(await context.controlPlane(), args.positionals[0]!, args.positionals[1]!, authContext(context))
     },
     human: (user: AuthUser) => `Invited ${user.email} (user ${user.id})`,
   },
@@ -75,14 +80,14 @@ export const authUserCommands: Command[] = [
     async run(context, args) {
       const [ref, given] = [args.positionals[0]!, args.positionals[1]!]
       requireYes(args, `deleting user ${given} cannot be undone`)
-      const users = await usersOf(context)
+      const controlPlane = await context.controlPlane()
       let id = given
       if (!isUuid(given)) {
-        const match = (await users.list(ref, { email: given, perPage: 1000 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
+        const match = (await listAuthUsers(controlPlane, ref, { email: given, perPage: 1000 }, authContext(context))).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
         if (!match) throw refusedValue(`project ${ref} has no user with the email ${given}`)
         id = match.id
       }
-      await users.delete(ref, id)
+      await deleteAuthUser(controlPlane, ref, id, authContext(context))
       return { ref, deleted: id }
     },
     human: (result: { deleted: string }) => `Deleted user ${result.deleted}`,

@@ -14,6 +14,7 @@ import {
 import { baseUrlOf } from '../../lib/catalogue.ts'
 import { NUMERIC_SETTINGS } from '../../workers/auth/face.ts'
 import { integerOption, refusedValue, stringOption, table, UsageError, type Command } from '../command.ts'
+import { getProject } from '../../control-plane/projects.ts'
 
 type SettingsView = Awaited<ReturnType<typeof getAuthSettings>> & { auth_enabled: boolean }
 
@@ -162,7 +163,7 @@ export const authCommands: Command[] = [
       }
       const controlPlane = await context.controlPlane()
       const settings = Object.keys(patch).length ? await setAuthOptions(controlPlane, ref, patch) : await getAuthSettings(controlPlane, ref)
-      return { ...settings, auth_enabled: (await controlPlane.get(ref)).authEnabled }
+      return { ...settings, auth_enabled: (await getProject(controlPlane, ref)).authEnabled }
     },
     human: showSettings,
   },
@@ -183,7 +184,7 @@ export const authCommands: Command[] = [
       if (siteUrl === undefined && allow === undefined) throw new UsageError('give --site-url URL, --allow URL, or both (usage: baseplane auth redirects REF --site-url URL [--allow URL ...])')
       const ref = args.positionals[0]!
       const controlPlane = await context.controlPlane()
-      return { ...(await setRedirects(controlPlane, ref, { siteUrl, allow })), auth_enabled: (await controlPlane.get(ref)).authEnabled }
+      return { ...(await setRedirects(controlPlane, ref, { siteUrl, allow })), auth_enabled: (await getProject(controlPlane, ref)).authEnabled }
     },
     human: showSettings,
   },
@@ -262,7 +263,7 @@ export const authCommands: Command[] = [
         clientId === undefined && clientSecret === undefined && enabled === undefined && additionalClientIds === undefined
           ? { ref, ...(await getAuthSettings(controlPlane, ref)).google }
           : await setGoogle(controlPlane, ref, { clientId, clientSecret, enabled, additionalClientIds })
-      const authEnabled = (await controlPlane.get(ref)).authEnabled
+      const authEnabled = (await getProject(controlPlane, ref)).authEnabled
       return {
         ...result,
         // Offered to users: configured (nothing missing) and the project's Auth on.

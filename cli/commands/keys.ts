@@ -1,6 +1,7 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
 import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { getProject, rotateProjectKeys, setProjectProduct } from '../../control-plane/projects.ts'
 
 type Keys = ReturnType<typeof keysView>
 
@@ -42,7 +43,7 @@ export const keyCommands: Command[] = [
       const controlPlane = await context.controlPlane()
       if (rotateSigning) return rotateSigningKey(controlPlane, ref, { alg: signingAlg, now: args.values.now === true })
       if (args.values['signing-keys'] === true) return listSigningKeys(controlPlane, ref)
-      const project = args.values.rotate === true ? await controlPlane.rotateKeys(ref) : await controlPlane.get(ref)
+      const project = args.values.rotate === true ? await rotateProjectKeys(controlPlane, ref) : await getProject(controlPlane, ref)
       return keysView(project, context.addressing)
     },
     human: (result: Keys | SigningKeysView) => ('keys' in result ? showSigningKeys(result) : showKeys(result)),
@@ -53,7 +54,7 @@ export const keyCommands: Command[] = [
     usage: 'db url REF',
     summary: "The connection string of the project's owner role (for migrations, psql)",
     async run(context, args) {
-      return dbUrlView(await (await context.controlPlane()).get(args.positionals[0]!))
+      return dbUrlView(await getProject(await context.controlPlane(), args.positionals[0]!))
     },
     human: (result: { db_url: string }) => result.db_url,
   },
@@ -71,7 +72,7 @@ function productSwitch(enabled: boolean): Command {
     summary: enabled ? 'Turn a product on for a project (takes effect on the next request)' : 'Turn a product off for a project',
     async run(context, args) {
       const [product, ref] = args.positionals as [string, string]
-      const project = await (await context.controlPlane()).setProduct(ref, product, enabled)
+      const project = await setProjectProduct(await context.controlPlane(), ref, product, enabled)
       return { ref: project.ref, product, enabled }
     },
     human: (result: { ref: string; product: string }) => `${enabled ? 'Enabled' : 'Disabled'} ${result.product} for ${result.ref}`,

@@ -2,6 +2,7 @@ import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { keysView, projectView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { databasePhrase, whereOf } from '../where.ts'
+import { createProject, deleteProject, listAllProjects, setProjectPlan } from '../../control-plane/projects.ts'
 
 type View = ReturnType<typeof projectView>
 
@@ -15,7 +16,7 @@ export const projectCommands: Command[] = [
     optionHelp: { name: 'the project\'s name (1 to 200 characters); its ref is made from it', plan: 'free (default), plus, pro or business: its fair shares and limits' },
     async run(context, args) {
       const controlPlane = await context.controlPlane()
-      const project = await controlPlane.create({ name: stringOption(args, 'name', true), plan: stringOption(args, 'plan', false) })
+      const project = await createProject(controlPlane, { name: stringOption(args, 'name', true), plan: stringOption(args, 'plan', false) })
       return { ...projectView(project, context.addressing), ...keysView(project, context.addressing) }
     },
     human: (result: View & ReturnType<typeof keysView>) =>
@@ -29,7 +30,7 @@ export const projectCommands: Command[] = [
     summary: 'List projects',
     async run(context) {
       const controlPlane = await context.controlPlane()
-      return (await controlPlane.list()).map((p: ProjectRecord) => projectView(p, context.addressing))
+      return (await listAllProjects(controlPlane)).map((p: ProjectRecord) => projectView(p, context.addressing))
     },
     human: (result: View[], context) =>
       result.length === 0
@@ -55,7 +56,7 @@ export const projectCommands: Command[] = [
     async run(context, args) {
       const ref = args.positionals[0]!
       requireYes(args, `deleting ${ref} drops its database`)
-      await (await context.controlPlane()).delete(ref)
+      await deleteProject(await context.controlPlane(), ref)
       return { ref, deleted: true }
     },
     human: (result: { ref: string }) => `Deleted project ${result.ref}`,
@@ -66,7 +67,7 @@ export const projectCommands: Command[] = [
     usage: 'projects plan REF free|plus|pro|business',
     summary: 'Change the plan of a project',
     async run(context, args) {
-      const project = await (await context.controlPlane()).setPlan(args.positionals[0]!, args.positionals[1]!)
+      const project = await setProjectPlan(await context.controlPlane(), args.positionals[0]!, args.positionals[1]!)
       return projectView(project, context.addressing)
     },
     human: (result: View) => `Project ${result.ref} is now on plan ${result.plan}`,

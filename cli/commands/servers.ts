@@ -1,5 +1,6 @@
 import { serverStateView, serverView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
+import { addDatabaseServer, databaseServerStates, removeDatabaseServer, setDatabaseServerBudget, setDatabaseServerDraining } from '../../control-plane/server-admin.ts'
 
 type View = ReturnType<typeof serverView>
 type StateView = ReturnType<typeof serverStateView>
@@ -38,7 +39,7 @@ export const serverCommands: Command[] = [
     notes: 'URL: postgres://superuser:password@host:5432/postgres. New projects go to the server with the most room.',
     async run(context, args) {
       const connections = stringOption(args, 'connections', false)
-      const server = await (await context.controlPlane()).addServer({
+      const server = await addDatabaseServer(await context.controlPlane(), {
         url: args.positionals[0]!,
         id: stringOption(args, 'id', false),
         // Not a number: passed on as given, so the message quotes it.
@@ -55,7 +56,7 @@ export const serverCommands: Command[] = [
     summary: 'List database servers: whether each answers now, budget, projects, room for more, connections in use',
     notes: 'ROOM: the budget less what its projects\' plans may use in one data-plane process (free 12, plus 18, pro and business 24). IN USE: connections the projects\' API roles hold there now, every node\'s.',
     async run(context) {
-      return (await (await context.controlPlane()).serverStates()).map(serverStateView)
+      return (await databaseServerStates(await context.controlPlane())).map(serverStateView)
     },
     human: listing,
   },
@@ -67,7 +68,7 @@ export const serverCommands: Command[] = [
     options: { connections: { type: 'string' } },
     optionHelp: { connections: 'connections a data-plane process may open to it' },
     async run(context, args) {
-      return serverView(await (await context.controlPlane()).setServerBudget(args.positionals[0]!, connectionsOf(stringOption(args, 'connections', true))))
+      return serverView(await setDatabaseServerBudget(await context.controlPlane(), args.positionals[0]!, connectionsOf(stringOption(args, 'connections', true))))
     },
     human: (result: View) => `Database server ${result.id}: connection budget ${result.connection_budget}`,
   },
@@ -79,7 +80,7 @@ export const serverCommands: Command[] = [
     options: { undo: { type: 'boolean' } },
     optionHelp: { undo: 'take new projects again' },
     async run(context, args) {
-      return serverView(await (await context.controlPlane()).setServerDraining(args.positionals[0]!, args.values.undo !== true))
+      return serverView(await setDatabaseServerDraining(await context.controlPlane(), args.positionals[0]!, args.values.undo !== true))
     },
     human: (result: View) => (result.draining ? `Database server ${result.id} takes no new project; its ${result.projects} stay` : `Database server ${result.id} takes new projects again`),
   },
@@ -93,7 +94,7 @@ export const serverCommands: Command[] = [
     async run(context, args) {
       const id = args.positionals[0]!
       requireYes(args, `removing database server ${id} from the platform`)
-      await (await context.controlPlane()).removeServer(id)
+      await removeDatabaseServer(await context.controlPlane(), id)
       return { id, removed: true }
     },
     human: (result: { id: string }) => `Removed database server ${result.id}`,

@@ -10,6 +10,7 @@ import { loadHttpEngine } from '../../data-plane/http-engine.ts'
 import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
 import { checkPortFree, lockHome } from '../home-lock.ts'
+import { createProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
 
 export const DEMO_REF = 'demo'
 
@@ -96,8 +97,8 @@ export const startCommand: Command = {
     try {
       let demo = undefined
       if (args.values['no-demo'] !== true) {
-        const existing = (await platform.controlPlane.list()).find((p) => p.ref === DEMO_REF)
-        demo = existing ?? (await platform.controlPlane.setProduct((await platform.controlPlane.create({ name: 'Demo', ref: DEMO_REF })).ref, 'auth', true))
+        const existing = (await listAllProjects(platform.controlPlane)).find((p) => p.ref === DEMO_REF)
+        demo = existing ?? (await setProjectProduct(platform.controlPlane, (await createProject(platform.controlPlane, { name: 'Demo', ref: DEMO_REF })).ref, 'auth', true))
       }
       const lines = [
         `Baseplane ${config.publicUrl} (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.home}`})`,

@@ -2,6 +2,7 @@
 // change the plan, delete; API keys and their rotation, the owner's database
 // URL, products on and off. The same ControlPlane methods and views as the CLI.
 import type { ControlPlane } from '../control-plane.ts'
+import { createProject, deleteProject, getProject, listAllProjects, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../projects.ts'
 import { dbUrlView, keysView, projectView, type Addressing } from '../views.ts'
 import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
 
@@ -10,7 +11,7 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
     {
       method: 'GET',
       path: '/projects',
-      handler: async () => [200, (await controlPlane.list()).map((p) => projectView(p, addressing))],
+      handler: async () => [200, (await listAllProjects(controlPlane)).map((p) => projectView(p, addressing))],
     },
     {
       method: 'POST',
@@ -18,14 +19,14 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
       handler: async ({ body }) => {
         const input = await body()
         const fields = adminFields(input)
-        const project = await controlPlane.create({ name: fields.string('name'), plan: fields.optionalString('plan'), signingAlg: fields.optionalString('signing_alg') })
+        const project = await createProject(controlPlane, { name: fields.string('name'), plan: fields.optionalString('plan'), signingAlg: fields.optionalString('signing_alg') })
         return [201, { ...projectView(project, addressing), ...keysView(project, addressing) }]
       },
     },
     {
       method: 'GET',
       path: '/projects/:ref', where: REF_PARAM,
-      handler: async ({ params }) => [200, projectView(await controlPlane.get(params.ref!), addressing)],
+      handler: async ({ params }) => [200, projectView(await getProject(controlPlane, params.ref!), addressing)],
     },
     {
       method: 'PATCH',
@@ -33,14 +34,14 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
       handler: async ({ params, body }) => {
         const input = await body()
         const plan = adminFields(input).string('plan')
-        return [200, projectView(await controlPlane.setPlan(params.ref!, plan), addressing)]
+        return [200, projectView(await setProjectPlan(controlPlane, params.ref!, plan), addressing)]
       },
     },
     {
       method: 'DELETE',
       path: '/projects/:ref', where: REF_PARAM,
       handler: async ({ params }) => {
-        await controlPlane.delete(params.ref!)
+        await deleteProject(controlPlane, params.ref!)
         return [204, null]
       },
     },
@@ -53,17 +54,17 @@ export function keyRoutes(controlPlane: ControlPlane, addressing: Addressing): A
     {
       method: 'GET',
       path: '/projects/:ref/keys', where: REF_PARAM,
-      handler: async ({ params }) => [200, keysView(await controlPlane.get(params.ref!), addressing)],
+      handler: async ({ params }) => [200, keysView(await getProject(controlPlane, params.ref!), addressing)],
     },
     {
       method: 'POST',
       path: '/projects/:ref/keys/rotate', where: REF_PARAM,
-      handler: async ({ params }) => [200, keysView(await controlPlane.rotateKeys(params.ref!), addressing)],
+      handler: async ({ params }) => [200, keysView(await rotateProjectKeys(controlPlane, params.ref!), addressing)],
     },
     {
       method: 'GET',
       path: '/projects/:ref/db-url', where: REF_PARAM,
-      handler: async ({ params }) => [200, dbUrlView(await controlPlane.get(params.ref!))],
+      handler: async ({ params }) => [200, dbUrlView(await getProject(controlPlane, params.ref!))],
     },
   ]
 }
@@ -74,12 +75,12 @@ export function productRoutes(controlPlane: ControlPlane, addressing: Addressing
     {
       method: 'PUT',
       path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
-      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, true), addressing)],
+      handler: async ({ params }) => [200, projectView(await setProjectProduct(controlPlane, params.ref!, params.product!, true), addressing)],
     },
     {
       method: 'DELETE',
       path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
-      handler: async ({ params }) => [200, projectView(await controlPlane.setProduct(params.ref!, params.product!, false), addressing)],
+      handler: async ({ params }) => [200, projectView(await setProjectProduct(controlPlane, params.ref!, params.product!, false), addressing)],
     },
   ]
 }

@@ -2,6 +2,7 @@
 // their state now, add, change budget or draining, remove.
 import { platformErrors } from '../../lib/errors.ts'
 import type { ControlPlane } from '../control-plane.ts'
+import { addDatabaseServer, databaseServerStates, removeDatabaseServer, setDatabaseServerBudget, setDatabaseServerDraining } from '../server-admin.ts'
 import { serverStateView, serverView } from '../views.ts'
 import { adminFields, SERVER_PARAM, type AdminRoute } from './route.ts'
 
@@ -10,7 +11,7 @@ export function serverRoutes(controlPlane: ControlPlane): AdminRoute[] {
     {
       method: 'GET',
       path: '/servers',
-      handler: async () => [200, (await controlPlane.serverStates()).map(serverStateView)],
+      handler: async () => [200, (await databaseServerStates(controlPlane)).map(serverStateView)],
     },
     {
       method: 'PATCH',
@@ -20,8 +21,8 @@ export function serverRoutes(controlPlane: ControlPlane): AdminRoute[] {
         const fields = adminFields(input)
         const draining = fields.optionalBoolean('draining')
         if (input.connections === undefined && draining === undefined) throw platformErrors.invalidArgument('Give connections, draining or both')
-        let server = input.connections === undefined ? undefined : await controlPlane.setServerBudget(params.id!, input.connections)
-        if (draining !== undefined) server = await controlPlane.setServerDraining(params.id!, draining)
+        let server = input.connections === undefined ? undefined : await setDatabaseServerBudget(controlPlane, params.id!, input.connections)
+        if (draining !== undefined) server = await setDatabaseServerDraining(controlPlane, params.id!, draining)
         return [200, serverView(server!)]
       },
     },
@@ -29,7 +30,7 @@ export function serverRoutes(controlPlane: ControlPlane): AdminRoute[] {
       method: 'DELETE',
       path: '/servers/:id', where: SERVER_PARAM,
       handler: async ({ params }) => {
-        await controlPlane.removeServer(params.id!)
+        await removeDatabaseServer(controlPlane, params.id!)
         return [200, { id: params.id, removed: true }]
       },
     },
@@ -39,7 +40,7 @@ export function serverRoutes(controlPlane: ControlPlane): AdminRoute[] {
       handler: async ({ body }) => {
         const input = await body()
         const fields = adminFields(input)
-        const server = await controlPlane.addServer({ url: fields.string('url'), id: fields.optionalString('id'), connections: input.connections })
+        const server = await addDatabaseServer(controlPlane, { url: fields.string('url'), id: fields.optionalString('id'), connections: input.connections })
         return [201, serverView(server)]
       },
     },

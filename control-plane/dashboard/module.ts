@@ -10,7 +10,7 @@ import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { REF_SOURCE } from '../../lib/refs.ts'
 import type { RouteSpec } from '../../lib/http/router.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
-import type { AuthUsers } from '../auth-users.ts'
+import type { MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
@@ -25,8 +25,12 @@ export interface DashboardContext {
   inProject<T>(project: ProjectRecord, fn: (client: pg.ClientBase) => Promise<T>): Promise<T>
   /** Where Push's credential checks reach the providers (config BASEPLANE_FCM_TOKEN_URL). */
   push?: PushAdminOptions
-  /** A project's Auth users (auth-users.ts), sending mail as this process is configured to. */
-  authUsers: AuthUsers
+  /**
+   * How this process sends Auth's mail (config SMTP_URL and BASEPLANE_MAIL_FROM):
+   * with `addressing`, what the Auth users' operations take (auth-users.ts
+   * AuthUsersContext), so the context itself is passed to them.
+   */
+  mail: MailDelivery
   /**
    * This process's last hour of a project's figures, minute by minute, oldest
    * first: the data plane's counts, handed in by whoever assembles the

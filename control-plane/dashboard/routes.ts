@@ -12,7 +12,7 @@ import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from 
 import { log } from '../../lib/log.ts'
 import { Router } from '../../lib/http/router.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
-import { AuthUsers, type MailDelivery } from '../auth-users.ts'
+import type { MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import { withProjectDatabase } from '../project-database.ts'
@@ -87,7 +87,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     addressing,
     inProject: async (project, fn) => withProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, fn),
     push: options.push,
-    authUsers: new AuthUsers(controlPlane, addressing, options.mail),
+    mail: options.mail,
     recentFigures: options.recentFigures,
   }
   const modules = MODULES.map((make) => make(context))

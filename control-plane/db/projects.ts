@@ -23,7 +23,7 @@ export async function insertProject(db: Queryable, row: ProjectRow): Promise<boo
   return inserted.rowCount !== 0
 }
 
-export async function deleteProject(db: Queryable, ref: string): Promise<void> {
+export async function deleteProjectRow(db: Queryable, ref: string): Promise<void> {
   await db.query('delete from baseplane.projects where ref = $1', [ref])
 }
 

@@ -5,6 +5,7 @@
 import t from 'tap'
 import { startTestPlatform } from '../helpers/platform.ts'
 import type { AuthBody } from './helpers.ts'
+import { setProjectProduct } from '../../control-plane/projects.ts'
 
 async function post(url: string, key: string, body: unknown, headers: Record<string, string> = {}) {
   const r = await fetch(url, { method: 'POST', headers: { apikey: key, 'content-type': 'application/json', 'x-supabase-api-version': '2024-01-01', ...headers }, body: JSON.stringify(body) })
@@ -18,7 +19,7 @@ t.test('auth is off until enabled, and on at once', async (t) => {
   t.equal(before.status, 503)
   t.equal(before.body?.code, 'product_disabled')
   t.match(before.body?.message, `Auth is not enabled for project ${project.ref}`)
-  await test.platform.controlPlane.setProduct(project.ref, 'auth', true)
+  await setProjectProduct(test.platform.controlPlane, project.ref, 'auth', true)
   const after = await post(`${project.baseUrl}/auth/v1/signup`, project.anonKey, { email: 'a@example.test', password: 'password1' })
   t.equal(after.status, 200, 'the next request is served')
 })

@@ -4,6 +4,7 @@
 // one transaction as the API role with request.jwt.claims set.
 import pg from 'pg'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, deleteProject } from '../../control-plane/projects.ts'
 import { apiDatabaseOf, ownerUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { resolve, SchemaCache, type GraphqlResponse } from '../../workers/graphql/index.ts'
@@ -45,7 +46,7 @@ export interface FixtureHooks {
 
 /** A project of `controlPlane` (which the fixture closes) with `setup` run as its owner. */
 export async function projectFixture(t: Teardown, controlPlane: ControlPlane, name: string, setup?: string, hooks: FixtureHooks = {}): Promise<GraphqlProject> {
-  const project = await controlPlane.create({ name })
+  const project = await createProject(controlPlane, { name })
   const owner = new pg.Pool({ connectionString: ownerUrlOf(project), max: 2 })
   const db = apiDatabaseOf(project)
   const pool = new pg.Pool({ host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, max: 4 })
@@ -57,7 +58,7 @@ export async function projectFixture(t: Teardown, controlPlane: ControlPlane, na
   t.teardown(async () => {
     await owner.end()
     await pool.end()
-    await controlPlane.delete(project.ref)
+    await deleteProject(controlPlane, project.ref)
     await controlPlane.close()
     await hooks.afterClose?.()
   })

@@ -7,7 +7,7 @@ import { baseUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import type { PlatformConfig } from '../../lib/config.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { startPlatform, type RunningPlatform } from '../../server/platform.ts'
-import type { CreateProjectInput } from '../../control-plane/control-plane.ts'
+import { createProject, setProjectProduct, type CreateProjectInput } from '../../control-plane/projects.ts'
 import { createDatabase, dropCatalogue as dropCatalogueOn } from '../../dev/db.ts'
 import { nodeConfig } from '../../dev/node-config.ts'
 import { serverUrl } from './db.ts'
@@ -66,9 +66,9 @@ export async function startTestPlatform(t: TestContext, env: Record<string, stri
     platform,
     catalogueUrl,
     async createProject(input = {}) {
-      let record = await platform.controlPlane.create({ name: input.name ?? 'test project', plan: input.plan, ref: input.ref })
-      if (input.auth) record = await platform.controlPlane.setProduct(record.ref, 'auth', true)
-      if (input.push) record = await platform.controlPlane.setProduct(record.ref, 'push', true)
+      let record = await createProject(platform.controlPlane, { name: input.name ?? 'test project', plan: input.plan, ref: input.ref })
+      if (input.auth) record = await setProjectProduct(platform.controlPlane, record.ref, 'auth', true)
+      if (input.push) record = await setProjectProduct(platform.controlPlane, record.ref, 'push', true)
       return {
         record,
         ref: record.ref,

@@ -4,6 +4,7 @@
 // and the Google settings' fixes (Auth off said; client ID and secret cleared).
 import t from 'tap'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, getProject } from '../../control-plane/projects.ts'
 import { VERSION } from '../../control-plane/version.ts'
 import { runCli, runCliEach } from '../helpers/cli.ts'
 import { adminQuery } from '../helpers/db.ts'
@@ -93,7 +94,7 @@ t.test('a mistyped command: the nearest one is suggested, exit status 2', async 
 })
 
 t.test('values: negative numbers reach the command, refusals name flags and exit 1', async (t) => {
-  const project = await controlPlane.create({ name: 'Manners' })
+  const project = await createProject(controlPlane, { name: 'Manners' })
   const ref = project.ref
   const refused = (message: string) => ({ code: 1, stdout: '', stderr: `baseplane: ${message}\n` })
   const usage = (message: string) => ({ code: 2, stdout: '', stderr: `baseplane: ${message}\n` })
@@ -133,7 +134,7 @@ t.test('values: negative numbers reach the command, refusals name flags and exit
 })
 
 t.test('auth google: says when Auth is off; --clear removes the client ID and secret', async (t) => {
-  const { ref } = await controlPlane.create({ name: 'Google Manners' })
+  const { ref } = await createProject(controlPlane, { name: 'Google Manners' })
   const callback = `http://127.0.0.1:8124/project/${ref}/auth/v1/callback`
   // Every line, in order (other lines may come between).
   const shows = (run: { code: number; stdout: string; stderr: string }, lines: string[]) =>
@@ -162,7 +163,7 @@ t.test('auth google: says when Auth is off; --clear removes the client ID and se
     `callback URL    ${callback}`,
     'Google sign-in is not offered: missing client ID, client secret.',
   ])
-  const stored = (await controlPlane.get(ref)).authSettings.google as Record<string, unknown>
+  const stored = (await getProject(controlPlane, ref)).authSettings.google as Record<string, unknown>
   t.same({ id: 'client_id' in stored, secret: 'client_secret' in stored, enabled: stored.enabled }, { id: false, secret: false, enabled: true }, 'both are gone from the catalogue; the switch is kept')
 })
 

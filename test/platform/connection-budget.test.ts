@@ -10,6 +10,7 @@ import { ProjectPools, type ProjectDatabase, type ProjectPoolOptions } from '../
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject } from '../../control-plane/projects.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 import { poolThread, type PoolThread } from '../helpers/pool-thread.ts'
@@ -22,7 +23,7 @@ t.teardown(async () => {
 })
 const admin = await serverUrl()
 const projects: ProjectRecord[] = []
-for (let n = 0; n < 3; n++) projects.push(await controlPlane.create({ name: `budget ${n}` }))
+for (let n = 0; n < 3; n++) projects.push(await createProject(controlPlane, { name: `budget ${n}` }))
 const [p1, p2, p3] = projects.map((p) => apiDatabaseOf(p)) as [ProjectDatabase, ProjectDatabase, ProjectDatabase]
 
 /** Each test names its connections, so pg_stat_activity shows only its own. */

@@ -12,6 +12,7 @@ import { ATTEMPT_OVERSHOOT_PER_PROCESS } from '../../data-plane/throttle.ts'
 import { adminQuery } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { createProject, rotateProjectKeys } from '../../control-plane/projects.ts'
 
 /** A ref of the catalogue's pattern that names no project (yet). */
 const randomRef = () => `r${crypto.randomBytes(10).toString('hex')}`
@@ -119,7 +120,7 @@ t.test('a project created on node 2 answers on node 1 at once, though node 1 jus
     const missed = await request<ErrorBody>(`${url}/project/${ref}/health`, { headers: { apikey: 'anything' } })
     t.same({ status: missed.status, code: missed.json.code }, { status: 404, code: 'project_not_found' }, `${name} misses the ref before it exists`)
   }
-  const record = await b.controlPlane.create({ name: 'Just made', ref })
+  const record = await createProject(b.controlPlane, { name: 'Just made', ref })
   for (const [name, url] of Object.entries(through)) {
     const found = await request<ErrorBody>(`${url}/project/${ref}/health`, { headers: { apikey: record.anonKey } })
     t.equal(found.status, 200, `${name} answers the new project at once`)
@@ -142,7 +143,7 @@ t.test('a rotated key works at once on both nodes, and the old one is refused af
     t.equal((await health(node.url, wrongKey)).status, 401, `${node.name} refuses a wrong key`)
   }
 
-  const rotated = await b.controlPlane.rotateKeys(project.ref)
+  const rotated = await rotateProjectKeys(b.controlPlane, project.ref)
   t.not(rotated.anonKey, project.anonKey, 'the keys changed')
   for (const node of nodes) {
     const served = await health(node.url, rotated.anonKey)

@@ -11,6 +11,7 @@ import { ConnectionBudget, createConnectionBudget } from '../../lib/db/connectio
 import { ProjectPools } from '../../lib/db/project-pools.ts'
 import { apiRoleLimit, PLAN_LIMITS } from '../../lib/plans.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject } from '../../control-plane/projects.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { catalogueDatabase, dropCatalogue, startTestPlatform } from '../helpers/platform.ts'
 
@@ -21,7 +22,7 @@ t.teardown(async () => {
   await dropCatalogue(catalogueUrl)
 })
 const admin = await serverUrl()
-const project: ProjectRecord = await controlPlane.create({ name: 'fleet connections' })
+const project: ProjectRecord = await createProject(controlPlane, { name: 'fleet connections' })
 const appName = () => `bp-test-${crypto.randomBytes(4).toString('hex')}`
 
 t.test('each node takes its share of a server budget: budget / live nodes, at least one', async (t) => {

@@ -11,6 +11,7 @@ import pg from 'pg'
 import t from 'tap'
 import { setAuthOptions } from '../../control-plane/auth-settings.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, setProjectProduct } from '../../control-plane/projects.ts'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { request } from '../helpers/http.ts'
 import { startPlatformProcess, type PlatformProcess } from '../helpers/platform-process.ts'
@@ -26,9 +27,9 @@ const catalogueUrl = await catalogueDatabase(t)
 t.teardown(() => dropCatalogue(catalogueUrl))
 const controlPlane = await ControlPlane.open(catalogueUrl)
 t.teardown(() => controlPlane.close())
-let record = await controlPlane.create({ name: 'Fleet load', plan: 'free' })
-record = await controlPlane.setProduct(record.ref, 'auth', true)
-record = await controlPlane.setProduct(record.ref, 'push', true)
+let record = await createProject(controlPlane, { name: 'Fleet load', plan: 'free' })
+record = await setProjectProduct(controlPlane, record.ref, 'auth', true)
+record = await setProjectProduct(controlPlane, record.ref, 'push', true)
 await setAuthOptions(controlPlane, record.ref, { mailer_autoconfirm: true })
 const owner = new pg.Client({ connectionString: ownerUrlOf(record) })
 await owner.connect()

@@ -5,6 +5,7 @@ import pg from 'pg'
 import t from 'tap'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, deleteProject, getProject, listAllProjects, setProjectPlan, setProjectProduct, upgradeAllProjects } from '../../control-plane/projects.ts'
 import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { migrate } from '../../lib/db/migrations.ts'
@@ -20,7 +21,7 @@ t.teardown(async () => {
 const server = await serverUrl()
 
 t.test('creating a project makes its database, roles and Supabase-shaped keys', async (t) => {
-  const project = await controlPlane.create({ name: 'Shop', plan: 'pro' })
+  const project = await createProject(controlPlane, { name: 'Shop', plan: 'pro' })
   t.match(project.ref, /^[a-z]{20}$/)
   t.equal(project.plan, 'pro')
   t.equal(project.authEnabled, false)
@@ -50,12 +51,12 @@ t.test('creating a project makes its database, roles and Supabase-shaped keys', 
       ['service_role', false, true],
     ].sort((a, b) => String(a[0]).localeCompare(String(b[0]))),
   )
-  const listed = await controlPlane.list()
+  const listed = await listAllProjects(controlPlane)
   t.ok(listed.some((p) => p.ref === project.ref))
 })
 
 t.test('the owner role builds in public; auth functions read request.jwt.claims', async (t) => {
-  const project = await controlPlane.create({ name: 'Owner' })
+  const project = await createProject(controlPlane, { name: 'Owner' })
   const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
   await owner.connect()
   t.teardown(() => owner.end())
@@ -81,37 +82,37 @@ t.test('the owner role builds in public; auth functions read request.jwt.claims'
 })
 
 t.test('deleting a project drops its database and roles', async (t) => {
-  const project = await controlPlane.create({ name: 'Doomed' })
-  await controlPlane.delete(project.ref)
+  const project = await createProject(controlPlane, { name: 'Doomed' })
+  await deleteProject(controlPlane, project.ref)
   const { rows } = await adminQuery(server, `select 1 from pg_database where datname = $1 union all select 1 from pg_roles where rolname in ($2, $3)`, [
     project.dbName,
     project.dbApiRole,
     project.dbOwnerRole,
   ])
   t.equal(rows.length, 0)
-  await t.rejects(controlPlane.get(project.ref), { code: 'project_not_found', status: 404 })
-  await t.rejects(controlPlane.delete(project.ref), { code: 'project_not_found' })
+  await t.rejects(getProject(controlPlane, project.ref), { code: 'project_not_found', status: 404 })
+  await t.rejects(deleteProject(controlPlane, project.ref), { code: 'project_not_found' })
 })
 
 t.test('bad input is refused and writes nothing', async (t) => {
-  const before = (await controlPlane.list()).length
-  await t.rejects(controlPlane.create({ name: '' }), { code: 'invalid_argument', message: 'Project name must be 1 to 200 characters' })
-  await t.rejects(controlPlane.create({ name: 'x', plan: 'gold' }), { message: 'Unknown plan "gold": use one of free, plus, pro, business' })
-  await t.rejects(controlPlane.create({ name: 'x', ref: 'Bad-Ref' }), { message: /Invalid ref "Bad-Ref"/ })
-  const taken = await controlPlane.create({ name: 'first', ref: 'takenref' })
-  await t.rejects(controlPlane.create({ name: 'second', ref: 'takenref' }), { message: 'A project with ref "takenref" already exists' })
-  t.equal((await controlPlane.list()).length, before + 1)
-  t.equal((await controlPlane.get('takenref')).name, 'first', 'the failed attempt did not touch the existing project')
-  await t.rejects(controlPlane.setProduct(taken.ref, 'graphql', true), { message: 'Unknown product "graphql": use one of auth, push (GraphQL is always on)' })
-  await t.rejects(controlPlane.setPlan(taken.ref, 'enterprise'), { code: 'invalid_argument' })
+  const before = (await listAllProjects(controlPlane)).length
+  await t.rejects(createProject(controlPlane, { name: '' }), { code: 'invalid_argument', message: 'Project name must be 1 to 200 characters' })
+  await t.rejects(createProject(controlPlane, { name: 'x', plan: 'gold' }), { message: 'Unknown plan "gold": use one of free, plus, pro, business' })
+  await t.rejects(createProject(controlPlane, { name: 'x', ref: 'Bad-Ref' }), { message: /Invalid ref "Bad-Ref"/ })
+  const taken = await createProject(controlPlane, { name: 'first', ref: 'takenref' })
+  await t.rejects(createProject(controlPlane, { name: 'second', ref: 'takenref' }), { message: 'A project with ref "takenref" already exists' })
+  t.equal((await listAllProjects(controlPlane)).length, before + 1)
+  t.equal((await getProject(controlPlane, 'takenref')).name, 'first', 'the failed attempt did not touch the existing project')
+  await t.rejects(setProjectProduct(controlPlane, taken.ref, 'graphql', true), { message: 'Unknown product "graphql": use one of auth, push (GraphQL is always on)' })
+  await t.rejects(setProjectPlan(controlPlane, taken.ref, 'enterprise'), { code: 'invalid_argument' })
 })
 
 t.test('a failure while creating the database leaves no row, database or role behind', async (t) => {
   // A role with the project's API role name already exists, so creation fails midway.
   await adminQuery(server, `create role bp_clashref_api`)
   t.teardown(() => adminQuery(server, 'drop role if exists bp_clashref_api'))
-  await t.rejects(controlPlane.create({ name: 'clash', ref: 'clashref' }), /already exists/)
-  await t.rejects(controlPlane.get('clashref'), { code: 'project_not_found' })
+  await t.rejects(createProject(controlPlane, { name: 'clash', ref: 'clashref' }), /already exists/)
+  await t.rejects(getProject(controlPlane, 'clashref'), { code: 'project_not_found' })
   const { rows } = await adminQuery(server, `select 1 from pg_database where datname = 'bp_clashref' union all select 1 from pg_roles where rolname = 'bp_clashref_owner'`)
   t.equal(rows.length, 0)
   const { rows: kept } = await adminQuery(server, `select 1 from pg_roles where rolname = 'bp_clashref_api'`)
@@ -119,7 +120,7 @@ t.test('a failure while creating the database leaves no row, database or role be
 })
 
 t.test('upgrades apply each new migration once, even when two processes race', async (t) => {
-  const project = await controlPlane.create({ name: 'Upgrade' })
+  const project = await createProject(controlPlane, { name: 'Upgrade' })
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-sql-'))
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }))
   fs.mkdirSync(path.join(root, 'extra'))
@@ -149,5 +150,5 @@ t.test('upgrades apply each new migration once, even when two processes race', a
     code: 'invalid_config',
     message: 'the extra database was migrated by a newer Baseplane (its migration 2; this one knows up to 1): start this node with the fleet\'s newer version',
   }, 'an older node refuses a database a newer one migrated')
-  t.same(Object.fromEntries((await controlPlane.upgradeAll()).applied), {}, 'projects already at the newest project SQL get nothing')
+  t.same(Object.fromEntries((await upgradeAllProjects(controlPlane)).applied), {}, 'projects already at the newest project SQL get nothing')
 })

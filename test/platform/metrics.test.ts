@@ -20,6 +20,7 @@ import { authFixture } from '../auth/helpers.ts'
 import { eventually } from '../push/helpers.ts'
 import { makeApnsKey } from '../../dev/push-peers/keys.ts'
 import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
+import { setProjectProduct } from '../../control-plane/projects.ts'
 
 const key = makeApnsKey()
 const peer = await startApnsPeer({ teamId: key.teamId, keyId: key.keyId, publicKey: key.publicKey, topic: 'com.example.metrics' })
@@ -27,7 +28,7 @@ t.teardown(() => peer.close())
 // Two task slots per thread: a free project runs one request at a time per service, so its queue fills predictably.
 const fixture = await authFixture(t, { BASEPLANE_APNS_URL: peer.url, BASEPLANE_TASKS_PER_THREAD: '2', BASEPLANE_IDLE_CONNECTION_MS: '600000' })
 const { test: platform, project: shop } = fixture
-await platform.platform.controlPlane.setProduct(shop.ref, 'push', true)
+await setProjectProduct(platform.platform.controlPlane, shop.ref, 'push', true)
 const busy = await platform.createProject({ name: 'busy', plan: 'free' })
 const admin = { authorization: `Bearer ${platform.config.adminToken}` }
 

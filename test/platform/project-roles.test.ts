@@ -15,6 +15,7 @@ import { runCli } from '../helpers/cli.ts'
 import { adminQuery, serverUrl, withDatabase } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { deleteProject } from '../../control-plane/projects.ts'
 
 const platform = await startTestPlatform(t)
 const a = await platform.createProject({ name: 'Roles A', auth: true })
@@ -321,6 +322,6 @@ t.test("deleting a project drops its roles that nothing else uses", async (t) =>
   const only = roleName('only')
   t.equal((await request(`${adminApi}/projects/${c.ref}/roles`, { headers: adminHeaders, body: { name: only } })).status, 201)
   await asOwner(c, `create table t (id int primary key); grant select on t to ${escapeIdentifier(only)};`)
-  await platform.platform.controlPlane.delete(c.ref)
+  await deleteProject(platform.platform.controlPlane, c.ref)
   t.equal(await serverRole(only), undefined)
 })

@@ -4,6 +4,8 @@
 // server's project databases up to date when it returns, without a restart.
 import t from 'tap'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, deleteProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
+import { listDatabaseServers } from '../../control-plane/server-admin.ts'
 import { startTemporary } from '../../lib/db/embedded.ts'
 import { runCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
@@ -29,8 +31,8 @@ t.test('a node starts while an added server is down, and heals when it returns',
   // A control plane whose default server has almost no room places on the added one.
   const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: 1 })
   t.teardown(() => placing.close())
-  const thereRecord = await placing.create({ name: 'On the second server' })
-  await placing.setProduct(thereRecord.ref, 'auth', true)
+  const thereRecord = await createProject(placing, { name: 'On the second server' })
+  await setProjectProduct(placing, thereRecord.ref, 'auth', true)
   const there = { ref: thereRecord.ref, anonKey: thereRecord.anonKey }
   t.equal(thereRecord.dbServer, 'second', 'placed on the roomier added server')
   t.not(here.record.dbServer, 'second')
@@ -64,7 +66,7 @@ t.test('placement passes over a server that does not answer; servers set, drain 
   const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: 1 })
   t.teardown(() => placing.close())
   await link.down()
-  const passedOver = await placing.create({ name: 'While the roomiest server is down' })
+  const passedOver = await createProject(placing, { name: 'While the roomiest server is down' })
   t.equal(passedOver.dbServer, 'default', 'created on the server that answers')
   const listed = await request<Array<{ id: string; state: string; connections_in_use: number | null; reason?: string }>>(`${admin}/servers`, { headers: adminAuth })
   t.match(listed.json, [{ id: 'default', state: 'up', connections_in_use: Number }, { id: 'second', state: 'down', connections_in_use: null, reason: String }], 'servers list shows which is down')
@@ -82,18 +84,18 @@ t.test('placement passes over a server that does not answer; servers set, drain 
   const drained = await cli(['servers', 'drain', 'second'])
   t.equal(drained.code, 0, drained.stderr)
   t.match(drained.stdout, /^Database server second takes no new project; its \d+ stay\n$/)
-  t.equal((await placing.create({ name: 'While second drains' })).dbServer, 'default', 'a draining server takes no new project')
+  t.equal((await createProject(placing, { name: 'While second drains' })).dbServer, 'default', 'a draining server takes no new project')
   t.equal((await cli(['servers', 'drain', 'second', '--undo'])).code, 0)
-  t.equal((await placing.create({ name: 'After the drain' })).dbServer, 'second', 'and takes them again after --undo')
+  t.equal((await createProject(placing, { name: 'After the drain' })).dbServer, 'second', 'and takes them again after --undo')
 
   const refused = await cli(['servers', 'remove', 'second', '--yes'])
   t.equal(refused.code, 1)
   t.match(refused.stderr, /^baseplane: Database server second holds \d+ projects: delete or move them first/)
   t.equal((await cli(['servers', 'remove', 'second'])).code, 2, 'remove asks for --yes')
-  for (const project of await placing.list()) if (project.dbServer === 'second') await placing.delete(project.ref)
+  for (const project of await listAllProjects(placing)) if (project.dbServer === 'second') await deleteProject(placing, project.ref)
   const removed = await cli(['servers', 'remove', 'second', '--yes'])
   t.equal(removed.code, 0, removed.stderr)
-  t.same((await placing.listServers()).map((s) => s.id), ['default'], 'gone from the list')
+  t.same((await listDatabaseServers(placing)).map((s) => s.id), ['default'], 'gone from the list')
   const unknown = await request<{ code: string }>(`${admin}/servers/second`, { method: 'DELETE', headers: adminAuth })
   t.same({ status: unknown.status, code: unknown.json.code }, { status: 404, code: 'server_not_found' })
 })

@@ -5,6 +5,8 @@
 import pg from 'pg'
 import t from 'tap'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, deleteProject } from '../../control-plane/projects.ts'
+import { listDatabaseServers } from '../../control-plane/server-admin.ts'
 import type { serverView } from '../../control-plane/views.ts'
 import { ownerUrlOf, type ProjectRecord } from '../../lib/catalogue.ts'
 import { freePort, startTemporary } from '../../lib/db/embedded.ts'
@@ -111,10 +113,10 @@ t.test('a second server: added, new projects placed by room, each served from it
   const placing = await ControlPlane.open(platform.catalogueUrl, { defaultServerBudget: budget + 1 })
   t.teardown(() => placing.close())
   const placed: ProjectRecord[] = []
-  for (let i = 0; i < 5; i++) placed.push(await placing.create({ name: `placed ${i}` }))
+  for (let i = 0; i < 5; i++) placed.push(await createProject(placing, { name: `placed ${i}` }))
   t.same(placed.map((p) => p.dbServer), ['default', 'second', 'default', 'second', 'default'])
   t.same(
-    (await placing.listServers()).map((s) => [s.id, s.connectionBudget, s.projects, s.used, s.room]),
+    (await listDatabaseServers(placing)).map((s) => [s.id, s.connectionBudget, s.projects, s.used, s.room]),
     [['default', budget + 1, 3, 36, budget + 1 - 36], ['second', budget, 2, 24, budget - 24]],
   )
   const onSecond = placed[1]!
@@ -158,7 +160,7 @@ t.test('a second server: added, new projects placed by room, each served from it
   t.same(third.json, { code: 'invalid_argument', message: `Database server ${secondAddress} is already added as "second"` })
 
   for (const project of placed.filter((p) => p.dbServer === 'second')) {
-    await placing.delete(project.ref)
+    await deleteProject(placing, project.ref)
     const left = await adminQuery(second.url, `select datname from pg_database where datname = $1 union all select rolname from pg_roles where rolname in ($2, $3)`, [
       project.dbName,
       project.dbApiRole,
@@ -166,7 +168,7 @@ t.test('a second server: added, new projects placed by room, each served from it
     ])
     t.same(left.rows, [], `${project.ref}: database and roles dropped on the second server`)
   }
-  t.same((await placing.listServers()).map((s) => [s.id, s.projects]), [['default', 3], ['second', 0]])
+  t.same((await listDatabaseServers(placing)).map((s) => [s.id, s.projects]), [['default', 3], ['second', 0]])
 })
 
 function escape(text: string): string {

@@ -5,6 +5,7 @@ import { freePort } from '../../lib/db/embedded.ts'
 import { request } from '../helpers/http.ts'
 import { nodeConfig } from '../../dev/node-config.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
+import { deleteProject, getProject, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../../control-plane/projects.ts'
 
 const platform = await startTestPlatform(t)
 const second = await platform.startAnotherNode()
@@ -25,23 +26,23 @@ t.test('changes made through the control plane apply on the next request of ever
   const authOn = (origin: string, apikey: string) => request(urlOn(origin, project.ref, '/auth/v1/health'), { headers: { apikey } })
   for (const origin of origins) t.equal((await authOn(origin, project.anonKey)).status, 503, 'auth is off at first')
 
-  await platform.platform.controlPlane.setProduct(project.ref, 'auth', true)
+  await setProjectProduct(platform.platform.controlPlane, project.ref, 'auth', true)
   for (const origin of origins) t.equal((await authOn(origin, project.anonKey)).status, 200, `auth on at once on ${origin}`)
 
-  await second.controlPlane.setPlan(project.ref, 'business')
+  await setProjectPlan(second.controlPlane, project.ref, 'business')
   for (const origin of origins) t.equal((await healthOf(origin, project.anonKey)).json.plan, 'business', `plan seen on ${origin}`)
   const { rows } = await platform.platform.controlPlane.catalogue.query(
     'select count(*)::int as caught_up from baseplane.nodes where seen_change >= baseplane.last_change()',
   )
   t.equal(rows[0].caught_up, 2, 'both processes acknowledged the change before setPlan returned')
 
-  const rotated = await platform.platform.controlPlane.rotateKeys(project.ref)
+  const rotated = await rotateProjectKeys(platform.platform.controlPlane, project.ref)
   for (const origin of origins) {
     t.equal((await healthOf(origin, project.anonKey)).status, 401, `old key refused on ${origin}`)
     t.equal((await healthOf(origin, rotated.anonKey)).status, 200, `new key accepted on ${origin}`)
   }
 
-  await platform.platform.controlPlane.delete(project.ref)
+  await deleteProject(platform.platform.controlPlane, project.ref)
   for (const origin of origins) t.equal((await healthOf(origin, rotated.anonKey)).status, 404, `deleted project gone on ${origin}`)
 })
 
@@ -55,7 +56,7 @@ t.test('no request is dropped while settings change under load', async (t) => {
       statuses.push(...replies.map((r) => r.status))
     }
   })()
-  for (const plan of ['plus', 'pro', 'business', 'free']) await platform.platform.controlPlane.setPlan(project.ref, plan)
+  for (const plan of ['plus', 'pro', 'business', 'free']) await setProjectPlan(platform.platform.controlPlane, project.ref, plan)
   stop = true
   await load
   t.ok(statuses.length > 0)
@@ -72,6 +73,6 @@ t.test('a restart keeps every project and its keys', async (t) => {
   })
   const reply = await request(`http://127.0.0.1:${restarted.port}/project/${project.ref}/auth/v1/health`, { headers: { apikey: project.anonKey } })
   t.equal(reply.status, 200)
-  const again = await restarted.controlPlane.get(project.ref)
+  const again = await getProject(restarted.controlPlane, project.ref)
   t.same([again.anonKey, again.serviceRoleKey, again.jwtSecret], [project.anonKey, project.serviceRoleKey, project.record.jwtSecret])
 })

@@ -13,6 +13,7 @@ import { publicJwkOf, signerOf, signingKeyState, signJwt, signWithKey, type Sign
 import { runCli } from '../helpers/cli.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { createProject, setProjectProduct } from '../../control-plane/projects.ts'
 
 const platform = await startTestPlatform(t)
 const { controlPlane } = platform.platform
@@ -22,8 +23,8 @@ const now = () => Math.floor(Date.now() / 1000)
 
 async function authProject(name: string, signingAlg?: string): Promise<TestProject> {
   const project = signingAlg === undefined ? await platform.createProject({ name, auth: true }) : await (async () => {
-    const created = await controlPlane.create({ name, signingAlg })
-    const record = await controlPlane.setProduct(created.ref, 'auth', true)
+    const created = await createProject(controlPlane, { name, signingAlg })
+    const record = await setProjectProduct(controlPlane, created.ref, 'auth', true)
     return { record, ref: record.ref, baseUrl: `${platform.origin}/project/${record.ref}`, anonKey: record.anonKey, serviceRoleKey: record.serviceRoleKey }
   })()
   await setAuthOptions(controlPlane, project.ref, { mailer_autoconfirm: true })

@@ -10,6 +10,7 @@ import { ensureClusterRoles } from '../../control-plane/project-database.ts'
 import { adminQuery, connectClient, withDatabase } from '../helpers/db.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { getProject, rotateProjectKeys, setProjectPlan, setProjectProduct, upgradeAllProjects } from '../../control-plane/projects.ts'
 
 const platform = await startTestPlatform(t)
 const controlPlane = platform.platform.controlPlane
@@ -47,7 +48,7 @@ t.test('a project owner cannot connect to postgres, template1 or the catalogue; 
   // An install from before: PostgreSQL's default grants, closed again by the start-up upgrade.
   await adminQuery(platform.catalogueUrl, 'grant connect on database postgres, template1 to public')
   t.equal(await attempt(ownerInto(a.record, 'postgres')), 'connected', 'open as PostgreSQL leaves it')
-  await controlPlane.upgradeAll()
+  await upgradeAllProjects(controlPlane)
   for (const database of ['postgres', 'template1']) t.equal(await attempt(ownerInto(a.record, database)), refusal(database), `${database} closed again`)
 
   // CREATE DATABASE copies template1 without CONNECT on it.
@@ -96,13 +97,13 @@ t.test('forged change notifications neither poison nor slow the control plane', 
   // acknowledgement that never comes. A write normally takes tens of
   // milliseconds; 4 s leaves room for a loaded 2-core machine and still
   // tells the two apart.
-  for (const write of [() => controlPlane.rotateKeys(a.ref), () => controlPlane.setPlan(a.ref, 'plus'), () => controlPlane.setPlan(a.ref, 'free')]) {
+  for (const write of [() => rotateProjectKeys(controlPlane, a.ref), () => setProjectPlan(controlPlane, a.ref, 'plus'), () => setProjectPlan(controlPlane, a.ref, 'free')]) {
     const started = Date.now()
     await write()
     const took = Date.now() - started
     t.ok(took < 4000, `a control-plane write returned in ${took} ms`)
   }
-  const rotated = await controlPlane.get(a.ref)
+  const rotated = await getProject(controlPlane, a.ref)
   t.same(await typename(a, rotated.anonKey), { status: 200, body: { data: { __typename: 'Query' } } }, 'the new key works on the next request')
   t.same(await typename(a, a.anonKey), {
     status: 401,
@@ -127,7 +128,7 @@ t.test('schemas auth, push and graphql are the platform\'s in a new project', as
     await t.rejects(owner.query(`create table ${name}.mine (id int)`), { message: `permission denied for schema ${name}` })
     await t.rejects(owner.query(`drop schema ${name} cascade`), { message: `must be owner of schema ${name}` })
   }
-  const enabled = await controlPlane.setProduct(project.ref, 'push', true)
+  const enabled = await setProjectProduct(controlPlane, project.ref, 'push', true)
   t.equal(enabled.pushEnabled, true, 'push installs into the reserved schema')
   const vapid = await request<{ public_key: string }>(`${project.baseUrl}/push/v1/vapid`, { headers: { apikey: project.anonKey } })
   t.equal(vapid.status, 200)
@@ -142,7 +143,7 @@ t.test('an existing project whose owner made schema push: enabling push refuses 
   const owner = await connectClient(ownerUrlOf(project.record))
   t.teardown(() => owner.end())
   await owner.query('create schema push; create table push.mine (id int); insert into push.mine values (7)')
-  const { applied: upgraded } = await controlPlane.upgradeAll()
+  const { applied: upgraded } = await upgradeAllProjects(controlPlane)
   t.same(upgraded.get(project.ref), [6], 'the reservation applies to existing projects and leaves the owner\'s schema')
 
   const refused = await request<ErrorBody>(`${admin}/projects/${project.ref}/products/push`, { method: 'PUT', headers: adminAuth })
@@ -155,7 +156,7 @@ t.test('an existing project whose owner made schema push: enabling push refuses 
         'as that role, rename it (alter schema push rename to app_push) or drop it, then enable push again',
     },
   })
-  t.equal((await controlPlane.get(project.ref)).pushEnabled, false, 'push stays off')
+  t.equal((await getProject(controlPlane, project.ref)).pushEnabled, false, 'push stays off')
   const tables = await owner.query<{ name: string }>(`select table_name as name from information_schema.tables where table_schema = 'push'`)
   t.same(tables.rows, [{ name: 'mine' }], 'nothing was installed into the owner\'s schema')
 
@@ -202,16 +203,16 @@ t.test('connection limits by plan: the owner\'s flood stops at its limit and the
   t.equal(held.length, limits.ownerConnections, 'the owner holds its limit and no more')
   t.same([...refusals], [[`too many connections for role "${project.record.dbOwnerRole}"`, 491 - limits.ownerConnections]])
   t.same(await typename(project), { status: 200, body: { data: { __typename: 'Query' } } }, 'the API answers while the owner holds its limit')
-  t.same(await typename(a, (await controlPlane.get(a.ref)).anonKey), { status: 200, body: { data: { __typename: 'Query' } } }, 'and so does another project')
+  t.same(await typename(a, (await getProject(controlPlane, a.ref)).anonKey), { status: 200, body: { data: { __typename: 'Query' } } }, 'and so does another project')
 
-  await controlPlane.setPlan(project.ref, 'pro')
+  await setProjectPlan(controlPlane, project.ref, 'pro')
   t.same(await roleLimits(), { api: planLimits('pro').apiConnections, owner: planLimits('pro').ownerConnections, reserved: true }, 'a plan change moves them')
-  await t.rejects(controlPlane.setPlan(project.ref, 'gold'), { message: 'Unknown plan "gold": use one of free, plus, pro, business' })
-  await t.rejects(controlPlane.setPlan('nosuchproject', 'pro'), { message: 'Project "nosuchproject" not found' })
+  await t.rejects(setProjectPlan(controlPlane, project.ref, 'gold'), { message: 'Unknown plan "gold": use one of free, plus, pro, business' })
+  await t.rejects(setProjectPlan(controlPlane, 'nosuchproject', 'pro'), { message: 'Project "nosuchproject" not found' })
 
   // A project from before the limits: start-up brings it to its plan.
   await adminQuery(platform.catalogueUrl, `alter role "${project.record.dbOwnerRole}" connection limit -1; alter role "${project.record.dbApiRole}" connection limit -1;
     revoke pg_use_reserved_connections from "${project.record.dbApiRole}"`)
-  await controlPlane.upgradeAll()
+  await upgradeAllProjects(controlPlane)
   t.same(await roleLimits(), { api: planLimits('pro').apiConnections, owner: planLimits('pro').ownerConnections, reserved: true }, 'set again at start-up')
 })

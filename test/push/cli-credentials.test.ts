@@ -7,6 +7,7 @@ import { runCli } from '../helpers/cli.ts'
 import { pushFixture, service } from './helpers.ts'
 import { makeApnsKey, makeServiceAccount } from '../../dev/push-peers/keys.ts'
 import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
+import { createProject } from '../../control-plane/projects.ts'
 
 t.test('push credentials set: apns and fcm, checked, stored, shown only by what identifies them', async (t) => {
   const peer = await startFcmPeer()
@@ -31,7 +32,7 @@ t.test('push credentials set: apns and fcm, checked, stored, shown only by what 
   t.equal(listed.json.apns!.topic, 'com.example.cli')
   t.equal(listed.json.fcm!.client_email, account.file.client_email)
 
-  const noPush = await fx.controlPlane.create({ name: 'no push' })
+  const noPush = await createProject(fx.controlPlane, { name: 'no push' })
   const notInstalled = await setApnsCredentials(noPush, fx.server, { topic: 'com.example.cli', key_id: key.keyId, team_id: key.teamId, keys: [{ p8: key.p8 }] }).catch((e) => e)
   t.equal(notInstalled.code, 'push_not_installed')
 })

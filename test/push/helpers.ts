@@ -8,6 +8,7 @@ import { apiDatabaseOf } from '../../lib/catalogue.ts'
 import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
 import type { ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
+import { createProject, setProjectPlan, setProjectProduct } from '../../control-plane/projects.ts'
 import { adminUrlFor } from '../../lib/db/server-url.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 import { serverUrl } from '../helpers/db.ts'
@@ -82,8 +83,8 @@ export async function pushFixture(t: T, options: FixtureOptions = {}): Promise<P
     await dropCatalogue(catalogueUrl)
   })
   const newProject = async (plan: Plan = options.plan ?? 'free') => {
-    const created = await controlPlane.create({ name: 'push test', plan })
-    return controlPlane.setProduct(created.ref, 'push', true)
+    const created = await createProject(controlPlane, { name: 'push test', plan })
+    return setProjectProduct(controlPlane, created.ref, 'push', true)
   }
   let project = await newProject()
   const db = apiDatabaseOf(project)
@@ -116,7 +117,7 @@ export async function pushFixture(t: T, options: FixtureOptions = {}): Promise<P
       return project
     },
     async setPlan(plan: Plan) {
-      project = await controlPlane.setPlan(project.ref, plan)
+      project = await setProjectPlan(controlPlane, project.ref, plan)
       return project
     },
     pool,

@@ -16,6 +16,7 @@ import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
 import { makeApnsKey, makeServiceAccount } from '../../dev/push-peers/keys.ts'
 import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 import { startFcmPeer } from '../../dev/push-peers/fcm-peer.ts'
+import { createProject } from '../../control-plane/projects.ts'
 
 const TOPIC = 'com.example.admin'
 const hex = (prefix: string, n: number) => (prefix + n.toString(16).padStart(8, '0')).padEnd(64, '0')
@@ -79,7 +80,7 @@ t.test('credentials: set through the same checks, shown without the keys, stoppe
   t.equal(again.status, 404)
   t.equal((await refusal(removePushCredentials(cp, ref, 'web'))).code, 'invalid_argument', 'Web Push keys are the project\'s own, not removable')
   t.equal((await refusal(showPushCredentials(cp, 'nosuchref'))).code, 'project_not_found')
-  const off = await cp.create({ name: 'push off' })
+  const off = await createProject(cp, { name: 'push off' })
   t.equal((await refusal(showPushCredentials(cp, off.ref))).code, 'product_disabled')
 })
 

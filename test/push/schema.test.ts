@@ -3,6 +3,7 @@
 import t from 'tap'
 import { pushFixture, service, user, newUserId } from './helpers.ts'
 import { startWebPushReceiver } from '../../dev/push-peers/webpush-receiver.ts'
+import { setProjectProduct } from '../../control-plane/projects.ts'
 
 t.test('enabling push installs the schema and a VAPID key pair', async (t) => {
   const fx = await pushFixture(t)
@@ -12,7 +13,7 @@ t.test('enabling push installs the schema and a VAPID key pair', async (t) => {
   const plan = await fx.admin('select plan from push.settings')
   t.equal(plan.rows[0].plan, 'free')
   // Enabling again keeps the keys.
-  await fx.controlPlane.setProduct(fx.project.ref, 'push', true)
+  await setProjectProduct(fx.controlPlane, fx.project.ref, 'push', true)
   const again = await fx.admin('select public_key from push.vapid_keys')
   t.equal(again.rows[0].public_key, rows[0].public_key)
   const vapid = await fx.call({ kind: 'anon' }, 'GET', '/vapid')

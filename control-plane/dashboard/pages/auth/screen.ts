@@ -8,6 +8,7 @@ import { keysView } from '../../../views.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { empty, html, table, type Safe } from '../../html.ts'
 import { offScreen, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 type AuthSettingsView = Awaited<ReturnType<typeof getAuthSettings>>
 type Template = Awaited<ReturnType<typeof listTemplates>>[number]
@@ -133,7 +134,7 @@ function mailSection(mail: OutboxMail[]): Safe {
 /** The Auth tab of project `ref`, with a form's state. */
 export async function authScreen(context: DashboardContext, ref: string, state: FormState): Promise<Screen> {
   const { controlPlane } = context
-  const project = await controlPlane.get(ref)
+  const project = await getProject(controlPlane, ref)
   if (!project.authEnabled) return authOff(project)
   const [settings, templates, mail] = await Promise.all([getAuthSettings(controlPlane, ref), listTemplates(controlPlane, ref), listMail(controlPlane, ref, 20).catch(() => [])])
   const callback = `${keysView(project, context.addressing).base_url}/auth/v1/callback`
@@ -153,7 +154,7 @@ function templateVariables(kind: string): Safe {
 
 /** One email template's editor, with a form's state; undefined for a kind there is not. */
 export async function templateScreen(context: DashboardContext, ref: string, kind: string, state: FormState): Promise<Screen | undefined> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   if (!project.authEnabled) return authOff(project)
   const template = (await listTemplates(context.controlPlane, ref)).find((t) => t.kind === kind)
   if (!template) return undefined

@@ -13,9 +13,10 @@ import { platformErrorResponse } from '../../../../lib/http/errors.ts'
 import { callerOf } from '../../../../lib/jwt.ts'
 import { isUuid } from '../../../../lib/uuid.ts'
 import { runAsRole } from '../../../../workers/graphql/face.ts'
-import { authUsersErrors, type AuthUser } from '../../../auth-users.ts'
+import { authUsersErrors, authUserToken, getAuthUser, listAuthUsers, type AuthUser } from '../../../auth-users.ts'
 import { projectCall, type DashboardContext, type FormsPart } from '../../module.ts'
 import { USER_TOKEN_SECONDS } from './screen.ts'
+import { getProject } from '../../../projects.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
 
@@ -40,8 +41,8 @@ function runInput(body: unknown): RunInput | string {
 }
 
 async function userOf(context: DashboardContext, ref: string, given: string): Promise<AuthUser> {
-  if (isUuid(given)) return context.authUsers.get(ref, given)
-  const found = (await context.authUsers.list(ref, { email: given, perPage: 50 })).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
+  if (isUuid(given)) return getAuthUser(context.controlPlane, ref, given, context)
+  const found = (await listAuthUsers(context.controlPlane, ref, { email: given, perPage: 50 }, context)).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
   if (!found) throw authUsersErrors.invalid(`No user with the email ${given}`)
   return found
 }
@@ -50,7 +51,7 @@ async function userOf(context: DashboardContext, ref: string, given: string): Pr
 async function run(context: DashboardContext, project: ProjectRecord, input: RunInput): Promise<[number, unknown]> {
   // The token the endpoint would be sent as Bearer: the key's own, or the user's.
   let token = input.role === 'service_role' ? project.serviceRoleKey : project.anonKey
-  if (input.role === 'user') token = await context.authUsers.userToken(project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS)
+  if (input.role === 'user') token = await authUserToken(context.controlPlane, project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS, context)
   const started = Date.now()
   let identity: RequestIdentity
   try {
@@ -67,7 +68,7 @@ async function run(context: DashboardContext, project: ProjectRecord, input: Run
 
 /** A call's answer: the endpoint's, or 400 with what is wrong with the input, or the refusal's code and message. */
 async function call(context: DashboardContext, ref: string, body: unknown, extra?: Partial<RunInput>): Promise<[number, unknown]> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   const input = runInput({ ...(body as object), ...extra })
   if (typeof input === 'string') return [400, { code: 'invalid_argument', message: input }]
   try {

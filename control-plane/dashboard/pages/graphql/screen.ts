@@ -6,6 +6,7 @@ import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import { keysView } from '../../../views.ts'
 import { html, type Safe } from '../../html.ts'
 import { projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 /** How long a token the dashboard signs for a chosen user lasts. */
 export const USER_TOKEN_SECONDS = 300
@@ -36,7 +37,7 @@ function explorer(project: ProjectRecord, baseUrl: string): Safe {
 
 /** The GraphQL tab of project `ref`. */
 export async function graphqlScreen(context: DashboardContext, ref: string): Promise<Screen> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   const keys = keysView(project, context.addressing)
   const body = html`${explorer(project, keys.base_url)}
 <section><h2>Types</h2><p class="muted">The schema as the chosen role sees it (introspection). Pick a type to see its fields.</p>

@@ -6,6 +6,7 @@ import { MINUTE_MS } from '../../../../lib/metrics/recent-minutes.ts'
 import { keysView } from '../../../views.ts'
 import { copyable, empty, html, type Safe } from '../../html.ts'
 import { projectCall, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 function apiSection(keys: ReturnType<typeof keysView>): Safe {
   return html`<section><h2>API</h2><div class="scroll"><table>
@@ -35,7 +36,7 @@ function productsSection(project: ProjectRecord): Safe {
 
 /** The Overview tab of project `ref`. */
 export async function overviewScreen(context: DashboardContext, ref: string): Promise<Screen> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   const body = html`${apiSection(keysView(project, context.addressing))}
 ${productsSection(project)}
 <section><h2>Last hour</h2><div id="charts" class="charts" data-samples="/dashboard/projects/${project.ref}/metrics.json">${empty(
@@ -50,7 +51,7 @@ ${productsSection(project)}
  * the data plane beside the dashboard counts.
  */
 async function recentFigures(context: DashboardContext, ref: string): Promise<[number, unknown]> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   return [200, { ref: project.ref, minute_ms: MINUTE_MS, minutes: context.recentFigures?.(project.ref) ?? [] }]
 }
 

@@ -3,9 +3,10 @@
 import { refusable, type Saved } from '../../form-state.ts'
 import type { DashboardContext, FormInput, FormsPart } from '../../module.ts'
 import { projectsScreen } from './screen.ts'
+import { createProject } from '../../../projects.ts'
 
-async function createProject(context: DashboardContext, input: FormInput): Promise<Saved> {
-  const project = await context.controlPlane.create({ name: input.field('name'), plan: input.field('plan') || undefined })
+async function newProject(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const project = await createProject(context.controlPlane, { name: input.field('name'), plan: input.field('plan') || undefined })
   return { to: `/projects/${project.ref}`, notice: 'created', values: [project.ref] }
 }
 
@@ -15,7 +16,7 @@ export function projectsForms(context: DashboardContext): FormsPart {
       {
         method: 'POST',
         path: '/projects',
-        form: refusable({ form: 'create', fields: ['name', 'plan'], run: (input) => createProject(context, input), screen: (_input, state) => projectsScreen(context, state) }),
+        form: refusable({ form: 'create', fields: ['name', 'plan'], run: (input) => newProject(context, input), screen: (_input, state) => projectsScreen(context, state) }),
       },
     ],
     notices: {

@@ -5,10 +5,11 @@ import { projectView } from '../../../views.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { empty, html, table } from '../../html.ts'
 import type { DashboardContext, Screen, ScreenPart } from '../../module.ts'
+import { listAllProjects } from '../../../projects.ts'
 
 /** The projects and the new-project form, with its state. */
 export async function projectsScreen(context: DashboardContext, state: FormState): Promise<Screen> {
-  const projects = await context.controlPlane.list()
+  const projects = await listAllProjects(context.controlPlane)
   const rows = projects.map((p) => {
     const view = projectView(p, context.addressing)
     return html`<tr><td><a href="/dashboard/projects/${p.ref}">${p.name}</a></td><td><code>${p.ref}</code></td><td>${p.plan}</td>

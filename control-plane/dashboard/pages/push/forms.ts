@@ -9,6 +9,7 @@ import { removePushCredentials, sendTestNotification, setPushCredentials } from 
 import { refusable, type FormSpec, type FormState, type Saved } from '../../form-state.ts'
 import { projectForm, type DashboardContext, type DashboardForm, type FormInput, type FormsPart } from '../../module.ts'
 import { NAMES, pushScreen } from './screen.ts'
+import { getProject } from '../../../projects.ts'
 
 const pushPath = (input: FormInput) => `/projects/${input.params.ref!}/push`
 
@@ -64,7 +65,7 @@ async function sendTest(context: DashboardContext, input: FormInput): Promise<Sa
 }
 
 export function pushForms(context: DashboardContext): FormsPart {
-  const screen = async (input: FormInput, state: FormState) => pushScreen(context, await context.controlPlane.get(input.params.ref!), new URLSearchParams(), state)
+  const screen = async (input: FormInput, state: FormState) => pushScreen(context, await getProject(context.controlPlane, input.params.ref!), new URLSearchParams(), state)
   const form = (rest: string, spec: Omit<FormSpec, 'screen' | 'run'>, run: (context: DashboardContext, input: FormInput) => Promise<Saved>, where?: Record<string, string>): DashboardForm =>
     projectForm(rest, refusable({ ...spec, run: (input) => run(context, input), screen }), where)
   return {

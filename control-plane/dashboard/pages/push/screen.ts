@@ -11,6 +11,7 @@ import { deviceQuery, LOG_STATUSES, logQuery, PLATFORMS, pushOverview, type Devi
 import { NO_STATE, placeOf, type FormState } from '../../form-state.ts'
 import { copyable, empty, html, Safe, table } from '../../html.ts'
 import { offScreen, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 const PER_PAGE = 25
 /** What the page calls each provider. */
@@ -242,5 +243,5 @@ export async function pushScreen(context: DashboardContext, project: ProjectReco
 }
 
 export function pushScreens(context: DashboardContext): ScreenPart {
-  return { pages: [projectPage('/push', async (ref, { query }) => pushScreen(context, await context.controlPlane.get(ref), query, NO_STATE))] }
+  return { pages: [projectPage('/push', async (ref, { query }) => pushScreen(context, await getProject(context.controlPlane, ref), query, NO_STATE))] }
 }

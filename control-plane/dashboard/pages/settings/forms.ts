@@ -5,41 +5,42 @@ import { platformErrors } from '../../../../lib/errors.ts'
 import { refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
 import { PRODUCT_NAMES, settingsScreen } from './screen.ts'
+import { deleteProject, getProject, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../../../projects.ts'
 
 const settingsPath = (ref: string) => `/projects/${ref}/settings`
 
 async function changePlan(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
-  const before = (await context.controlPlane.get(ref)).plan
-  await context.controlPlane.setPlan(ref, input.field('plan'))
+  const before = (await getProject(context.controlPlane, ref)).plan
+  await setProjectPlan(context.controlPlane, ref, input.field('plan'))
   return { to: settingsPath(ref), notice: 'plan', values: [before, input.field('plan')] }
 }
 
 async function switchProduct(context: DashboardContext, input: FormInput): Promise<Saved> {
   const on = input.field('enabled') === 'true'
-  await context.controlPlane.setProduct(input.params.ref!, input.params.product!, on)
+  await setProjectProduct(context.controlPlane, input.params.ref!, input.params.product!, on)
   return { to: settingsPath(input.params.ref!), notice: on ? 'product_on' : 'product_off', values: [input.params.product!] }
 }
 
-async function deleteProject(context: DashboardContext, input: FormInput): Promise<Saved> {
+async function deleteConfirmed(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
-  await context.controlPlane.get(ref)
+  await getProject(context.controlPlane, ref)
   if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
-  await context.controlPlane.delete(ref)
+  await deleteProject(context.controlPlane, ref)
   return { to: '', notice: 'deleted', values: [ref] }
 }
 
 export function settingsForms(context: DashboardContext): FormsPart {
-  const screen = async (input: FormInput, state: FormState) => settingsScreen(await context.controlPlane.get(input.params.ref!), state)
+  const screen = async (input: FormInput, state: FormState) => settingsScreen(await getProject(context.controlPlane, input.params.ref!), state)
   return {
     forms: [
       projectForm('/plan', refusable({ form: 'plan', fields: ['plan'], run: (input) => changePlan(context, input), screen })),
       projectForm('/products/:product', refusable({ form: 'product', run: (input) => switchProduct(context, input), screen }), { product: 'auth|push' }),
       projectForm('/keys/rotate', async ({ params }) => {
-        await context.controlPlane.rotateKeys(params.ref!)
+        await rotateProjectKeys(context.controlPlane, params.ref!)
         return { to: `/projects/${params.ref!}`, notice: 'rotated' }
       }),
-      projectForm('/delete', refusable({ form: 'delete', fields: ['confirm'], run: (input) => deleteProject(context, input), screen })),
+      projectForm('/delete', refusable({ form: 'delete', fields: ['confirm'], run: (input) => deleteConfirmed(context, input), screen })),
     ],
     notices: {
       plan: ([before, after]) => (before === after ? `The plan stays ${after}.` : `Plan changed from ${before} to ${after}. ${NEXT_REQUEST}`),

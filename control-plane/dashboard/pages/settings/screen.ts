@@ -4,6 +4,7 @@ import { PLANS, type ProjectRecord } from '../../../../lib/catalogue.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { html, type Safe } from '../../html.ts'
 import { projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 export const PRODUCT_NAMES: Record<string, string> = { auth: 'Auth', push: 'Push' }
 
@@ -40,5 +41,5 @@ ${state.error('delete', 'confirm')}
 }
 
 export function settingsScreens(context: DashboardContext): ScreenPart {
-  return { pages: [projectPage('/settings', async (ref) => settingsScreen(await context.controlPlane.get(ref), NO_STATE))] }
+  return { pages: [projectPage('/settings', async (ref) => settingsScreen(await getProject(context.controlPlane, ref), NO_STATE))] }
 }

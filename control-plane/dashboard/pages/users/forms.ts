@@ -6,16 +6,26 @@ import { UUID_SOURCE } from '../../../../lib/uuid.ts'
 import { refusable, type FormState, type Saved } from '../../form-state.ts'
 import { projectForm, type DashboardContext, type DashboardForm, type FormInput, type FormsPart } from '../../module.ts'
 import { listScreen, USER_PARAM, userScreen } from './screen.ts'
+import {
+  banAuthUser,
+  createAuthUser,
+  deleteAuthUser,
+  getAuthUser,
+  inviteAuthUser,
+  removeAuthUserFactor,
+  sendAuthUserRecovery,
+  signOutAuthUserEverywhere,
+} from '../../../auth-users.ts'
 
 const userPath = (input: FormInput) => `/projects/${input.params.ref!}/users/${input.params.id!}`
 
 async function createUser(context: DashboardContext, input: FormInput): Promise<Saved> {
-  const user = await context.authUsers.create(input.params.ref!, { email: input.field('email'), password: input.field('password') || undefined })
+  const user = await createAuthUser(context.controlPlane, input.params.ref!, { email: input.field('email'), password: input.field('password') || undefined }, context)
   return { to: `/projects/${input.params.ref!}/users/${user.id}`, notice: 'user_created' }
 }
 
 async function inviteUser(context: DashboardContext, input: FormInput): Promise<Saved> {
-  const user = await context.authUsers.invite(input.params.ref!, input.field('email'))
+  const user = await inviteAuthUser(context.controlPlane, input.params.ref!, input.field('email'), context)
   return { to: `/projects/${input.params.ref!}/users/${user.id}`, notice: 'user_invited' }
 }
 
@@ -38,7 +48,7 @@ function userAction(context: DashboardContext, rest: string, action: UserAction,
 }
 
 export function usersForms(context: DashboardContext): FormsPart {
-  const users = context.authUsers
+  const { controlPlane } = context
   const list = (input: FormInput, state: FormState) => listScreen(context, input.params.ref!, new URLSearchParams(), state)
   const ids = (input: FormInput): [string, string] => [input.params.ref!, input.params.id!]
   return {
@@ -47,21 +57,21 @@ export function usersForms(context: DashboardContext): FormsPart {
       projectForm('/users/invite', refusable({ form: 'invite', fields: ['email'], run: (input) => inviteUser(context, input), screen: list })),
       userAction(context, '/recovery', {
         form: 'recovery',
-        act: async (input) => users.sendRecovery(input.params.ref!, (await users.get(...ids(input))).email ?? ''),
+        act: async (input) => sendAuthUserRecovery(controlPlane, input.params.ref!, (await getAuthUser(controlPlane, ...ids(input), context)).email ?? '', context),
         notice: () => 'recovery_sent',
       }),
       userAction(context, '/ban', {
         form: 'ban',
         fields: ['duration'],
-        act: (input) => users.ban(...ids(input), input.field('duration')),
+        act: (input) => banAuthUser(controlPlane, ...ids(input), input.field('duration'), context),
         notice: (input) => (input.field('duration') === 'none' ? 'user_unbanned' : 'user_banned'),
       }),
-      userAction(context, '/logout', { form: 'logout', act: (input) => users.signOutEverywhere(...ids(input)), notice: () => 'signed_out' }),
-      userAction(context, '/delete', { form: 'delete', act: (input) => users.delete(...ids(input)), notice: () => 'user_deleted', to: (input) => `/projects/${input.params.ref!}/users` }),
+      userAction(context, '/logout', { form: 'logout', act: (input) => signOutAuthUserEverywhere(controlPlane, ...ids(input), context), notice: () => 'signed_out' }),
+      userAction(context, '/delete', { form: 'delete', act: (input) => deleteAuthUser(controlPlane, ...ids(input), context), notice: () => 'user_deleted', to: (input) => `/projects/${input.params.ref!}/users` }),
       userAction(
         context,
         '/factors/:factor/delete',
-        { form: 'factor', act: (input) => users.removeFactor(...ids(input), input.params.factor!), notice: () => 'factor_removed' },
+        { form: 'factor', act: (input) => removeAuthUserFactor(controlPlane, ...ids(input), input.params.factor!, context), notice: () => 'factor_removed' },
         { factor: UUID_SOURCE },
       ),
     ],

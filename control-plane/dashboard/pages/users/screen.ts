@@ -3,10 +3,11 @@
 // with the admin operations' buttons. Its forms are in forms.ts.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import { UUID_SOURCE } from '../../../../lib/uuid.ts'
-import type { AuthUser, UserSession } from '../../../auth-users.ts'
+import { authUserSessions, getAuthUser, listAuthUsers, type AuthUser, type UserSession } from '../../../auth-users.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { empty, html, table, type Safe } from '../../html.ts'
 import { offScreen, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { getProject } from '../../../projects.ts'
 
 const PER_PAGE = 20
 const BANS: Array<[string, string]> = [
@@ -76,11 +77,11 @@ ${state.error('invite', 'email')}
 
 /** The list of users (filtered and paged by `query`) and the new-user forms, with a form's state. */
 export async function listScreen(context: DashboardContext, ref: string, query: URLSearchParams, state: FormState): Promise<Screen> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   if (!project.authEnabled) return authOff(project)
   const email = query.get('email') ?? ''
   const page = Math.max(1, Math.min(1_000_000, Number.parseInt(query.get('page') ?? '1', 10) || 1))
-  const list = await context.authUsers.list(ref, { email: email || undefined, page, perPage: PER_PAGE })
+  const list = await listAuthUsers(context.controlPlane, ref, { email: email || undefined, page, perPage: PER_PAGE }, context)
   const body = html`<section><h2>Users</h2>
 <form method="get" action="/dashboard/projects/${ref}/users" role="search" class="row">
 <label for="user-search" class="check">Email contains</label><input type="search" id="user-search" name="email" value="${email}" style="max-width:20rem">
@@ -133,9 +134,9 @@ ${banned(user) ? html`<form method="post" action="${base}/ban"><input type="hidd
 
 /** One user's detail and actions, with a form's state. */
 export async function userScreen(context: DashboardContext, ref: string, id: string, state: FormState): Promise<Screen | undefined> {
-  const project = await context.controlPlane.get(ref)
+  const project = await getProject(context.controlPlane, ref)
   if (!project.authEnabled) return authOff(project)
-  const [user, sessions] = await Promise.all([context.authUsers.get(ref, id), context.authUsers.sessions(ref, id)])
+  const [user, sessions] = await Promise.all([getAuthUser(context.controlPlane, ref, id, context), authUserSessions(context.controlPlane, ref, id, context)])
   const base = `/dashboard/projects/${ref}/users/${user.id}`
   const name = user.email || user.phone || user.id
   const body = html`<section><h2 id="user-email">${name}</h2><div class="scroll"><table>

@@ -1,0 +1,198 @@
+// The control plane's operations on projects: listing, creating (database,
+// roles, keys, on the server with the most room), deleting, plans, products,
+// key rotation, and upgrades of project databases. The CLI and the admin HTTP
+// API both call these; neither touches the catalogue directly.
+import crypto from 'node:crypto'
+import { classifyDatabaseError, incidents } from '../lib/db/database-errors.ts'
+import { PLANS, PRODUCTS, listProjects, readProject, type Plan, type Product, type ProjectRecord } from '../lib/catalogue.ts'
+import { withPoolTransaction } from '../lib/db/request-transaction.ts'
+import { platformErrors } from '../lib/errors.ts'
+import { signApiKey } from '../lib/jwt.ts'
+import { apiRoleLimit } from '../lib/plans.ts'
+import { isRef } from '../lib/refs.ts'
+import type { ControlPlane } from './control-plane.ts'
+import {
+  createProjectDatabase,
+  dropProjectDatabase,
+  ensureClusterRoles,
+  limitProjectRoles,
+  placedProject,
+  projectDatabaseNames,
+  upgradeProjectDatabase,
+  type ProjectDatabaseNames,
+} from './project-database.ts'
+import { productHooks } from './product-hooks.ts'
+import { releaseProjectRoles } from './server-roles.ts'
+import { addFirstSigningKey, validateSigningAlg } from './signing-key-pairs.ts'
+import { DEFAULT_SERVER, placeProject } from './servers.ts'
+import * as projectRows from './db/projects.ts'
+
+const REF_ALPHABET = 'abcdefghijklmnopqrstuvwxyz'
+
+function newRef(): string {
+  const bytes = crypto.randomBytes(20)
+  return Array.from(bytes, (b) => REF_ALPHABET[b % 26]).join('')
+}
+
+function secret(bytes: number): string {
+  return crypto.randomBytes(bytes).toString('base64url')
+}
+
+export interface CreateProjectInput {
+  name: string
+  plan?: string
+  ref?: string
+  /** The algorithm of the project's signing keys: ES256 (default) or RS256. */
+  signingAlg?: string
+}
+
+export function validatePlan(plan: string): Plan {
+  if (!(PLANS as readonly string[]).includes(plan)) {
+    throw platformErrors.invalidArgument(`Unknown plan "${plan}": use one of ${PLANS.join(', ')}`, 'plan')
+  }
+  return plan as Plan
+}
+
+export function validateProduct(product: string): Product {
+  if (!(PRODUCTS as readonly string[]).includes(product)) {
+    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (GraphQL is always on)`)
+  }
+  return product as Product
+}
+
+export async function listAllProjects(controlPlane: ControlPlane): Promise<ProjectRecord[]> {
+  return listProjects(controlPlane.catalogue, controlPlane.defaultServerUrl)
+}
+
+export async function getProject(controlPlane: ControlPlane, ref: string): Promise<ProjectRecord> {
+  const project = isRef(ref) ? await readProject(controlPlane.catalogue, ref, controlPlane.defaultServerUrl) : undefined
+  if (!project) throw platformErrors.unknownProject(ref)
+  return project
+}
+
+export async function createProject(controlPlane: ControlPlane, input: CreateProjectInput): Promise<ProjectRecord> {
+  const name = (input.name ?? '').trim()
+  if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters', 'name')
+  const plan = validatePlan(input.plan ?? 'free')
+  const signingAlg = input.signingAlg === undefined ? undefined : validateSigningAlg(input.signingAlg)
+  const ref = input.ref ?? newRef()
+  if (!isRef(ref)) {
+    throw platformErrors.invalidArgument(`Invalid ref "${ref}": 3 to 40 lowercase letters and digits, starting with a letter`)
+  }
+  const jwtSecret = secret(32)
+  const names: ProjectDatabaseNames = {
+    database: `bp_${ref}`,
+    apiRole: `bp_${ref}_api`,
+    apiPassword: secret(24),
+    ownerRole: `bp_${ref}_owner`,
+    ownerPassword: secret(24),
+  }
+  const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
+  const server = await placeProject(controlPlane.catalogue, controlPlane.defaultServerUrl, controlPlane.defaultServerBudget)
+  // The catalogue row is committed only once the database is ready, so a
+  // failure leaves neither a row nor a half-made database behind.
+  await withPoolTransaction(controlPlane.catalogue, async (client) => {
+    const inserted = await projectRows.insertProject(client, {
+      ref,
+      name,
+      plan,
+      dbServer: server.id,
+      dbName: names.database,
+      dbApiRole: names.apiRole,
+      dbApiPassword: names.apiPassword,
+      dbOwnerRole: names.ownerRole,
+      dbOwnerPassword: names.ownerPassword,
+      jwtSecret,
+      anonKey,
+      serviceRoleKey,
+    })
+    if (!inserted) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
+    await addFirstSigningKey(client, ref, signingAlg)
+    await createProjectDatabase(server.url, names, plan, apiRoleLimit(plan, await controlPlane.liveNodes(), server.connectionBudget))
+  })
+  await controlPlane.changed()
+  return getProject(controlPlane, ref)
+}
+
+export async function deleteProject(controlPlane: ControlPlane, ref: string): Promise<void> {
+  const project = await getProject(controlPlane, ref)
+  await projectRows.deleteProjectRow(controlPlane.catalogue, ref)
+  await controlPlane.changed()
+  const serverUrl = await controlPlane.serverUrl(project.dbServer)
+  await dropProjectDatabase(serverUrl, projectDatabaseNames(project))
+  await releaseProjectRoles(controlPlane.catalogue, project, serverUrl)
+}
+
+export async function setProjectPlan(controlPlane: ControlPlane, ref: string, plan: string): Promise<ProjectRecord> {
+  const valid = validatePlan(plan)
+  const project = await getProject(controlPlane, ref)
+  // Roles first: a server that cannot be reached leaves the plan unchanged.
+  const apiLimit = apiRoleLimit(valid, await controlPlane.liveNodes(), project.dbServerBudget ?? controlPlane.defaultServerBudget)
+  await limitProjectRoles(await controlPlane.serverUrl(project.dbServer), [{ names: projectDatabaseNames(project), plan: valid, apiLimit }])
+  if (!(await projectRows.updatePlan(controlPlane.catalogue, ref, valid))) throw platformErrors.unknownProject(ref)
+  await controlPlane.changed()
+  return getProject(controlPlane, ref)
+}
+
+export async function setProjectProduct(controlPlane: ControlPlane, ref: string, product: string, enabled: boolean): Promise<ProjectRecord> {
+  const valid = validateProduct(product)
+  const project = await getProject(controlPlane, ref)
+  if (enabled) await productHooks[valid].beforeEnable?.(project, await controlPlane.serverUrl(project.dbServer))
+  await projectRows.updateProductEnabled(controlPlane.catalogue, ref, valid, enabled)
+  await controlPlane.changed()
+  return getProject(controlPlane, ref)
+}
+
+/** New JWT secret and keys: every token signed with the old secret stops working. */
+export async function rotateProjectKeys(controlPlane: ControlPlane, ref: string): Promise<ProjectRecord> {
+  const jwtSecret = secret(32)
+  const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
+  if (!(await projectRows.updateKeys(controlPlane.catalogue, ref, { jwtSecret, anonKey, serviceRoleKey }))) throw platformErrors.unknownProject(ref)
+  await controlPlane.changed()
+  return getProject(controlPlane, ref)
+}
+
+/** Brings every project database up to the newest project SQL; returns ref → versions applied. */
+/**
+ * Brings every project database up to date, server by server. A server that
+ * does not answer is skipped and named in `down` (its projects answer 503 until
+ * it returns; upgradeProjectsOn() again then), so one server down never stops a
+ * node from starting and serving the others.
+ */
+export async function upgradeAllProjects(controlPlane: ControlPlane): Promise<{ applied: Map<string, number[]>; down: string[] }> {
+  const projects = await listAllProjects(controlPlane)
+  // The default server always: its platform databases are closed even before its first project.
+  return upgradeProjectsOn(controlPlane, [...new Set([DEFAULT_SERVER, ...projects.map((p) => p.dbServer)])], projects)
+}
+
+/** upgradeAllProjects() for these servers only (those that were down). */
+export async function upgradeProjectsOn(controlPlane: ControlPlane, servers: string[], projects?: ProjectRecord[]): Promise<{ applied: Map<string, number[]>; down: string[] }> {
+  const all = projects ?? (await listAllProjects(controlPlane))
+  // A node starting now is counted once its heartbeat begins (data-plane/fleet-size.ts sizes the roles again).
+  const nodes = await controlPlane.liveNodes()
+  const applied = new Map<string, number[]>()
+  const down: string[] = []
+  for (const server of servers) {
+    try {
+      const serverUrl = await controlPlane.serverUrl(server)
+      const here = all.filter((p) => p.dbServer === server)
+      // New cluster-wide roles first: new project SQL may grant them.
+      await ensureClusterRoles(serverUrl)
+      // Projects made before role limits existed, or roles changed by hand.
+      await limitProjectRoles(serverUrl, here.map((p) => placedProject(p, nodes, controlPlane.defaultServerBudget)))
+      for (const project of here) {
+        const versions = await upgradeProjectDatabase(serverUrl, projectDatabaseNames(project))
+        if (versions.length > 0) applied.set(project.ref, versions)
+        // A product's own SQL (push) is upgraded where the product is on.
+        if (project.pushEnabled) await productHooks.push.beforeEnable?.(project, serverUrl)
+      }
+      incidents.recovered(`database server ${server}`)
+    } catch (error) {
+      // The catalogue's own server is not skipped: without it nothing can be served.
+      if (server === DEFAULT_SERVER || classifyDatabaseError(error) !== 'unavailable') throw error
+      incidents.failed(`database server ${server}`, error)
+      down.push(server)
+    }
+  }
+  return { applied, down }
+}
