@@ -1,7 +1,7 @@
 // The token service: access tokens with GoTrue's claims, sessions with
 // rotating refresh tokens, and the session response (AccessTokenResponse).
 import crypto from 'node:crypto'
-import { translating, untranslated, type Queryable } from './db/pool.ts'
+import { onOneConnection, translating, type Queryable } from './db/pool.ts'
 import { signAccessToken } from '../../lib/jwt.ts'
 import { amrOf, insertSession, restoreRefreshToken, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
 import { log } from '../../lib/log.ts'
@@ -133,38 +133,36 @@ export async function upgradeToAal2(db: Queryable, req: AuthRequest, userId: str
  * exactly why not.
  *
  * With a custom access token hook, the rotation commits on its own and the
- * hook runs after it in one message of its own (an implicit transaction); a
- * refused or failed hook puts the rotation back. Two round trips, where a
- * transaction around both would take four (BEGIN, rotate, hook, COMMIT). A
- * rotation whose undo is lost (the connection dropped in between) costs the
- * client nothing: the parent of a session's current token always gets the
- * current one (reuseRefreshToken).
+ * hook runs after it, on the same connection, in one message of its own (an
+ * implicit transaction); a refused or failed hook puts the rotation back. Two
+ * round trips, where a transaction around both would take four (BEGIN,
+ * rotate, hook, COMMIT). A rotation whose undo is lost (the connection dropped
+ * in between) costs the client nothing: the parent of a session's current
+ * token always gets the current one (reuseRefreshToken).
  */
 export async function refreshSession(req: AuthRequest, token: string): Promise<Session> {
   if (token.length < 12 || !/^[a-zA-Z0-9_-]+$/.test(token)) throw authErrors.refreshTokenInvalid()
   // A refusal is thrown only after its statement: what it wrote (a reused token ends its session) stays.
-  const answer = await translating(req.pool, () => refreshWith(req, token))
+  const answer = await translating(req.pool, () => onOneConnection(req.pool, (db) => refreshWith(db, req, token)))
   if (answer instanceof AuthError) throw answer
   return answer
 }
 
-async function refreshWith(req: AuthRequest, token: string): Promise<Session | AuthError> {
-  const db = req.pool
-  const hookDb = untranslated(db)
+async function refreshWith(db: Queryable, req: AuthRequest, token: string): Promise<Session | AuthError> {
   const next = newRefreshToken()
   const row = await rotateRefreshToken(db, token, next, req.ip)
   if (row !== undefined) {
     try {
-      return await sessionResponse(hookDb, req, row, row.session_id, row.aal, row.amr ?? [], next, 'token_refresh')
+      return await sessionResponse(db, req, row, row.session_id, row.aal, row.amr ?? [], next, 'token_refresh')
     } catch (error) {
-      await restoreRefreshToken(db, token, next).catch((undo: unknown) => log.error('could not restore a refresh token after a refused issue', undo, { ref: db.ref }))
+      await restoreRefreshToken(db, token, next).catch((undo: unknown) => log.error('could not restore a refresh token after a refused issue', undo, { ref: req.pool.ref }))
       throw error
     }
   }
   const reuse = await reuseRefreshToken(db, token, req.settings.refreshTokenReuseIntervalSeconds, req.ip)
   switch (reuse.why) {
     case 'current':
-      return sessionResponse(hookDb, req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken, 'token_refresh')
+      return sessionResponse(db, req, reuse.row, reuse.row.session_id, reuse.row.aal, reuse.row.amr ?? [], reuse.refreshToken, 'token_refresh')
     case 'not_found':
       return authErrors.refreshTokenNotFound()
     case 'session_not_found':

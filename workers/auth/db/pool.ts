@@ -10,6 +10,7 @@
 // GoTrue's shapes.
 import type pg from 'pg'
 import { authSessions, withAuthTransaction } from '../../../lib/db/auth-transaction.ts'
+import { firstRoundTrip } from '../../../lib/db/stale-retry.ts'
 import { classifyDatabaseError } from '../../../lib/db/database-errors.ts'
 import type { DatabasePool, ProjectDatabase } from '../../../lib/db/project-pools.ts'
 import { log } from '../../../lib/log.ts'
@@ -59,12 +60,16 @@ export function authPool(database: ProjectDatabase): AuthDb {
 }
 
 /**
- * `db`'s single statements with PostgreSQL's failures as they are, for a
- * caller that tells them apart itself (a hook's timeout is the hook's, not
- * the request's); run such a caller inside `translating`.
+ * One connection of `db` for statements in a row, each committing on its own
+ * (no transaction), with PostgreSQL's failures as they are, for a caller that
+ * tells them apart itself (a hook's timeout is the hook's, not the request's);
+ * run it inside `translating`. A connection found dead at once is replaced,
+ * as for a single statement, and `work` runs again from the start.
  */
-export function untranslated(db: AuthDb): Queryable {
-  return authSessions(db.pool)
+export async function onOneConnection<T>(db: AuthDb, work: (client: Queryable) => Promise<T>): Promise<T> {
+  const { client, result } = await firstRoundTrip(() => authSessions(db.pool).connect(), work)
+  client.release()
+  return result
 }
 
 /** Runs `work`, answering a database failure it lets through as `db`'s statements would. */
