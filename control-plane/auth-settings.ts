@@ -102,21 +102,40 @@ export async function getGoogle(controlPlane: ControlPlane, ref: string) {
   return googleView(await stored(controlPlane, ref))
 }
 
-export async function setRedirects(controlPlane: ControlPlane, ref: string, input: { siteUrl?: string; allow?: string[] }) {
-  if (input.siteUrl === undefined && input.allow === undefined) throw platformErrors.invalidArgument('Give a site URL, allowed redirect URLs, or both')
+export interface RedirectsChange {
+  siteUrl?: string
+  /** The whole allow list, replacing what is there. */
+  allow?: string[]
+  /** Entries added to the list (after `allow`, when both are given). */
+  add?: string[]
+  /** Entries taken off the list; each must be on it. */
+  remove?: string[]
+}
+
+export async function setRedirects(controlPlane: ControlPlane, ref: string, input: RedirectsChange) {
+  if (input.siteUrl === undefined && input.allow === undefined && !input.add?.length && !input.remove?.length) {
+    throw platformErrors.invalidArgument('Give a site URL, allowed redirect URLs, or both')
+  }
   if (input.siteUrl !== undefined) {
     const problem = redirectUrlProblem(input.siteUrl, 'Site URL')
     if (problem) throw platformErrors.invalidArgument(problem, 'site_url')
   }
-  for (const url of input.allow ?? []) {
+  for (const url of [...(input.allow ?? []), ...(input.add ?? [])]) {
     const problem = redirectUrlProblem(url, 'Allowed redirect URL')
     if (problem) throw platformErrors.invalidArgument(problem, 'additional_redirect_urls')
   }
-  const next = await update(controlPlane, ref, (current) => ({
-    ...current,
-    ...(input.siteUrl !== undefined ? { site_url: input.siteUrl.replace(/\/$/, '') } : {}),
-    ...(input.allow !== undefined ? { additional_redirect_urls: [...new Set(input.allow)] } : {}),
-  }))
+  const next = await update(controlPlane, ref, (current) => {
+    const list = new Set(input.allow ?? current.additional_redirect_urls ?? [])
+    for (const url of input.add ?? []) list.add(url)
+    for (const url of input.remove ?? []) {
+      if (!list.delete(url)) throw platformErrors.invalidArgument(`"${url}" is not on the allow list of ${ref}`, 'additional_redirect_urls')
+    }
+    return {
+      ...current,
+      ...(input.siteUrl !== undefined ? { site_url: input.siteUrl.replace(/\/$/, '') } : {}),
+      ...(input.allow !== undefined || input.add?.length || input.remove?.length ? { additional_redirect_urls: [...list] } : {}),
+    }
+  })
   return authSettingsView(ref, next)
 }
 

@@ -81,7 +81,7 @@ const FIELD_FLAGS: Record<string, string> = {
   ...Object.fromEntries(Object.entries(OPTION_NAMES).map(([flag, field]) => [field, `--${flag}`])),
   disable_signup: '--disable-signup/--enable-signup',
   site_url: '--site-url',
-  additional_redirect_urls: '--allow',
+  additional_redirect_urls: '--add/--remove/--allow',
   'google.client_id': '--client-id',
   'google.client_secret': 'the client secret (--stdin)',
   'google.enabled': '--enable/--disable',
@@ -170,21 +170,42 @@ export const authCommands: Command[] = [
   {
     words: ['auth', 'redirects'],
     positionals: ['REF'],
-    usage: 'auth redirects REF --site-url URL [--allow URL ...]',
-    summary: 'Set the site URL and the other addresses sign-ins may return to',
-    options: { 'site-url': { type: 'string' }, allow: { type: 'string', multiple: true } },
+    usage: 'auth redirects REF [--site-url URL] [--add URL ...] [--remove URL ...] [--allow URL ... --replace]',
+    summary: 'Show or change the site URL and the other addresses sign-ins may return to',
+    options: {
+      'site-url': { type: 'string' },
+      add: { type: 'string', multiple: true },
+      remove: { type: 'string', multiple: true },
+      allow: { type: 'string', multiple: true },
+      replace: { type: 'boolean' },
+    },
     optionHelp: {
       'site-url': 'where sign-ins return when the app asks for no other address (http or https)',
-      allow: 'another address sign-ins may return to; repeat for each (globs such as http://localhost:*/** and app schemes allowed)',
+      add: 'put an address on the allow list; repeat for each (globs such as http://localhost:*/** and app schemes allowed)',
+      remove: 'take an address off the allow list; repeat for each',
+      allow: 'the whole allow list, replacing it; repeat for each address (with --replace when it drops an address now on the list)',
+      replace: 'confirm that --allow replaces the list, dropping the addresses it does not name',
     },
+    notes: 'Without options it shows the site URL and the allow list.',
     fieldFlags: FIELD_FLAGS,
     async run(context, args) {
+      const ref = args.positionals[0]!
       const siteUrl = stringOption(args, 'site-url', false)
       const allow = args.values.allow as string[] | undefined
-      if (siteUrl === undefined && allow === undefined) throw new UsageError('give --site-url URL, --allow URL, or both (usage: baseplane auth redirects REF --site-url URL [--allow URL ...])')
-      const ref = args.positionals[0]!
+      const add = args.values.add as string[] | undefined
+      const remove = args.values.remove as string[] | undefined
+      if (args.values.replace === true && allow === undefined) throw new UsageError('--replace goes with --allow URL ...: the list that replaces the current one')
       const controlPlane = await context.controlPlane()
-      return { ...(await setRedirects(controlPlane, ref, { siteUrl, allow })), auth_enabled: (await getProject(controlPlane, ref)).authEnabled }
+      const authEnabled = (await getProject(controlPlane, ref)).authEnabled
+      if (siteUrl === undefined && allow === undefined && add === undefined && remove === undefined) return { ...(await getAuthSettings(controlPlane, ref)), auth_enabled: authEnabled }
+      if (allow !== undefined && args.values.replace !== true) {
+        // Replacing the list silently lost entries: say which ones would go.
+        const dropped = (await getAuthSettings(controlPlane, ref)).additional_redirect_urls.filter((url) => !allow.includes(url) && !(add ?? []).includes(url))
+        if (dropped.length > 0) {
+          throw new UsageError(`--allow replaces the whole allow list, which would drop ${dropped.join(', ')}: add --replace to do that, or use --add URL to add to the list`)
+        }
+      }
+      return { ...(await setRedirects(controlPlane, ref, { siteUrl, allow, add, remove })), auth_enabled: authEnabled }
     },
     human: showSettings,
   },
