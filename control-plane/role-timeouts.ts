@@ -26,6 +26,7 @@ export const MAX_TIMEOUT_MS = 3_600_000
 const UNITS: ReadonlyArray<readonly [string, number]> = [
   ['h', 3_600_000],
   ['min', 60_000],
+  ['m', 60_000],
   ['s', 1000],
   ['ms', 1],
 ]
@@ -37,24 +38,28 @@ export function formatTimeout(ms: number): string {
   return `${ms / size}${unit}`
 }
 
-const EXAMPLE = 'whole milliseconds or a duration such as 500ms, 3s, 2min or 1h (0: no limit)'
+const DURATION = 'a duration such as 500ms, 3s, 2m or 1h (0: no limit)'
+const MILLISECONDS = 'whole milliseconds or a duration such as "3s"'
 
 /**
- * A timeout as given (milliseconds as a number or digits, or a duration
- * string), or the problem with it, naming `label` (the API field or CLI flag).
+ * A timeout as given (milliseconds as a JSON number, or a duration string
+ * with its unit), or the problem with it, naming `label` (the API field or
+ * CLI flag). A bare number in a string needs its unit: "5" was once taken
+ * as 5 ms where a user meant 5 seconds.
  */
 export function readTimeout(value: unknown, label: string): { ms: number } | { problem: string } {
   let ms: number
   if (typeof value === 'number') {
-    if (!Number.isInteger(value)) return { problem: `${label} must be ${EXAMPLE}, got ${value}` }
+    if (!Number.isInteger(value)) return { problem: `${label} must be ${MILLISECONDS}, got ${value}` }
     ms = value
   } else if (typeof value === 'string') {
-    const match = /^(\d+)\s*(ms|s|min|h)?$/.exec(value.trim())
-    if (!match) return { problem: `${label} must be ${EXAMPLE}, got "${value}"` }
-    const size = UNITS.find(([unit]) => unit === (match[2] ?? 'ms'))![1]
-    ms = Number(match[1]) * size
+    const match = /^(\d+)\s*(ms|s|m|min|h)?$/.exec(value.trim())
+    if (!match) return { problem: `${label} must be ${DURATION}, got "${value}"` }
+    const amount = Number(match[1])
+    if (match[2] === undefined && amount !== 0) return { problem: `${label} needs a unit, such as ${amount}s or ${amount}ms, got "${value}"` }
+    ms = amount * UNITS.find(([unit]) => unit === (match[2] ?? 'ms'))![1]
   } else {
-    return { problem: `${label} must be ${EXAMPLE}` }
+    return { problem: `${label} must be ${MILLISECONDS}` }
   }
   if (ms < 0) return { problem: `${label} must not be negative, got ${ms}` }
   if (ms > MAX_TIMEOUT_MS) return { problem: `${label} must be at most 1h (${MAX_TIMEOUT_MS} ms), got ${typeof value === 'string' ? `"${value}"` : value}` }

@@ -38,7 +38,7 @@ export const timeoutCommands: Command[] = [
       'idle-in-transaction': 'how long a transaction may sit idle (default 10s)',
       reset: 'put every timeout back to its default (the others given are applied after)',
     },
-    notes: 'A timeout is whole milliseconds or a duration such as 500ms, 3s, 2min or 1h; at most 1h; 0: no limit. Applies from the next request.',
+    notes: 'A timeout is a duration with its unit: 500ms, 3s, 2m (or 2min) or 1h; at most 1h; 0: no limit. Applies from the next request.',
     async run(context, args) {
       const ref = args.positionals[0]!
       const set: RoleTimeoutsChange['set'] = {}

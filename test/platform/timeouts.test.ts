@@ -97,7 +97,7 @@ t.test('the CLI changes them, shows them, and the next request runs with them', 
     ].join('\n'),
   })
 
-  const changed = await baseplane(['projects', 'timeouts', ref, '--anon', '500ms', '--authenticated', '0', '--service-role', '2min', '--idle-in-transaction', '4000', '--json'])
+  const changed = await baseplane(['projects', 'timeouts', ref, '--anon', '500ms', '--authenticated', '0', '--service-role', '2m', '--idle-in-transaction', '4s', '--json'])
   t.same({ code: changed.code, stderr: changed.stderr, body: JSON.parse(changed.stdout || 'null') }, {
     code: 0,
     stderr: '',
@@ -129,13 +129,15 @@ t.test('the CLI changes them, shows them, and the next request runs with them', 
 
 t.test('wrong command lines: one line naming the problem, nothing saved', async (t) => {
   const usage = '(usage: baseplane projects timeouts REF [--anon 3s] [--authenticated 8s] [--service-role 60s] [--idle-in-transaction 10s] [--reset])'
-  const duration = 'whole milliseconds or a duration such as 500ms, 3s, 2min or 1h (0: no limit)'
+  const duration = 'a duration such as 500ms, 3s, 2m or 1h (0: no limit)'
   const cases: Array<[string[], number, string]> = [
     [['projects', 'timeouts'], 2, `baseplane: missing REF ${usage}\n`],
     [['projects', 'timeouts', ref, '--anon'], 2, `baseplane: --anon needs a value ${usage}\n`],
     // A value refused is 1; a command line that is wrong as written is 2.
     [['projects', 'timeouts', ref, '--anon', 'fast'], 1, `baseplane: --anon must be ${duration}, got "fast"\n`],
     [['projects', 'timeouts', ref, '--authenticated', '1.5s'], 1, `baseplane: --authenticated must be ${duration}, got "1.5s"\n`],
+    // A bare number was once taken as milliseconds: --anon 5 meant 5 ms.
+    [['projects', 'timeouts', ref, '--anon', '5'], 1, 'baseplane: --anon needs a unit, such as 5s or 5ms, got "5"\n'],
     [['projects', 'timeouts', ref, '--service-role', '2h'], 1, 'baseplane: --service-role must be at most 1h (3600000 ms), got "2h"\n'],
     [['projects', 'timeouts', ref, '--idle-in-transaction', '3601s'], 1, 'baseplane: --idle-in-transaction must be at most 1h (3600000 ms), got "3601s"\n'],
     [['projects', 'timeouts', ref, '--statement', '1s'], 2, `baseplane: unknown option --statement for "projects timeouts" ${usage}\n`],
@@ -164,14 +166,16 @@ t.test('the admin API reads and changes them; the next request runs with them', 
 })
 
 t.test('the admin API refuses bad bodies with exact messages and saves nothing', async (t) => {
-  const duration = 'whole milliseconds or a duration such as 500ms, 3s, 2min or 1h (0: no limit)'
+  const duration = 'a duration such as 500ms, 3s, 2m or 1h (0: no limit)'
+  const milliseconds = 'whole milliseconds or a duration such as "3s"'
   const cases: Array<[string, string, unknown, number, string, string]> = [
     ['PATCH', admin, {}, 400, 'invalid_argument', 'Give at least one of anon, authenticated, service_role, idle_in_transaction (null puts one back to its default)'],
     ['PATCH', admin, '{not json', 400, 'bad_json', 'Could not parse request body as JSON'],
     ['PATCH', admin, { statement_timeout: 1000 }, 400, 'invalid_argument', 'Unknown timeout "statement_timeout": use anon, authenticated, service_role, idle_in_transaction'],
     ['PATCH', admin, { anon: 1000, authenticated: 'soon' }, 400, 'invalid_argument', `"authenticated" must be ${duration}, got "soon"`],
-    ['PATCH', admin, { anon: 1.5 }, 400, 'invalid_argument', `"anon" must be ${duration}, got 1.5`],
-    ['PATCH', admin, { anon: true }, 400, 'invalid_argument', `"anon" must be ${duration}`],
+    ['PATCH', admin, { anon: 1.5 }, 400, 'invalid_argument', `"anon" must be ${milliseconds}, got 1.5`],
+    ['PATCH', admin, { anon: true }, 400, 'invalid_argument', `"anon" must be ${milliseconds}`],
+    ['PATCH', admin, { anon: '5' }, 400, 'invalid_argument', '"anon" needs a unit, such as 5s or 5ms, got "5"'],
     ['PATCH', admin, { anon: -1 }, 400, 'invalid_argument', '"anon" must not be negative, got -1'],
     ['PATCH', admin, { service_role: 3_600_001 }, 400, 'invalid_argument', '"service_role" must be at most 1h (3600000 ms), got 3600001'],
     ['PATCH', admin, { idle_in_transaction: '61min' }, 400, 'invalid_argument', '"idle_in_transaction" must be at most 1h (3600000 ms), got "61min"'],
