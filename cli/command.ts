@@ -69,12 +69,12 @@ export class NoPlatformError extends BaseplaneError {
   }
 }
 
-/** A value the command refuses before asking the platform: exit status 1, as the platform's own refusals. */
 /** The guard of a command that destroys: `what` it does, unless --yes confirms it. */
 export function requireYes(args: ParsedArgs, what: string): void {
   if (args.values.yes !== true) throw new UsageError(`${what}: add --yes to confirm`)
 }
 
+/** A value the command refuses before asking the platform: exit status 1, as the platform's own refusals. */
 export function refusedValue(message: string): BaseplaneError {
   return platformErrors.invalidArgument(message)
 }

@@ -1,12 +1,15 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
-import { stringOption, table, UsageError, type Command } from '../command.ts'
+import { requireYes, stringOption, table, UsageError, type Command } from '../command.ts'
 import { getProject, rotateProjectKeys, setProjectProduct } from '../../control-plane/projects.ts'
 
-type Keys = ReturnType<typeof keysView>
+type Keys = ReturnType<typeof keysView> & { rotated?: true }
 
 const showKeys = (result: Keys) =>
-  `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}`
+  [
+    ...(result.rotated ? [`New keys for ${result.ref}: the old anon and service_role keys, and every token signed with the old JWT secret, stopped working.`] : []),
+    `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}`,
+  ].join('\n')
 
 const showSigningKeys = (view: SigningKeysView) =>
   view.keys.length === 0
@@ -16,7 +19,7 @@ const showSigningKeys = (view: SigningKeysView) =>
         ...view.keys.map((key) => [key.kid, key.alg, key.state, key.signs_from, key.retires_at ?? '-', key.drops_at ?? '-']),
       ])
 
-const USAGE = 'keys REF [--rotate | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]]'
+const USAGE = 'keys REF [--rotate --yes | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]]'
 
 export const keyCommands: Command[] = [
   {
@@ -24,9 +27,10 @@ export const keyCommands: Command[] = [
     positionals: ['REF'],
     usage: USAGE,
     summary: "Show a project's base URL and API keys (--rotate makes a new JWT secret and keys), or its signing keys",
-    options: { rotate: { type: 'boolean' }, 'signing-keys': { type: 'boolean' }, 'rotate-signing-key': { type: 'boolean' }, alg: { type: 'string' }, now: { type: 'boolean' } },
+    options: { rotate: { type: 'boolean' }, yes: { type: 'boolean' }, 'signing-keys': { type: 'boolean' }, 'rotate-signing-key': { type: 'boolean' }, alg: { type: 'string' }, now: { type: 'boolean' } },
     optionHelp: {
-      rotate: 'a new JWT secret, anon and service_role keys: every token signed with the old secret stops working',
+      rotate: 'a new JWT secret, anon and service_role keys: the old keys and every token signed with the old secret stop working at once (with --yes)',
+      yes: 'confirm --rotate',
       'signing-keys': 'list the signing keys (kid, algorithm, state) that sign access tokens and /auth/v1/.well-known/jwks.json publishes',
       'rotate-signing-key': 'a new signing key: published at once, signing 10 minutes later; the old one stays accepted until its tokens expire',
       alg: 'the new signing key\'s algorithm: ES256 or RS256 (default: the current key\'s)',
@@ -39,12 +43,14 @@ export const keyCommands: Command[] = [
       const chosen = [args.values.rotate === true && '--rotate', args.values['signing-keys'] === true && '--signing-keys', rotateSigning && '--rotate-signing-key'].filter(Boolean)
       if (chosen.length > 1) throw new UsageError(`${chosen.join(' and ')} exclude each other`)
       if (!rotateSigning && (alg !== undefined || args.values.now === true)) throw new UsageError(`${alg !== undefined ? '--alg' : '--now'} goes with --rotate-signing-key`)
+      if (args.values.yes === true && args.values.rotate !== true) throw new UsageError('--yes goes with --rotate')
+      if (args.values.rotate === true) requireYes(args, `rotating the keys of ${ref} stops its anon and service_role keys, and every token signed with its JWT secret, at once`)
       const signingAlg = alg === undefined ? undefined : validateSigningAlg(alg)
       const controlPlane = await context.controlPlane()
       if (rotateSigning) return rotateSigningKey(controlPlane, ref, { alg: signingAlg, now: args.values.now === true })
       if (args.values['signing-keys'] === true) return listSigningKeys(controlPlane, ref)
-      const project = args.values.rotate === true ? await rotateProjectKeys(controlPlane, ref) : await getProject(controlPlane, ref)
-      return keysView(project, context.addressing)
+      if (args.values.rotate === true) return { ...keysView(await rotateProjectKeys(controlPlane, ref), context.addressing), rotated: true as const }
+      return keysView(await getProject(controlPlane, ref), context.addressing)
     },
     human: (result: Keys | SigningKeysView) => ('keys' in result ? showSigningKeys(result) : showKeys(result)),
   },

@@ -32,8 +32,18 @@ t.test('projects, keys, products and db url end to end', async (t) => {
 
   const keys = JSON.parse((await baseplane(['keys', project.ref, '--json'])).stdout)
   t.same(keys, { ref: project.ref, base_url: project.base_url, anon_key: project.anon_key, service_role_key: project.service_role_key })
-  const rotated = JSON.parse((await baseplane(['keys', project.ref, '--rotate', '--json'])).stdout)
-  t.not(rotated.anon_key, keys.anon_key)
+  const unconfirmed = await baseplane(['keys', project.ref, '--rotate'])
+  t.same(
+    { code: unconfirmed.code, stderr: unconfirmed.stderr },
+    { code: 2, stderr: `baseplane: rotating the keys of ${project.ref} stops its anon and service_role keys, and every token signed with its JWT secret, at once: add --yes to confirm\n` },
+  )
+  t.same(JSON.parse((await baseplane(['keys', project.ref, '--json'])).stdout), keys, 'nothing rotated without --yes')
+  const rotated = await baseplane(['keys', project.ref, '--rotate', '--yes'])
+  t.equal(rotated.code, 0, rotated.stderr)
+  t.match(rotated.stdout, `New keys for ${project.ref}: the old anon and service_role keys, and every token signed with the old JWT secret, stopped working.\n`)
+  const after = JSON.parse((await baseplane(['keys', project.ref, '--json'])).stdout)
+  t.not(after.anon_key, keys.anon_key)
+  t.match(rotated.stdout, after.anon_key, 'the new keys are shown')
 
   const enabled = await baseplane(['products', 'enable', 'auth', project.ref])
   t.same({ code: enabled.code, out: enabled.stdout }, { code: 0, out: `Enabled auth for ${project.ref}\n` })
@@ -58,9 +68,9 @@ t.test('wrong command lines: one line naming the problem, non-zero exit', async 
     [['projects', 'create', '--name'], 2, 'baseplane: --name needs a value (usage: baseplane projects create --name NAME [--plan free|plus|pro|business])\n'],
     [['projects', 'create', '--name', 'x', '--colour', 'red'], 2, 'baseplane: unknown option --colour for "projects create" (usage: baseplane projects create --name NAME [--plan free|plus|pro|business])\n'],
     [['projects', 'create', '--name', 'x', '--plan', 'gold'], 1, 'baseplane: Unknown plan "gold": use one of free, plus, pro, business\n'],
-    [['keys'], 2, 'baseplane: missing REF (usage: baseplane keys REF [--rotate | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]])\n'],
+    [['keys'], 2, 'baseplane: missing REF (usage: baseplane keys REF [--rotate --yes | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]])\n'],
     [['keys', 'nosuchproject'], 1, 'baseplane: Project "nosuchproject" not found\n'],
-    [['keys', 'a', 'b'], 2, 'baseplane: unexpected argument "b" (usage: baseplane keys REF [--rotate | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]])\n'],
+    [['keys', 'a', 'b'], 2, 'baseplane: unexpected argument "b" (usage: baseplane keys REF [--rotate --yes | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]])\n'],
     [['projects', 'delete', 'nosuchproject'], 2, 'baseplane: deleting nosuchproject drops its database: add --yes to confirm\n'],
     [['projects', 'delete', 'nosuchproject', '--yes'], 1, 'baseplane: Project "nosuchproject" not found\n'],
     [['products', 'enable', 'graphql', 'nosuchproject'], 1, 'baseplane: Unknown product "graphql": use one of auth, push (GraphQL is always on)\n'],
