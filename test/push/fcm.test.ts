@@ -69,6 +69,26 @@ t.test('a service account must obtain a real token before it is stored; then FCM
   t.equal(peer.tokensIssued, issued + 1)
 })
 
+t.test('without FCM keys a delivery fails at once, saying which keys to add and how; once they are stored, FCM delivers', async (t) => {
+  const { peer, fx, account } = await setup(t)
+  await fx.startHost()
+  const alice = newUserId()
+  t.equal((await fx.call(user(alice), 'POST', '/devices', { platform: 'fcm', token: 'token-ok-2' })).status, 201)
+  const sent = await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'no keys yet' })
+  t.equal(sent.status, 201)
+  await settled(fx, 1)
+  const log = await fx.admin('select status, attempt, reason from push.delivery_log where message_id = $1', [sent.json.id])
+  t.same(log.rows, [{ status: 'failed', attempt: 1, reason: 'no FCM service account stored for this project: add one with PUT /push/v1/credentials/fcm or baseplane push credentials set REF fcm' }])
+  t.equal((await fx.admin('select count(*)::int as n from push.queue')).rows[0].n, 0, 'nothing left waiting for its TTL')
+  const read = await fx.call(service, 'GET', `/messages/${sent.json.id}`)
+  t.match(read.json.deliveries, [{ status: 'failed', last_reason: /^no FCM service account stored/ }])
+  t.equal((await fx.call(service, 'PUT', '/credentials/fcm', account.file)).status, 200)
+  await fx.call(service, 'POST', '/messages', { user_id: alice, title: 'with keys' })
+  await settled(fx, 2)
+  t.equal(peer.delivered.length, 1, 'stored keys are used from the next message')
+  t.match(peer.delivered[0]!.message.notification, { title: 'with keys' })
+})
+
 t.test('auth failures stop FCM for the project until new keys; quota errors are retried', async (t) => {
   const { peer, fx, account } = await setup(t)
   await fx.call(service, 'PUT', '/credentials/fcm', account.file)

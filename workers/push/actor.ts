@@ -73,6 +73,12 @@ interface AckDetails {
 }
 
 /** The outcome of one row as the batch settles it: one object of one shape per delivery (thousands a second). */
+/** Why a row of a provider whose keys the project never stored fails, and how to add them. */
+const MISSING_KEYS: Partial<Record<Platform, string>> = {
+  apns: 'no APNs key stored for this project: add one with PUT /push/v1/credentials/apns or baseplane push credentials set REF apns',
+  fcm: 'no FCM service account stored for this project: add one with PUT /push/v1/credentials/fcm or baseplane push credentials set REF fcm',
+}
+
 function ack(row: ClaimedRow, disposition: Ack['disposition'], log: Ack['log'], d: AckDetails): Ack {
   return {
     queueId: row.queueId,
@@ -121,6 +127,8 @@ export class PushActor {
   readonly #batch: number
   readonly #poll: number
   #slots: Partial<Record<Platform, Slot>> = {}
+  /** Platforms whose keys the project never stored (or removed): their rows fail at once, saying which keys to add. */
+  #missing: Platform[] = []
   #inFlight = 0
   /**
    * Batches with rows claimed but not yet sent, oldest first. The actor reads
@@ -239,8 +247,9 @@ export class PushActor {
     })
   }
 
+  /** Platforms whose rows are claimed: those that can send, and those with no keys (failed at once). A stopped one's rows are held. */
   #platforms(): Platform[] {
-    return (Object.entries(this.#slots) as [Platform, Slot][]).filter(([, s]) => !s.stopped).map(([p]) => p)
+    return [...(Object.entries(this.#slots) as [Platform, Slot][]).filter(([, s]) => !s.stopped).map(([p]) => p), ...this.#missing]
   }
 
   async #run(): Promise<void> {
@@ -331,6 +340,7 @@ export class PushActor {
       next[entry.platform] = slot
     }
     this.#slots = next
+    this.#missing = PROVIDERS.filter((entry) => entry.storedKeys && next[entry.platform] === undefined).map((entry) => entry.platform)
     for (const [platform, slot] of Object.entries(old) as [Platform, Slot][]) {
       if (next[platform] !== slot) void slot.provider.close()
     }
@@ -397,12 +407,16 @@ export class PushActor {
     )
   }
 
-  /** A row that needs no request: its message or device gone, or its TTL over; undefined otherwise. */
+  /** A row that needs no request: its message or device gone, its TTL over, or no keys to send it with; undefined otherwise. */
   #settleUnsent(row: ClaimedRow, usable: boolean): Ack | undefined {
     if (!row.messageFound) return ack(row, 'done', 'failed', { reason: 'message deleted before sending' })
     if (!row.deviceActive) return ack(row, 'done', 'failed', { reason: 'device deactivated or deleted before sending' })
     if (row.expiresAtMs < Date.now() && (row.attempt > 1 || !usable)) {
       return ack(row, 'done', 'expired', { reason: 'TTL passed before delivery' })
+    }
+    // No keys at all (none stored, none arriving: a credentials change reloads first): it would wait for its TTL, unexplained.
+    if (this.#slots[row.platform] === undefined && this.#missing.includes(row.platform) && !this.#reload) {
+      return ack(row, 'done', 'failed', { reason: MISSING_KEYS[row.platform] ?? `no ${row.platform} credentials stored for this project` })
     }
     // Keys missing or stopped since the claim: the caller hands the row back untried.
     return undefined
