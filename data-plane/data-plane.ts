@@ -10,6 +10,7 @@ import { ProjectDatabaseProbe } from '../lib/db/project-pool-probe.ts'
 import type { ProjectDatabase } from '../lib/db/project-pools.ts'
 import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../lib/errors.ts'
+import { unservedService } from './unserved.ts'
 import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
@@ -304,7 +305,7 @@ export class DataPlane {
     identity: RequestIdentity | undefined,
   ): OutgoingResponse | Promise<OutgoingResponse> {
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
-    if (concern === undefined) throw platformErrors.notFound(path)
+    if (concern === undefined) throw unservedService(path) ?? platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
     return this.#dispatch(request, project, subPath, concern, keyRole, identity)

@@ -1,0 +1,31 @@
+// What supabase-js offers and Baseplane does not serve (issue 28 item 11):
+// the Data API, Storage, Realtime's REST side and Edge Functions answer 404
+// service_not_offered with a sentence naming what is served, through the
+// calls an app makes; an unknown path stays a plain not_found.
+import t from 'tap'
+import { authFixture } from '../auth/helpers.ts'
+import { request } from '../helpers/http.ts'
+
+const SERVED = 'a project serves Auth (/auth/v1), GraphQL (/graphql/v1) and Push (/push/v1)'
+
+t.test('the services Baseplane does not serve say so', async (t) => {
+  const f = await authFixture(t)
+  const supabase = f.anon()
+  const from = await supabase.from('notes').select('*').eq('done', false)
+  t.equal(from.status, 404)
+  t.same(from.data, null)
+  t.match(from.error, { code: 'service_not_offered', message: `Baseplane does not serve the Data API (PostgREST: supabase.from() and .rpc()) at /rest/v1; ${SERVED}` })
+  const rpc = await supabase.rpc('add', { a: 1, b: 2 })
+  t.match(rpc.error, { code: 'service_not_offered' })
+  const invoked = await supabase.functions.invoke('hello', { body: {} })
+  t.ok(invoked.error, 'functions.invoke reports an error')
+  t.match(await invoked.error.context.json(), { code: 'service_not_offered', message: `Baseplane does not serve Edge Functions (supabase.functions.invoke()) at /functions/v1; ${SERVED}` })
+  const headers = { apikey: f.project.anonKey }
+  const storage = await request<{ code: string; message: string }>(`${f.project.baseUrl}/storage/v1/bucket`, { headers })
+  t.same({ status: storage.status, code: storage.json.code }, { status: 404, code: 'service_not_offered' })
+  t.match(storage.json.message, 'Baseplane does not serve Storage (supabase.storage) at /storage/v1')
+  const realtime = await request<{ code: string }>(`${f.project.baseUrl}/realtime/v1/api/broadcast`, { headers, body: {} })
+  t.same({ status: realtime.status, code: realtime.json.code }, { status: 404, code: 'service_not_offered' })
+  const unknown = await request<{ code: string; message: string }>(`${f.project.baseUrl}/restful/v1/notes`, { headers })
+  t.same({ status: unknown.status, body: unknown.json }, { status: 404, body: { code: 'not_found', message: 'No route for /restful/v1/notes' } })
+})
