@@ -11,6 +11,7 @@ import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
 import { checkPortFree, lockHome } from '../home-lock.ts'
 import { createProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
+import { localAdminToken } from '../../control-plane/fleet-settings.ts'
 
 export const DEMO_REF = 'demo'
 
@@ -96,25 +97,27 @@ export const startCommand: Command = {
     }
     try {
       let demo = undefined
+      let demoCreated = false
       if (args.values['no-demo'] !== true) {
         const existing = (await listAllProjects(platform.controlPlane)).find((p) => p.ref === DEMO_REF)
+        demoCreated = existing === undefined
         demo = existing ?? (await setProjectProduct(platform.controlPlane, (await createProject(platform.controlPlane, { name: 'Demo', ref: DEMO_REF })).ref, 'auth', true))
       }
+      // Standard output is what process managers keep: it names where the secrets are, never the admin token itself.
+      const tokenAt = localAdminToken(config).source
       const lines = [
         `Baseplane ${config.publicUrl} (${config.databaseUrl ? 'DATABASE_URL' : `embedded PostgreSQL in ${config.home}`})`,
         `http              ${platform.httpEngine.description}`,
         `dashboard         ${config.publicUrl}/dashboard  (sign in with the admin token)`,
-        `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer ${platform.adminToken})`,
+        `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer <the admin token>)`,
+        `admin token       ${tokenAt === 'BASEPLANE_ADMIN_TOKEN' ? 'the one in BASEPLANE_ADMIN_TOKEN' : `in ${tokenAt}`}`,
       ]
       if (demo) {
         const keys = keysView(demo, context.addressing)
-        lines.push(
-          '',
-          `Demo project "${demo.ref}"`,
-          `base URL          ${keys.base_url}`,
-          `anon key          ${keys.anon_key}`,
-          `service_role key  ${keys.service_role_key}`,
-        )
+        lines.push('', `Demo project "${demo.ref}"`, `base URL          ${keys.base_url}`)
+        // Its keys once, when it is made; later starts say where to read them.
+        if (demoCreated) lines.push(`anon key          ${keys.anon_key}`, `service_role key  ${keys.service_role_key}`)
+        else lines.push(`keys              baseplane keys ${demo.ref}`)
       }
       lines.push('', 'Press Ctrl-C to stop.')
       context.print(lines.join('\n'))

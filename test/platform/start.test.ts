@@ -31,7 +31,7 @@ function start(): Promise<Started> {
       output += chunk
       if (output.includes('Press Ctrl-C to stop.')) {
         clearTimeout(timer)
-        const field = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(output)![1]!
+        const field = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(output)?.[1] ?? ''
         resolve({ child, output, keys: { baseUrl: field('base URL'), anon: field('anon key'), service: field('service_role key') } })
       }
     }
@@ -80,8 +80,16 @@ t.test('first start creates the demo project and prints its URL and keys', async
   t.ok(await interrupt(first), 'Ctrl-C ends every process it started')
   t.notOk(postgresRunning(), 'PostgreSQL stopped with it')
 
+  const token = fs.readFileSync(path.join(home, 'admin-token'), 'utf8').trim()
+  t.notMatch(first.output, token, 'the admin token is not printed')
+  t.match(first.output, `admin token       in ${path.join(home, 'admin-token')}\n`, 'but where it is kept')
+
   const second = await start()
-  t.same(second.keys, first.keys, 'a second start reuses the project and its keys')
+  t.same(second.keys, { baseUrl: first.keys.baseUrl, anon: '', service: '' }, 'a second start reuses the project and prints no keys')
+  t.match(second.output, 'keys              baseplane keys demo\n', 'but how to read them')
+  t.notMatch(second.output, first.keys.service)
+  const again = await request(`${second.keys.baseUrl}/auth/v1/health`, { headers: { apikey: first.keys.anon } })
+  t.equal(again.status, 200, 'with the keys of the first start')
   t.ok(await interrupt(second))
   t.notOk(postgresRunning())
 })
