@@ -7,7 +7,7 @@
 // face (workers/push/face.ts), so nothing here is a copy; the reads the
 // operator pages through are db/push.ts.
 import type pg from 'pg'
-import { platformErrors } from '../lib/errors.ts'
+import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import {
   deleteCredentials,
@@ -75,6 +75,8 @@ export interface LogFilter {
   status?: string
   provider?: string
   user?: string
+  /** One message's attempts (its id, as the API's send and `push test` answer it). */
+  message?: string
   limit?: number
   /** Entries older than this id (the `next_before` of the previous page). */
   before?: number
@@ -113,6 +115,12 @@ function oneOf(value: string | undefined, allowed: readonly string[], name: stri
 function userId(value: string | undefined, name = 'user'): string | undefined {
   if (value === undefined || value === '') return undefined
   if (!isUuid(value)) throw platformErrors.invalidArgument(`${name} must be a user id (a UUID), got "${value.slice(0, 40)}"`, name)
+  return value.toLowerCase()
+}
+
+function messageId(value: string | undefined): string | undefined {
+  if (value === undefined || value === '') return undefined
+  if (!isUuid(value)) throw platformErrors.invalidArgument(`message must be a message id (a UUID), got "${value.slice(0, 40)}"`, 'message')
   return value.toLowerCase()
 }
 
@@ -172,6 +180,7 @@ export interface LogQuery {
   status: string | null
   provider: string | null
   user: string | null
+  message: string | null
   limit: number
   before: number | null
 }
@@ -191,6 +200,7 @@ export function logQuery(filter: LogFilter = {}): LogQuery {
     status: oneOf(filter.status, LOG_STATUSES, 'status') ?? null,
     provider: oneOf(filter.provider, PLATFORMS, 'provider') ?? null,
     user: userId(filter.user) ?? null,
+    message: messageId(filter.message) ?? null,
     limit: count(filter.limit, 'limit', 50, 1, MAX_LIMIT),
     before: filter.before === undefined ? null : count(filter.before, 'before', 0, 1, Number.MAX_SAFE_INTEGER),
   }
@@ -249,7 +259,8 @@ export interface TestNotification {
  * outcome shows in the delivery log.
  */
 export async function sendTestNotification(controlPlane: ControlPlane, ref: string, deviceId: string, input: TestNotification = {}): Promise<{ ref: string; id: string; device_id: string }> {
-  if (!isUuid(deviceId)) throw pushErrors.deviceNotFound(deviceId.slice(0, 40))
+  // The operator's words, not the API's ("visible to this caller"): the control plane sees every device.
+  if (!isUuid(deviceId)) throw platformErrors.invalidArgument(`"${deviceId.slice(0, 40)}" is not a device id (a UUID)`, 'device_id')
   const message = parseMessage({
     device_id: deviceId,
     title: input.title?.trim() || 'Test notification',
@@ -258,7 +269,7 @@ export async function sendTestNotification(controlPlane: ControlPlane, ref: stri
   })
   await inPushDatabase(controlPlane, ref, async (client) => {
     const device = await db.deviceState(client, deviceId)
-    if (!device) throw pushErrors.deviceNotFound(deviceId)
+    if (!device) throw new BaseplaneError('device_not_found', `Project ${ref} has no device ${deviceId.toLowerCase()}`, 404)
     if (!device.active) throw pushErrors.deviceInactive(deviceId, device.deactivated_reason)
     await db.actAsServiceRole(client)
     await insertMessages(client, [message])

@@ -134,13 +134,14 @@ export const pushCommands: Command[] = [
   {
     words: ['push', 'log'],
     positionals: ['REF'],
-    usage: 'push log REF [--status sent|failed|retry|held|expired] [--provider apns|fcm|web] [--user ID] [--limit N] [--before ID]',
-    summary: "A project's push delivery log, newest first: status, provider reason, attempt, time",
-    options: { status: { type: 'string' }, provider: { type: 'string' }, user: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' } },
+    usage: 'push log REF [--status sent|failed|retry|held|expired] [--provider apns|fcm|web] [--user ID] [--message ID] [--limit N] [--before ID]',
+    summary: "A project's push delivery log, newest first: status, provider reason, attempt, time, and the message (id and title)",
+    options: { status: { type: 'string' }, provider: { type: 'string' }, user: { type: 'string' }, message: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' } },
     optionHelp: {
       status: 'only attempts with this outcome: sent, failed, retry, held (provider stopped) or expired',
       provider: 'only attempts through apns, fcm or web',
       user: "only attempts to this user's devices (a user id)",
+      message: 'only the attempts of this message (the id a send or push test answers)',
       limit: 'entries a page, 1 to 500 (default 50)',
       before: 'entries older than this id (the "Older" line of the previous page gives it)',
     },
@@ -149,6 +150,7 @@ export const pushCommands: Command[] = [
         status: choice(args, 'status', LOG_STATUSES),
         provider: choice(args, 'provider', PLATFORMS),
         user: userOption(args),
+        message: stringOption(args, 'message', false),
         limit: integerOption(args, 'limit', { min: 1, max: 500 }),
         before: integerOption(args, 'before', { min: 1, max: Number.MAX_SAFE_INTEGER }),
       })
@@ -157,8 +159,8 @@ export const pushCommands: Command[] = [
       page.entries.length === 0
         ? 'No deliveries.'
         : table([
-            ['TIME', 'STATUS', 'PROVIDER', 'ATTEMPT', 'REASON', 'DEVICE', 'USER'],
-            ...page.entries.map((e) => [e.attempted_at, e.status, e.provider, String(e.attempt), e.reason ?? '', e.device_id, e.user_id ?? '-']),
+            ['TIME', 'STATUS', 'PROVIDER', 'ATTEMPT', 'MESSAGE', 'TITLE', 'REASON', 'DEVICE', 'USER'],
+            ...page.entries.map((e) => [e.attempted_at, e.status, e.provider, String(e.attempt), e.message_id, e.title ?? '-', e.reason ?? '', e.device_id, e.user_id ?? '-']),
           ]) + (page.next_before === null ? '' : `\nOlder: --before ${page.next_before}`),
   },
   {
@@ -173,7 +175,7 @@ export const pushCommands: Command[] = [
       return sendTestNotification(await context.controlPlane(), ref, device, { title: stringOption(args, 'title', false), body: stringOption(args, 'body', false) })
     },
     human: (result: { id: string; device_id: string; ref: string }) =>
-      `Queued test notification ${result.id} to device ${result.device_id}; see: baseplane push log ${result.ref}`,
+      `Queued test notification ${result.id} to device ${result.device_id}; its outcome: baseplane push log ${result.ref} --message ${result.id}`,
   },
 ]
 

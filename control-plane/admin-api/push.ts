@@ -59,6 +59,7 @@ export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOp
             status: query.get('status') ?? undefined,
             provider: query.get('provider') ?? undefined,
             user: query.get('user') ?? undefined,
+            message: query.get('message') ?? undefined,
             limit: queryNumber(query, 'limit'),
             before: queryNumber(query, 'before'),
           }),

@@ -35,6 +35,8 @@ export interface LogRow {
   id: string
   attempted_at: Date
   message_id: string
+  /** The message's title, null when it has none or is gone. */
+  title: string | null
   device_id: string
   /** The device's owner now (the log records devices, not users). */
   user_id: string | null
@@ -48,15 +50,16 @@ export interface LogRow {
 /** Delivery attempts newest first, older than `before` when given; a null filter matches all. */
 export async function deliveryLog(
   db: Queryable,
-  filter: { status: string | null; provider: string | null; user: string | null; before: number | null; limit: number },
+  filter: { status: string | null; provider: string | null; user: string | null; message: string | null; before: number | null; limit: number },
 ): Promise<LogRow[]> {
   const { rows } = await db.query<LogRow>(
-    `select l.id, l.attempted_at, l.message_id, l.device_id, d.user_id, l.provider, l.status, l.attempt, l.http_status, l.reason
-       from push.delivery_log l left join push.devices d on d.id = l.device_id
+    `select l.id, l.attempted_at, l.message_id, m.title, l.device_id, d.user_id, l.provider, l.status, l.attempt, l.http_status, l.reason
+       from push.delivery_log l left join push.devices d on d.id = l.device_id left join push.messages m on m.id = l.message_id
       where ($1::text is null or l.status = $1) and ($2::text is null or l.provider = $2)
         and ($3::uuid is null or d.user_id = $3) and ($4::bigint is null or l.id < $4)
+        and ($6::uuid is null or l.message_id = $6)
       order by l.id desc limit $5`,
-    [filter.status, filter.provider, filter.user, filter.before, filter.limit],
+    [filter.status, filter.provider, filter.user, filter.before, filter.limit, filter.message],
   )
   return rows
 }

@@ -176,7 +176,7 @@ if (haveChromium(t)) {
     t.match(await text(`#device-${gone}`), 'deactivated: APNs: Unregistered')
     t.equal(await page.locator(`button[aria-label="Send a test notification to device ${gone}"]`).count(), 0, 'no test button for a deactivated device')
     t.equal(await page.locator('#log tbody tr').count(), 3)
-    t.match(await text('#log tbody tr'), /failed\s+Apple \(APNs\)\s+1\s+APNs: Unregistered \(HTTP 410\)/, 'newest first, with the provider\'s reason')
+    t.match(await text('#log tbody tr'), /failed\s+Apple \(APNs\)\s+1\s+Test notification [0-9a-f]{8}\s+APNs: Unregistered \(HTTP 410\)/, 'newest first, with its message and the provider\'s reason')
 
     /** Clicks a section's filter button; answers its rows' count and the first row's text. */
     const filter = async (section: 'log' | 'devices'): Promise<[number, string]> => {
@@ -242,7 +242,7 @@ if (haveChromium(t)) {
     const removed = await request(`${project.baseUrl}/push/v1/devices/${doomed}`, { method: 'DELETE', headers: { apikey: project.anonKey, authorization: `Bearer ${token}` } })
     t.equal(removed.status, 204)
     await page.click(`button[aria-label="Send a test notification to device ${doomed}"]`)
-    t.equal(await text('#test--error'), `No device ${doomed} visible to this caller`)
+    t.equal(await text('#test--error'), `Project ${ref} has no device ${doomed}`)
   })
 
   t.test('a stopped provider says why and what to do; storing the key again resumes', async (t) => {

@@ -32,10 +32,15 @@ t.test('the baseplane CLI: push credentials show|remove, push devices, push test
 
   const sent = await cli(['push', 'test', ref, ok, '--title', 'From the CLI'])
   t.equal(sent.code, 0, sent.stderr)
-  t.match(sent.stdout, new RegExp(`^Queued test notification \\S+ to device ${ok}; see: baseplane push log ${ref}\\n$`))
+  const sentId = new RegExp(`^Queued test notification (\\S+) to device ${ok}; its outcome: baseplane push log ${ref} --message (\\S+)\\n$`).exec(sent.stdout)
+  t.ok(sentId && sentId[1] === sentId[2], sent.stdout)
   await sendTestNotification(fx.controlPlane, ref, dead)
   await eventually(async () => (await fx.admin(`select count(*)::int as n from push.delivery_log`)).rows[0].n === 2, 15000, 'two attempts logged')
   t.match(peer.delivered[0]!.payload, { aps: { alert: { title: 'From the CLI' } } })
+  // The id push test printed finds its attempt, with the title.
+  const ofMessage = await cli(['push', 'log', ref, '--message', sentId![1]!])
+  t.equal(ofMessage.code, 0, ofMessage.stderr)
+  t.match(ofMessage.stdout, new RegExp(`^TIME +STATUS +PROVIDER +ATTEMPT +MESSAGE +TITLE +REASON +DEVICE +USER\\n\\S+ +sent +apns +1 +${sentId![1]} +From the CLI +${ok} +${alice}\\n$`))
 
   const devices = await cli(['push', 'devices', ref, '--user', alice])
   t.equal(devices.code, 0, devices.stderr)
@@ -44,7 +49,7 @@ t.test('the baseplane CLI: push credentials show|remove, push devices, push test
   t.match(devices.stdout, new RegExp(`${dead} +apns +${alice} +no +APNs: Unregistered`))
   const failed = await cli(['push', 'log', ref, '--status', 'failed', '--provider', 'apns', '--user', alice, '--limit', '5'])
   t.equal(failed.code, 0, failed.stderr)
-  t.match(failed.stdout, new RegExp(`^TIME +STATUS +PROVIDER +ATTEMPT +REASON +DEVICE +USER\\n\\S+ +failed +apns +1 +APNs: Unregistered +${dead} +${alice}\\n$`))
+  t.match(failed.stdout, new RegExp(`^TIME +STATUS +PROVIDER +ATTEMPT +MESSAGE +TITLE +REASON +DEVICE +USER\\n\\S+ +failed +apns +1 +\\S+ +Test notification +APNs: Unregistered +${dead} +${alice}\\n$`))
   const paged = await cli(['push', 'log', ref, '--limit', '1'])
   t.equal(paged.code, 0, paged.stderr)
   t.match(paged.stdout, /\nOlder: --before \d+\n$/, 'a full page says how to get the next one')
@@ -58,6 +63,9 @@ t.test('the baseplane CLI: push credentials show|remove, push devices, push test
     [['push', 'log', ref, '--status', 'lost', '--user', alice], 1, /^baseplane: --status must be one of sent, failed, retry, held, expired, got "lost"\n$/],
     [['push', 'devices', ref, '--user', 'alice'], 1, /^baseplane: --user must be a user id \(a UUID\), got "alice"\n$/],
     [['push', 'test', ref, dead], 1, /^baseplane: Device \S+ is deactivated \(APNs: Unregistered\)\n$/],
+    [['push', 'test', ref, 'not-a-uuid'], 1, /^baseplane: "not-a-uuid" is not a device id \(a UUID\)\n$/],
+    [['push', 'test', ref, '00000000-0000-4000-8000-000000000000'], 1, new RegExp(`^baseplane: Project ${ref} has no device 00000000-0000-4000-8000-000000000000\n$`)],
+    [['push', 'log', ref, '--message', 'latest'], 1, /^baseplane: message must be a message id \(a UUID\), got "latest"\n$/],
   ]
   for (const [args, code, stderr] of refusals) {
     const run = await cli(args)

@@ -128,7 +128,7 @@ t.test('devices and the delivery log: filters, pages, bad filters; a test notifi
   t.equal(refusedInactive.code, 'device_inactive')
   t.match(refusedInactive.message, /Unregistered/)
   t.equal((await refusal(sendTestNotification(cp, ref, newUserId()))).code, 'device_not_found')
-  t.equal((await refusal(sendTestNotification(cp, ref, 'nope'))).code, 'device_not_found')
+  t.match(await refusal(sendTestNotification(cp, ref, 'nope')), { code: 'invalid_argument', message: '"nope" is not a device id (a UUID)' })
 
   for (let i = 1; i < 3; i++) await sendTestNotification(cp, ref, ids[i]!)
   await eventually(() => peer.delivered.length === 3, 10000, 'three delivered')
@@ -136,7 +136,9 @@ t.test('devices and the delivery log: filters, pages, bad filters; a test notifi
     const page = await pushDeliveryLog(cp, ref)
     return page.entries.length === 4 && page
   }, 10000, 'four log entries')
-  t.strictSame(Object.keys(log.entries[0]!).sort(), ['attempt', 'attempted_at', 'device_id', 'http_status', 'id', 'message_id', 'provider', 'reason', 'status', 'user_id'])
+  t.strictSame(Object.keys(log.entries[0]!).sort(), ['attempt', 'attempted_at', 'device_id', 'http_status', 'id', 'message_id', 'provider', 'reason', 'status', 'title', 'user_id'])
+  const one = log.entries[0]!
+  t.same((await pushDeliveryLog(cp, ref, { message: one.message_id.toUpperCase() })).entries.map((e) => e.message_id), [one.message_id], 'one message\'s attempts')
   t.ok(log.entries.every((e, i) => i === 0 || e.id < log.entries[i - 1]!.id), 'newest first')
   const failed = await pushDeliveryLog(cp, ref, { status: 'failed' })
   t.match(failed.entries, [{ device_id: dead, user_id: bob, status: 'failed', provider: 'apns', attempt: 1, http_status: 410, reason: 'APNs: Unregistered' }])
@@ -157,6 +159,7 @@ t.test('devices and the delivery log: filters, pages, bad filters; a test notifi
     [{ limit: 0 }, /limit must be a whole number from 1 to 500/],
     [{ limit: 501 }, /limit must be a whole number from 1 to 500/],
     [{ before: -1 }, /before must be a whole number/],
+    [{ message: 'latest' }, /message must be a message id \(a UUID\), got "latest"/],
   ] as const) {
     const error = await refusal(pushDeliveryLog(cp, ref, filter))
     t.equal(error.code, 'invalid_argument')

@@ -184,6 +184,7 @@ ${select('log-provider', 'provider', 'Provider', [['', 'any'], ...PLATFORMS.map(
   if (isError(log)) return html`<section id="log"><h2>Delivery log</h2>${filters}<p class="field-error" role="alert" id="log-filter-error">${log.message}</p></section>`
   const rows = log.entries.map(
     (e) => html`<tr><td>${when(e.attempted_at)}</td><td class="status-${e.status}">${e.status}</td><td>${NAMES[e.provider as keyof typeof NAMES] ?? e.provider}</td><td>${e.attempt}</td>
+<td>${e.title ?? ''} <code title="${e.message_id}">${e.message_id.slice(0, 8)}</code></td>
 <td>${e.reason ?? ''}${e.http_status !== null && e.status !== 'sent' ? ` (HTTP ${e.http_status})` : ''}</td><td><code>${e.device_id}</code></td><td><code>${e.user_id ?? ''}</code></td></tr>`,
   )
   const link = (before: number | undefined) => {
@@ -198,7 +199,7 @@ ${select('log-provider', 'provider', 'Provider', [['', 'any'], ...PLATFORMS.map(
   const filtering = LOG_PARAMS.some((name) => query.get(name))
   const list =
     rows.length > 0
-      ? html`${table(['Time', 'Status', 'Provider', 'Attempt', 'Provider\'s reason', 'Device', 'User'], rows, 'Newest first; one row per attempt.')}${pager}`
+      ? html`${table(['Time', 'Status', 'Provider', 'Attempt', 'Message', 'Provider\'s reason', 'Device', 'User'], rows, 'Newest first; one row per attempt.')}${pager}`
       : filtering
         ? empty('No deliveries match these filters.')
         : empty('No deliveries yet. Send a test notification to a device above, or send with POST {base_url}/push/v1/messages or an insert into push.messages.')
