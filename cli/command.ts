@@ -33,6 +33,8 @@ export interface Command {
   options?: OptionSpec
   /** What each option does, by option name, for `baseplane <command> --help`. */
   optionHelp?: Record<string, string>
+  /** What an option's value is called in that help, where the last word of its name would mislead (`--service-role DURATION`). */
+  optionValues?: Record<string, string>
   /** Paragraphs `baseplane <command> --help` prints after the options. */
   notes?: string
   /**

@@ -24,8 +24,8 @@ function columns(rows: Array<[string, string]>): string[] {
   )
 }
 
-function optionLabel(name: string, spec: { type: 'string' | 'boolean'; multiple?: boolean }): string {
-  const value = name.replace(/^.*-/, '').toUpperCase()
+function optionLabel(name: string, spec: { type: 'string' | 'boolean'; multiple?: boolean }, called?: string): string {
+  const value = called ?? name.replace(/^.*-/, '').toUpperCase()
   return spec.type === 'string' ? `--${name} ${value}${spec.multiple ? ' ...' : ''}` : `--${name}`
 }
 
@@ -48,15 +48,17 @@ export function listHelp(commands: Command[], where: string): string {
   ].join('\n')
 }
 
-/** The commands of a family (`baseplane projects --help`). */
-export function groupHelp(commands: Command[], group: string): string {
-  const rows = commands.filter((command) => command.words[0] === group).map((command): [string, string] => [`baseplane ${command.usage}`, command.summary])
+/** The commands that start with `words` (`baseplane projects --help`, `baseplane auth users --help`). */
+export function groupHelp(commands: Command[], words: readonly string[]): string {
+  const rows = commands
+    .filter((command) => command.words.length > words.length && words.every((word, i) => command.words[i] === word))
+    .map((command): [string, string] => [`baseplane ${command.usage}`, command.summary])
   return ['Usage:', ...columns(rows), '', '`baseplane <command> --help` prints what a command does and its options.'].join('\n')
 }
 
 export function commandHelp(command: Command, where: string): string {
   const own = Object.entries(command.options ?? {}).map(([name, spec]): [string, string] => [
-    optionLabel(name, spec as { type: 'string' | 'boolean'; multiple?: boolean }),
+    optionLabel(name, spec as { type: 'string' | 'boolean'; multiple?: boolean }, command.optionValues?.[name]),
     command.optionHelp?.[name] ?? '',
   ])
   return [

@@ -27,6 +27,11 @@ function isGroup(word: string | undefined): boolean {
   return commands.some((command) => command.words.length > 1 && command.words[0] === word)
 }
 
+/** The first words of longer commands (`auth`, `auth users`, `push credentials`): their help lists them. */
+function startsCommands(words: string[]): boolean {
+  return commands.some((command) => command.words.length > words.length && words.every((word, i) => command.words[i] === word))
+}
+
 function unknownCommand(argv: string[]): UsageError {
   const typed = leadingWords(argv)
   const near = nearestCommand(commands, typed)
@@ -192,7 +197,7 @@ function help(argv: string[], home: string | undefined): number {
   }
   const found = findCommand(words)
   if (found) process.stdout.write(commandHelp(found.command, where) + '\n')
-  else if (words.length === 1 && isGroup(words[0])) process.stdout.write(groupHelp(commands, words[0]!) + '\n')
+  else if (startsCommands(words)) process.stdout.write(groupHelp(commands, words) + '\n')
   else {
     process.stderr.write(`baseplane: ${unknownCommand(words).message}\n`)
     return 2

@@ -227,6 +227,11 @@ export const authCommands: Command[] = [
     usage: `auth template REF KIND --subject TEXT --file BODY.html | reset   (KIND: ${KINDS.join(', ')})`,
     summary: 'Save an email template (its body must contain {{ .ConfirmationURL }}, or {{ .Token }} for reauthentication), or reset it to the default',
     options: { subject: { type: 'string' }, file: { type: 'string' } },
+    optionHelp: {
+      subject: "the mail's subject; Go template values such as {{ .Email }} allowed",
+      file: 'an HTML file with the body: {{ .ConfirmationURL }} (or {{ .Token }} for reauthentication) must be in it',
+    },
+    optionValues: { subject: 'TEXT', file: 'BODY.html' },
     async run(context, args) {
       const [ref, kind, action] = args.positionals as [string, string, string | undefined]
       if (!(KINDS as readonly string[]).includes(kind)) throw refusedValue(`unknown template kind "${kind}": use one of ${KINDS.join(', ')}`)

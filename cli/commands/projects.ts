@@ -13,7 +13,7 @@ export const projectCommands: Command[] = [
     usage: 'projects create --name NAME [--plan free|plus|pro|business]',
     summary: 'Create a project with its own database and keys',
     options: { name: { type: 'string' }, plan: { type: 'string' } },
-    optionHelp: { name: 'the project\'s name (1 to 200 characters); its ref is made from it', plan: 'free (default), plus, pro or business: its fair shares and limits' },
+    optionHelp: { name: 'the project\'s name (1 to 200 characters); the ref is 20 random letters, not made from it', plan: 'free (default), plus, pro or business: its fair shares and limits' },
     async run(context, args) {
       const controlPlane = await context.controlPlane()
       const project = await createProject(controlPlane, { name: stringOption(args, 'name', true), plan: stringOption(args, 'plan', false) })

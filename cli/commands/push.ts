@@ -40,6 +40,14 @@ export const pushCommands: Command[] = [
       file: { type: 'string' },
       environment: { type: 'string' },
     },
+    optionHelp: {
+      topic: "apns: the app's bundle id, the topic every notification goes to",
+      'key-id': 'apns: the 10-character id of the .p8 signing key (Apple Developer > Keys)',
+      'team-id': 'apns: the 10-character id of the Apple developer team',
+      file: 'apns: the .p8 signing key; fcm: the service account JSON file (Firebase > Project settings > Service accounts)',
+      environment: 'apns: production (default) or sandbox, the APNs host development builds use',
+    },
+    optionValues: { topic: 'BUNDLE_ID', 'key-id': 'KEY_ID', 'team-id': 'TEAM_ID', file: 'FILE', environment: 'production|sandbox' },
     async run(context, args) {
       const [ref, provider] = args.positionals as [string, string]
       if (provider !== 'apns' && provider !== 'fcm') throw refusedValue(`unknown provider "${provider}": use apns or fcm`)

@@ -31,6 +31,7 @@ export const timeoutCommands: Command[] = [
     usage: USAGE,
     summary: "Show (or change) a project's statement timeouts per API role (0: no limit; --reset: the defaults)",
     options: { ...Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }])), reset: { type: 'boolean' } },
+    optionValues: Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, 'DURATION'])),
     optionHelp: {
       anon: 'statement timeout of requests with the anon key (default 3s)',
       authenticated: 'statement timeout of signed-in users\' requests (default 8s)',

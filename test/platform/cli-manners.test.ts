@@ -27,13 +27,15 @@ const baseplane = (args: string[], input?: string) => runCli(args, env, input)
 const each = (runs: string[][]) => runCliEach(runs.map((args) => ({ args })), env)
 
 t.test('--help: the list, one command, one family; where the CLI works', async (t) => {
-  const [list, one, again, keys, family, unknown] = await each([
+  const [list, one, again, keys, family, unknown, subfamily, credentials] = await each([
     ['--help'],
     ['projects', 'create', '--help'],
     ['projects', 'create', '--name', 'x', '--help'],
     ['keys', 'someref', '--help'],
     ['projects', '--help'],
     ['frobnicate', '--help'],
+    ['auth', 'users', '--help'],
+    ['push', 'credentials', '--help'],
   ])
   t.equal(list.code, 0)
   t.equal(list.stderr, '')
@@ -53,7 +55,7 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
       'Create a project with its own database and keys',
       '',
       'Options:',
-      "  --name NAME  the project's name (1 to 200 characters); its ref is made from it",
+      "  --name NAME  the project's name (1 to 200 characters); the ref is 20 random letters, not made from it",
       '  --plan PLAN  free (default), plus, pro or business: its fair shares and limits',
       '',
       'Every command takes:',
@@ -72,6 +74,12 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
   t.equal(family.code, 0)
   t.match(family.stdout, /^Usage:\n {2}baseplane projects create --name NAME/)
   t.notMatch(family.stdout, 'baseplane keys', 'only the family')
+  // The first words of several commands are a family too.
+  t.same({ code: subfamily.code, stderr: subfamily.stderr }, { code: 0, stderr: '' })
+  t.match(subfamily.stdout, /^Usage:\n {2}baseplane auth users list /)
+  t.notMatch(subfamily.stdout, 'baseplane auth settings', 'only the commands under auth users')
+  t.same({ code: credentials.code, stderr: credentials.stderr }, { code: 0, stderr: '' })
+  t.match(credentials.stdout, /baseplane push credentials set REF apns[^\n]*\n[^]*baseplane push credentials show REF[^]*baseplane push credentials remove REF/)
 
   t.same(unknown, { code: 2, stdout: '', stderr: 'baseplane: unknown command "frobnicate" (see baseplane --help)\n' })
 })

@@ -1,0 +1,21 @@
+// Every option of every command says what it does in its --help (issue 28
+// item 10: some said nothing), and no value placeholder is the last word of a
+// flag that names something else (--service-role ROLE took a duration).
+import t from 'tap'
+import { commandHelp } from '../../cli/help.ts'
+import { commands } from '../../cli/commands/index.ts'
+
+t.test('every option is described', async (t) => {
+  const undescribed = commands.flatMap((command) =>
+    Object.keys(command.options ?? {})
+      .filter((name) => !command.optionHelp?.[name])
+      .map((name) => `baseplane ${command.words.join(' ')} --${name}`),
+  )
+  t.same(undescribed, [])
+})
+
+t.test('the timeouts take durations, and say so', async (t) => {
+  const timeouts = commands.find((command) => command.words.join(' ') === 'projects timeouts')!
+  const help = commandHelp(timeouts, '')
+  for (const flag of ['--anon', '--authenticated', '--service-role', '--idle-in-transaction']) t.match(help, new RegExp(`\\n {2}${flag} DURATION +`), flag)
+})
