@@ -179,6 +179,10 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       if (BaseplaneError.is(error) && error.status === 404) {
         return htmlResponse(404, 'Not found', notFoundPage(), { signedIn: true, error: error.message })
       }
+      // A body past the limit (read before the session is known: the sign-in form too) is the sender's, not ours.
+      if (BaseplaneError.is(error) && error.status === 413) {
+        return htmlResponse(413, 'Too large', html`<section><h1>Too large</h1><p><a href="/dashboard">Back to the dashboard</a></p></section>`, { signedIn: false, error: error.message })
+      }
       // The catalogue or a project's database did not answer (directly, or through the
       // platform's Auth for the Users tab): 503 with Retry-After, logged once per incident.
       const unavailable = unavailableAs(error, platformErrors.someDatabaseUnavailable)
