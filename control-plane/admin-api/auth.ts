@@ -35,11 +35,21 @@ export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressi
       where: REF_PARAM,
       handler: async ({ params, body }) => {
         const input = await body()
-        const allow = input.additional_redirect_urls ?? input.allow
-        if (allow !== undefined && (!Array.isArray(allow) || allow.some((u) => typeof u !== 'string'))) {
-          throw platformErrors.invalidArgument('"additional_redirect_urls" must be a list of URLs')
+        const urls = (name: string, value: unknown): string[] | undefined => {
+          if (value !== undefined && (!Array.isArray(value) || value.some((u) => typeof u !== 'string'))) {
+            throw platformErrors.invalidArgument(`"${name}" must be a list of URLs`, name)
+          }
+          return value as string[] | undefined
         }
-        return [200, await setRedirects(controlPlane, params.ref!, { siteUrl: adminFields(input).optionalString('site_url'), allow: allow as string[] | undefined })]
+        return [
+          200,
+          await setRedirects(controlPlane, params.ref!, {
+            siteUrl: adminFields(input).optionalString('site_url'),
+            allow: urls('additional_redirect_urls', input.additional_redirect_urls ?? input.allow),
+            add: urls('add_redirect_urls', input.add_redirect_urls),
+            remove: urls('remove_redirect_urls', input.remove_redirect_urls),
+          }),
+        ]
       },
     },
     { method: 'GET', path: '/projects/:ref/auth/templates', where: REF_PARAM, handler: async ({ params }) => [200, await listTemplates(controlPlane, params.ref!)] },

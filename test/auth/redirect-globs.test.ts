@@ -94,6 +94,21 @@ t.test('over HTTP: patterns saved, checked on save, and applied', async (t) => {
   await t.rejects(setRedirects(cp, f.project.ref, { allow: ['*.example.com'] }), { code: 'invalid_argument', message: /must be an absolute URL/ })
   t.same((await setRedirects(cp, f.project.ref, { allow: ['http://localhost:*/**', 'https://*.example.com/**', 'https://*-team.vercel.app/**'] })).additional_redirect_urls.length, 3, 'a refused save changed nothing')
 
+  // The admin API adds and removes one entry at a time; removing one not on the list writes nothing.
+  const redirects = (body: unknown) =>
+    fetch(`${f.test.origin}/platform/v1/projects/${f.project.ref}/auth/redirects`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${f.test.config.adminToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    }).then(async (r) => ({ status: r.status, body: (await r.json()) as { additional_redirect_urls?: string[]; code?: string; message?: string } }))
+  const added = await redirects({ add_redirect_urls: ['myapp://callback'] })
+  t.same([added.status, added.body.additional_redirect_urls], [200, ['http://localhost:*/**', 'https://*.example.com/**', 'https://*-team.vercel.app/**', 'myapp://callback']])
+  const missing = await redirects({ remove_redirect_urls: ['myapp://callback', 'https://never.example.test'] })
+  t.same([missing.status, missing.body.code, missing.body.message], [400, 'invalid_argument', `"https://never.example.test" is not on the allow list of ${f.project.ref}`])
+  const removed = await redirects({ remove_redirect_urls: ['myapp://callback'] })
+  t.same([removed.status, removed.body.additional_redirect_urls], [200, ['http://localhost:*/**', 'https://*.example.com/**', 'https://*-team.vercel.app/**']], 'removed, once the refused change wrote nothing')
+  t.same((await redirects({ add_redirect_urls: 'myapp://x' })).body, { code: 'invalid_argument', message: '"add_redirect_urls" must be a list of URLs' })
+
   const supabase = f.anon()
   const email = 'globs@example.test'
   for (const to of ['http://localhost:5173/auth/callback', 'https://app.example.com/welcome', 'https://proj-git-main-team.vercel.app/done']) {
