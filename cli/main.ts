@@ -245,11 +245,14 @@ export async function main(argv: string[]): Promise<number> {
     if (unacknowledged.length > 0) process.stderr.write(`${unacknowledgedWarning(unacknowledged)}\n`)
     return 0
   } catch (error) {
+    // Under --json a script reads the refusal as JSON too: {code, message} on standard error, the same exit status.
+    const json = beforeEnd.includes('--json')
     if (BaseplaneError.is(error)) {
-      process.stderr.write(`baseplane: ${inFlagTerms(error, command?.fieldFlags).message}\n`)
+      const refusal = inFlagTerms(error, command?.fieldFlags)
+      process.stderr.write(json ? `${JSON.stringify({ code: refusal.code, message: refusal.message })}\n` : `baseplane: ${refusal.message}\n`)
       return error instanceof UsageError ? 2 : 1
     }
-    process.stderr.write(`baseplane: ${describeError(error)}\n`)
+    process.stderr.write(json ? `${JSON.stringify({ code: 'failed', message: describeError(error) })}\n` : `baseplane: ${describeError(error)}\n`)
     return 1
   } finally {
     for (const cleanup of cleanups) {

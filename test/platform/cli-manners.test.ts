@@ -183,3 +183,15 @@ t.test('an empty list says which platform it looked in', async (t) => {
   const listed = await runCli(['projects', 'list'], { DATABASE_URL: empty })
   t.same(listed, { code: 0, stderr: '', stdout: `No projects in DATABASE_URL ${url.toString()}. Create one with: baseplane projects create --name NAME\n` })
 })
+
+t.test('--json: a refusal is JSON on standard error too, with the same exit status', async (t) => {
+  const [refused, wrong, plain] = await each([
+    ['projects', 'delete', 'nosuchproject', '--yes', '--json'],
+    ['keys', '--json'],
+    ['projects', 'delete', 'nosuchproject', '--yes'],
+  ])
+  t.same({ code: refused.code, stdout: refused.stdout, stderr: JSON.parse(refused.stderr) }, { code: 1, stdout: '', stderr: { code: 'project_not_found', message: 'Project "nosuchproject" not found' } })
+  t.equal(wrong.code, 2)
+  t.match(JSON.parse(wrong.stderr), { code: 'usage', message: /^missing REF \(usage: baseplane keys REF / })
+  t.same({ code: plain.code, stderr: plain.stderr }, { code: 1, stderr: 'baseplane: Project "nosuchproject" not found\n' }, 'without --json, a sentence')
+})
