@@ -22,7 +22,7 @@ import { dashboard, type DashboardOptions } from '../control-plane/dashboard/rou
 import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { upgradeAllProjects } from '../control-plane/projects.ts'
-import { checkFleetSettings, fleetAdminToken } from '../control-plane/fleet-settings.ts'
+import { checkFleetSettings, fleetAdminToken, localAdminToken } from '../control-plane/fleet-settings.ts'
 import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
 
@@ -151,7 +151,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     controlPlane,
     addressing,
     adminToken,
-    { mail: { smtpUrl: config.smtpUrl, from: config.mailFrom }, push: { fcmTokenUrl: config.push.fcmTokenUrl }, recentFigures: (ref) => figures.recent(ref) },
+    {
+      mail: { smtpUrl: config.smtpUrl, from: config.mailFrom },
+      push: { fcmTokenUrl: config.push.fcmTokenUrl },
+      recentFigures: (ref) => figures.recent(ref),
+      adminTokenAt: localAdminToken(config).source,
+    },
     [recentFiguresRoute(figures, controlPlane)],
   )
   const scrape = metricsRoute(metrics, adminToken)

@@ -51,13 +51,14 @@ function jsonResponse(status: number, body: unknown): OutgoingResponse {
   return { status, headers: { 'content-type': 'application/json', 'cache-control': 'no-store' }, body: JSON.stringify(body) }
 }
 
-export function signInPage(): Safe {
+/** `tokenAt`: where this node's admin token is kept (BASEPLANE_ADMIN_TOKEN, or its home's admin-token file). */
+export function signInPage(tokenAt = 'BASEPLANE_ADMIN_TOKEN, or the admin-token file of the platform home'): Safe {
   return html`<section><h1>Sign in</h1>
 <form method="post" action="/dashboard/login">
 <label for="token">Platform admin token</label>
 <input type="password" id="token" name="token" autocomplete="current-password" required>
 <p><button>Sign in</button></p></form>
-<p>The token is <code>BASEPLANE_ADMIN_TOKEN</code>, or the one <code>npm start</code> printed (kept in <code>.baseplane/admin-token</code>).</p></section>`
+<p id="token-hint">The token is the one in <code>${tokenAt}</code> (the start banner says where).</p></section>`
 }
 
 /** The source of the dashboard's database incidents (one log line when they begin, one when they end). */
@@ -78,6 +79,8 @@ export interface DashboardOptions {
   push?: PushAdminOptions
   /** The data plane's last hour of a project's figures (the Overview's charts). */
   recentFigures?: (ref: string) => MinuteFigures[]
+  /** Where this node's admin token is kept, for the sign-in page's hint. */
+  adminTokenAt?: string
 }
 
 export function dashboard(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: DashboardOptions): PlatformRoutes {
@@ -154,14 +157,14 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       if (path === '/login' && request.method === 'POST') {
         const form = new URLSearchParams(await request.body())
         if (!tokenMatches(form.get('token') ?? '', adminToken)) {
-          return htmlResponse(401, 'Sign in', signInPage(), { signedIn: false, error: 'That is not the platform admin token' })
+          return htmlResponse(401, 'Sign in', signInPage(options.adminTokenAt), { signedIn: false, error: 'That is not the platform admin token' })
         }
         return redirect(PREFIX, await sessions.open())
       }
       if (path === '/logout' && request.method === 'POST') return redirect(PREFIX, await sessions.close(request.headers.cookie))
       if (!(await sessions.valid(request.headers.cookie))) {
         if (calls.match(request.method, path).kind === 'found') return jsonResponse(401, { code: 'signed_out', message: 'Sign in to the dashboard again' })
-        return htmlResponse(request.method === 'GET' ? 200 : 401, 'Sign in', signInPage(), { signedIn: false })
+        return htmlResponse(request.method === 'GET' ? 200 : 401, 'Sign in', signInPage(options.adminTokenAt), { signedIn: false })
       }
       if (request.method === 'GET') {
         const call = calls.match('GET', path)

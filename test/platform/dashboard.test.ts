@@ -14,6 +14,7 @@ if (haveChromium(t)) {
   t.test('signing in with the admin token', async (t) => {
     await page.goto(dashboard)
     t.equal(await page.title(), 'Sign in · Baseplane')
+    t.equal(await text('#token-hint'), 'The token is the one in BASEPLANE_ADMIN_TOKEN (the start banner says where).', "this node's token, wherever its home is")
     await page.fill('#token', 'not the token')
     await page.click('button:has-text("Sign in")')
     t.equal(await text('[role=alert]'), 'That is not the platform admin token')

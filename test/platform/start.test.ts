@@ -76,6 +76,8 @@ t.test('first start creates the demo project and prints its URL and keys', async
   t.match(first.output, /^http {14}uWebSockets\.js 20\.51, native$/m, 'the banner names the HTTP engine')
   const health = await request(`${first.keys.baseUrl}/auth/v1/health`, { headers: { apikey: first.keys.anon } })
   t.equal(health.status, 200, 'the demo project is served, with auth on')
+  const signInPage = await request(`http://127.0.0.1:${port}/dashboard`)
+  t.match(signInPage.text, `The token is the one in <code>${path.join(home, 'admin-token')}</code>`, "the dashboard's sign-in names this home's file")
   t.ok(postgresRunning())
   t.ok(await interrupt(first), 'Ctrl-C ends every process it started')
   t.notOk(postgresRunning(), 'PostgreSQL stopped with it')
