@@ -10,6 +10,10 @@
 // 3. After the idle time, the connections the projects still hold.
 // 4. A noisy neighbour: project A saturates its fair share with slow queries
 //    while project B's latency is measured, against B alone just before.
+// 5. What counting usage costs (lib/tenants-usage.ts): a request mix with
+//    usage counted against a node with BASEPLANE_USAGE=false, and the
+//    catalogue writes per node per minute with every project active.
+//    `--usage-only` runs 1 and 5 alone.
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -18,6 +22,7 @@ import { planLimits } from '../lib/plans.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { createTenants, type Tenant } from './lib/tenants-projects.ts'
 import { postgresMemoryBytes, ServerWatch } from './lib/tenants-server.ts'
+import { usageCost } from './lib/tenants-usage.ts'
 import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
 import { formatLoad } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
@@ -28,18 +33,24 @@ function wholeNumber(name: string, raw: string | undefined, fallback: number, mi
   return Number(raw)
 }
 
-function options(): { projects: number; seconds: number } {
+function options(): { projects: number; seconds: number; usageOnly: boolean } {
   try {
-    const { values } = parseArgs({ options: { projects: { type: 'string' }, seconds: { type: 'string' } }, strict: true })
+    const { values } = parseArgs({ options: { projects: { type: 'string' }, seconds: { type: 'string' }, 'usage-only': { type: 'boolean' } }, strict: true })
     // Two at least: the noisy neighbour needs a project A and a project B.
-    return { projects: wholeNumber('projects', values.projects, 1000, 2), seconds: wholeNumber('seconds', values.seconds, 5, 1) }
+    return {
+      projects: wholeNumber('projects', values.projects, 1000, 2),
+      seconds: wholeNumber('seconds', values.seconds, 5, 1),
+      usageOnly: values['usage-only'] === true,
+    }
   } catch (error) {
-    console.error(`bench:tenants: ${(error as Error).message}\nusage: npm run bench:tenants [-- --projects N --seconds S]`)
+    console.error(`bench:tenants: ${(error as Error).message}\nusage: npm run bench:tenants [-- --projects N --seconds S --usage-only]`)
     process.exit(2)
   }
 }
 
-const { projects: PROJECTS, seconds: SECONDS } = options()
+const { projects: PROJECTS, seconds: SECONDS, usageOnly: USAGE_ONLY } = options()
+// The usage mix's projects: with 1,000 both nodes would share one budget between 2,000 busy pools.
+const USAGE_K = Math.min(100, PROJECTS)
 const KS = [...new Set([1, 10, 100, 500, 1000].map((k) => Math.min(k, PROJECTS)))]
 const ROUNDS = 3
 // The platform's default: longer than one wrk run, so a concern's connections
@@ -129,13 +140,14 @@ function printTable(endpoint: Endpoint, results: KResult[]): void {
 }
 
 async function main(): Promise<void> {
-  const bench = await benchPlatform({
+  const env = {
     // Empty: the platform's default thread counts (the test configuration pins one per concern).
     BASEPLANE_AUTH_THREADS: '',
     BASEPLANE_GRAPHQL_THREADS: '',
     BASEPLANE_PUSH_THREADS: '',
     BASEPLANE_IDLE_CONNECTION_MS: String(IDLE_MS),
-  })
+  }
+  const bench = await benchPlatform(env)
   const watch = await ServerWatch.open(bench.serverUrl, bench.catalogueUrl)
   try {
     console.log(`tenants benchmark: ${PROJECTS} projects, ${os.cpus().length} CPUs, idle connections closed after ${IDLE_MS} ms\n`)
@@ -154,6 +166,11 @@ async function main(): Promise<void> {
         `  ${name.padEnd(12)} p50 ${percentile(ms, 50).toFixed(0).padStart(5)} ms   p99 ${percentile(ms, 99).toFixed(0).padStart(5)} ms` +
           `   (p50 of the first tenth ${percentile(ms.slice(0, tenth), 50).toFixed(0)} ms, of the last ${percentile(ms.slice(-tenth), 50).toFixed(0)} ms)`,
       )
+    }
+
+    if (USAGE_ONLY) {
+      await usageCost(bench, tenants, { env, k: USAGE_K, seconds: SECONDS, rounds: ROUNDS, load: LOAD })
+      return
     }
 
     // Untimed: the first requests pay for JIT and the first connections.
@@ -219,6 +236,7 @@ async function main(): Promise<void> {
     for (const [name, figure] of memory) console.log(`  ${`${name}:`.padEnd(58)} ${figure}`)
 
     await noisyNeighbour(bench.origin, tenants[0]!, tenants[1]!)
+    await usageCost(bench, tenants, { env, k: USAGE_K, seconds: SECONDS, rounds: ROUNDS, load: LOAD })
   } finally {
     await watch.close()
     await bench.close()

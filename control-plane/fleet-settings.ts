@@ -76,13 +76,13 @@ interface SharedSetting {
   value: string
 }
 
-type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push'>
+type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push' | 'usage' | 'lifecycle'>
 
 /**
  * What every node must agree on besides the admin token: the addresses that
  * go into links and tokens, the throttle's figures (its counts are shared, so
  * different limits would be applied to the same counts), and the push
- * providers' endpoints. A public URL left to its default (this node's own
+ * providers' endpoints, and how long usage is kept. A public URL left to its default (this node's own
  * host and port) is no setting: only one given explicitly is shared.
  */
 function sharedSettings(config: SharedConfig): SharedSetting[] {
@@ -96,7 +96,22 @@ function sharedSettings(config: SharedConfig): SharedSetting[] {
     { name: 'apns_url', env: 'BASEPLANE_APNS_URL', value: config.push.apnsUrl ?? '' },
     { name: 'fcm_url', env: 'BASEPLANE_FCM_URL', value: config.push.fcmUrl },
     { name: 'fcm_token_url', env: 'BASEPLANE_FCM_TOKEN_URL', value: config.push.fcmTokenUrl },
+    // Whichever node prunes the usage rollups applies its own figures: they must be the fleet's.
+    { name: 'usage_retention_months', env: 'BASEPLANE_USAGE_RETENTION_MONTHS', value: String(config.usage.retentionMonths) },
+    { name: 'usage_hourly_retention_months', env: 'BASEPLANE_USAGE_HOURLY_RETENTION_MONTHS', value: String(config.usage.hourlyRetentionMonths) },
+    // Whichever node sweeps pauses by its own figure, and every node answers a paused project's requests.
+    { name: 'pause_idle_days', env: 'BASEPLANE_PAUSE_IDLE_DAYS', value: String(config.lifecycle.pauseIdleDays ?? 0) },
+    { name: 'wake_on_request', env: 'BASEPLANE_WAKE_ON_REQUEST', value: String(config.lifecycle.wakeOnRequest) },
+    // Any node delivers any event (control-plane/event-outbox.ts), and appending reads the URL from here (db/events.ts):
+    // the secret is compared by its hash, so the catalogue does not keep a second copy of it.
+    { name: 'operator_webhook_url', env: 'BASEPLANE_OPERATOR_WEBHOOK_URL', value: config.lifecycle.operatorWebhook?.url ?? '' },
+    { name: 'operator_webhook_secret_sha256', env: 'BASEPLANE_OPERATOR_WEBHOOK_SECRET', value: secretHash(config.lifecycle.operatorWebhook?.secret) },
   ]
+}
+
+/** A secret as a shared setting: its SHA-256, '' when unset. */
+function secretHash(secret: string | undefined): string {
+  return secret === undefined ? '' : crypto.createHash('sha256').update(secret).digest('hex')
 }
 
 const shown = (value: string) => (value === '' ? '(unset)' : `"${value}"`)

@@ -153,6 +153,23 @@ export async function dropProjectDatabase(serverUrl: string, names: Pick<Project
   })
 }
 
+/**
+ * Refuses (`login` false) or admits again the project's two login roles at
+ * connect. Refusing ends nothing already connected: endProjectSessions() does,
+ * once the data planes have stopped sending the project's requests.
+ */
+export async function setProjectLogin(serverUrl: string, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, login: boolean): Promise<void> {
+  await withClient(serverUrl, async (admin) => {
+    await db.setLogin(admin, names.apiRole, login)
+    await db.setLogin(admin, names.ownerRole, login)
+  })
+}
+
+/** Ends every session of the project's login roles: the nodes' pools see their connections end and drop them. */
+export async function endProjectSessions(serverUrl: string, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>): Promise<number> {
+  return withClient(serverUrl, (admin) => db.terminateSessions(admin, [names.apiRole, names.ownerRole]))
+}
+
 /** Runs `sql` in the project's database as the admin role, in one transaction. */
 export async function runInProjectDatabase<T>(
   serverUrl: string,

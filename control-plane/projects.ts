@@ -11,6 +11,7 @@ import { signApiKey } from '../lib/jwt.ts'
 import { apiRoleLimit } from '../lib/plans.ts'
 import { isRef } from '../lib/refs.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { appendEvent } from './events.ts'
 import {
   createProjectDatabase,
   dropProjectDatabase,
@@ -108,6 +109,7 @@ export async function createProject(controlPlane: ControlPlane, input: CreatePro
     })
     if (!inserted) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
     await addFirstSigningKey(client, ref, signingAlg)
+    await appendEvent(client, 'project.created', ref, { name, plan })
     await createProjectDatabase(server.url, names, plan, apiRoleLimit(plan, await controlPlane.liveNodes(), server.connectionBudget))
   })
   await controlPlane.changed()
@@ -116,7 +118,10 @@ export async function createProject(controlPlane: ControlPlane, input: CreatePro
 
 export async function deleteProject(controlPlane: ControlPlane, ref: string): Promise<void> {
   const project = await getProject(controlPlane, ref)
-  await projectRows.deleteProjectRow(controlPlane.catalogue, ref)
+  await withPoolTransaction(controlPlane.catalogue, async (client) => {
+    await projectRows.deleteProjectRow(client, ref)
+    await appendEvent(client, 'project.deleted', ref, { name: project.name, plan: project.plan })
+  })
   await controlPlane.changed()
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   await dropProjectDatabase(serverUrl, projectDatabaseNames(project))
@@ -129,7 +134,13 @@ export async function setProjectPlan(controlPlane: ControlPlane, ref: string, pl
   // Roles first: a server that cannot be reached leaves the plan unchanged.
   const apiLimit = apiRoleLimit(valid, await controlPlane.liveNodes(), project.dbServerBudget ?? controlPlane.defaultServerBudget)
   await limitProjectRoles(await controlPlane.serverUrl(project.dbServer), [{ names: projectDatabaseNames(project), plan: valid, apiLimit }])
-  if (!(await projectRows.updatePlan(controlPlane.catalogue, ref, valid))) throw platformErrors.unknownProject(ref)
+  await withPoolTransaction(controlPlane.catalogue, async (client) => {
+    const before = await projectRows.lockPlan(client, ref)
+    if (before === undefined) throw platformErrors.unknownProject(ref)
+    await projectRows.updatePlan(client, ref, valid)
+    // Setting the plan it has changes nothing to report.
+    if (before !== valid) await appendEvent(client, 'project.plan_changed', ref, { from: before, to: valid })
+  })
   await controlPlane.changed()
   return getProject(controlPlane, ref)
 }

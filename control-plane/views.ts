@@ -8,16 +8,29 @@ export interface Addressing {
   baseDomain: string | undefined
 }
 
+/**
+ * A project for its operator. `state` is `active`, `suspended` or `paused`;
+ * `state_reason` is the operator's reason for a suspension (null otherwise),
+ * shown here and nowhere a project's callers can see.
+ */
 export function projectView(project: ProjectRecord, addressing: Addressing) {
   return {
     ref: project.ref,
     name: project.name,
     plan: project.plan,
+    state: project.state,
+    state_reason: project.stateReason ?? null,
+    state_changed_at: project.stateChangedAt ?? null,
     base_url: baseUrlOf(project.ref, addressing.publicUrl, addressing.baseDomain),
     products: { auth: project.authEnabled, graphql: true, push: project.pushEnabled },
     database: { server: project.dbServer, name: project.dbName },
     created_at: project.createdAt,
   }
+}
+
+/** One project in full (`projects show`, `GET /projects/{ref}`): its view and when a node last saw a request for it (null: none recorded). */
+export function projectDetailView(project: ProjectRecord, addressing: Addressing, lastRequestAt: string | null) {
+  return { ...projectView(project, addressing), last_request_at: lastRequestAt }
 }
 
 export function keysView(project: ProjectRecord, addressing: Addressing) {

@@ -13,7 +13,8 @@ import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from 
 import { unservedService } from './unserved.ts'
 import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
-import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest } from '../lib/service.ts'
+import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
+import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
 import { platformErrorResponse, refusalResponse } from '../lib/http/errors.ts'
@@ -26,6 +27,8 @@ import type { Gate, KeyRole } from './gate.ts'
 import type { PlatformHealth } from './platform-health.ts'
 import type { ProjectDirectory } from './project-directory.ts'
 import type { Throttle } from './throttle.ts'
+import { LifecycleGate, type Waker } from './lifecycle-gate.ts'
+import type { RequestActivity } from './request-activity.ts'
 
 
 export interface DataPlaneDeps {
@@ -40,8 +43,19 @@ export interface DataPlaneDeps {
   health?: PlatformHealth
   /** Counts each project request's answer (status class, latency) for the metrics. */
   figures?: ProjectFigures
+  /**
+   * Given when the node counts usage (BASEPLANE_USAGE, on by default): then
+   * `figures` also counts each answer's body bytes and the workers' reported
+   * sessions and mail, and the users who became active land here
+   * (data-plane/usage-recorder.ts writes both to the catalogue each minute).
+   */
+  activeUsers?: ActiveUsers
   /** Answers whether a project's database is up, for `{base_url}/health` (one of its own when absent). */
   databaseProbe?: ProjectDatabaseProbe
+  /** Told of every request let through to a project, for the pause of idle ones (request-activity.ts). */
+  activity?: Pick<RequestActivity, 'seen'>
+  /** Given when a paused project's request may wake it (BASEPLANE_WAKE_ON_REQUEST); without it, paused projects are refused. */
+  waker?: Waker
 }
 
 /** The source of the data plane's catalogue incidents (one log line when they begin, one when they end). */
@@ -98,6 +112,14 @@ function throttledResponse(wait: number, concern: ConcernEntry | undefined, requ
   return refused
 }
 
+/** The bytes of an answer's body as written (a streamed body is the platform's own, never a project's answer). */
+function bodyBytes(body: ResponseBody): number {
+  return typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0
+}
+
+/** What a project serves, as the refusal of a service Baseplane does not offer names it. */
+const SERVED = CONCERNS.map((entry) => entry.manifest)
+
 function concernOf(path: string): ConcernEntry | undefined {
   for (const entry of CONCERNS) {
     const prefix = entry.manifest.prefix
@@ -112,10 +134,12 @@ export class DataPlane {
   readonly #contexts = new WeakMap<ProjectRecord, Map<Concern, ProjectContext>>()
   readonly #health = new WeakMap<ProjectRecord, { database: ProjectDatabase; up: string; down: string }>()
   readonly #probe: ProjectDatabaseProbe
+  readonly #lifecycle: LifecycleGate
 
   constructor(deps: DataPlaneDeps) {
     this.#deps = deps
     this.#probe = deps.databaseProbe ?? new ProjectDatabaseProbe()
+    this.#lifecycle = new LifecycleGate((ref) => deps.directory.reload(ref), deps.waker)
     this.#domains = [deps.config.baseDomain, 'localhost'].filter((d): d is string => Boolean(d)).map((d) => `.${d.toLowerCase()}`)
   }
 
@@ -216,7 +240,8 @@ export class DataPlane {
 
   /** Counts a project request's answer where it leaves for the server to write (the metrics' one hot-path cost). */
   #counted(response: OutgoingResponse<ResponseBody>, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse<ResponseBody> {
-    this.#deps.figures?.answered(ref, concern ? concern.service : OTHER_SERVICE, response.status, performance.now() - started)
+    const bytes = this.#deps.activeUsers === undefined ? 0 : bodyBytes(response.body)
+    this.#deps.figures?.answered(ref, concern ? concern.service : OTHER_SERVICE, response.status, performance.now() - started, bytes)
     return response
   }
 
@@ -304,8 +329,11 @@ export class DataPlane {
     keyRole: KeyRole | undefined,
     identity: RequestIdentity | undefined,
   ): OutgoingResponse | Promise<OutgoingResponse> {
+    // Suspended or paused (lifecycle-gate.ts): refused, or served once woken.
+    if (project.state !== 'active') return this.#lifecycle.admit(project).then((woken) => this.#route(request, woken, path, subPath, concern, keyRole, identity))
+    this.#deps.activity?.seen(project.ref)
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
-    if (concern === undefined) throw unservedService(path) ?? platformErrors.notFound(path)
+    if (concern === undefined) throw unservedService(path, SERVED) ?? platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
     return this.#dispatch(request, project, subPath, concern, keyRole, identity)
@@ -343,7 +371,16 @@ export class DataPlane {
     // Kept as a failure, or released.
     if (attempt !== undefined) attempt.settle(response.throttleFailure === true)
     else if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
+    if (response.usage !== undefined) this.#used(project.ref, response.usage)
     return { status: response.status, headers: response.headers, body: response.body }
+  }
+
+  /** A worker's report of what the request counts for (sessions, mail, an active user), counted only with usage on. */
+  #used(ref: string, usage: ServiceUsage): void {
+    const activeUsers = this.#deps.activeUsers
+    if (activeUsers === undefined) return
+    this.#deps.figures?.used(ref, usage)
+    if (usage.session !== undefined && usage.user !== undefined) activeUsers.seen(ref, usage.user.id, usage.user.anonymous, Date.now())
   }
 
   /** The project's `{base_url}/health`: its settings, and whether its database answers (probed at most once a second). */

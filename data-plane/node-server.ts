@@ -6,7 +6,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
-import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
+import { StreamedBody, type IncomingRequest, type OutgoingResponse, type ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, MAX_HEADER_BYTES, routedMethod, stoppingResponse, type RunningServer } from './http-server.ts'
@@ -28,14 +28,39 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 const noBody = Promise.resolve('')
 
-function write(res: http.ServerResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): void {
-  if (res.destroyed) return
+/** A streamed answer (lib/http.ts StreamedBody), chunked, each chunk once the socket took the one before; see uws-server.ts. */
+async function stream(res: http.ServerResponse, response: OutgoingResponse<StreamedBody>, closeConnection: boolean): Promise<void> {
+  const chunks = response.body.chunks[Symbol.asyncIterator]()
+  const closed = new Promise<void>((resolve) => res.once('close', resolve))
+  try {
+    res.writeHead(response.status, closeConnection ? { ...response.headers, connection: 'close' } : response.headers)
+    for (;;) {
+      const next = await chunks.next()
+      if (res.destroyed) return
+      if (next.done) {
+        res.end()
+        return
+      }
+      if (!res.write(next.value)) await Promise.race([new Promise((resolve) => res.once('drain', resolve)), closed])
+    }
+  } catch (error) {
+    log.error('a streamed answer failed partway; its connection is closed', error)
+    res.destroy()
+  } finally {
+    await chunks.return?.().catch(() => {})
+  }
+}
+
+function write(res: http.ServerResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): Promise<void> | undefined {
+  if (res.destroyed) return undefined
+  if (response.body instanceof StreamedBody) return stream(res, response as OutgoingResponse<StreamedBody>, closeConnection)
   const headers: Record<string, string> = { ...response.headers }
   // node:http leaves a HEAD answer's body out itself; its length is the GET answer's.
   headers['content-length'] = String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength)
   if (closeConnection) headers.connection = 'close'
   res.writeHead(response.status, headers)
   res.end(response.body)
+  return undefined
 }
 
 export function startNodeServer(dataPlane: DataPlane, host: string, port: number): Promise<RunningServer> {
@@ -64,8 +89,13 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
       body: () => body,
     }
     answerRequest(dataPlane, request, (response) => {
-      write(res, response, draining)
-      if (--inFlight === 0) idle?.()
+      const ended = () => {
+        if (--inFlight === 0) idle?.()
+      }
+      const streaming = write(res, response, draining)
+      // A streamed answer is in flight until its last chunk is out.
+      if (streaming === undefined) ended()
+      else void streaming.finally(ended)
     })
   })
   server.keepAliveTimeout = 10000

@@ -2,6 +2,7 @@
 // a client calling them gets one sentence naming what is and is not served,
 // not a bare "No route" (supabase.from() looks for /rest/v1 first).
 import { BaseplaneError } from '../lib/errors.ts'
+import type { ConcernManifest } from '../lib/http/manifest.ts'
 
 const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
   ['/rest/v1', 'the Data API (PostgREST: supabase.from() and .rpc())'],
@@ -10,13 +11,11 @@ const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
   ['/functions/v1', 'Edge Functions (supabase.functions.invoke())'],
 ]
 
-/** The refusal of a path under a service Baseplane does not serve, or undefined. */
-export function unservedService(path: string): BaseplaneError | undefined {
+/** The refusal of a path under a service Baseplane does not serve, or undefined; `served`: the concerns' manifests. */
+export function unservedService(path: string, served: readonly Pick<ConcernManifest, 'concern' | 'prefix'>[]): BaseplaneError | undefined {
   const found = NOT_SERVED.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))
   if (found === undefined) return undefined
-  return new BaseplaneError(
-    'service_not_offered',
-    `Baseplane does not serve ${found[1]} at ${found[0]}; a project serves Auth (/auth/v1), GraphQL (/graphql/v1) and Push (/push/v1)`,
-    404,
-  )
+  const names = served.map((manifest) => `${manifest.concern} (${manifest.prefix})`)
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('')
+  return new BaseplaneError('service_not_offered', `Baseplane does not serve ${found[1]} at ${found[0]}; a project serves ${list}`, 404)
 }

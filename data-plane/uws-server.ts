@@ -7,7 +7,7 @@ import uWS from '@based/uws'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { routedMethod } from './http-server.ts'
-import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
+import { StreamedBody, type IncomingRequest, type OutgoingResponse, type ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, stoppingResponse, type RunningServer } from './http-server.ts'
@@ -25,7 +25,7 @@ function statusLine(status: number): string {
   return line
 }
 
-function byteLength(body: ResponseBody): number {
+function byteLength(body: string | Uint8Array): number {
   return typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength
 }
 
@@ -33,6 +33,8 @@ function byteLength(body: ResponseBody): number {
 interface RequestState {
   aborted: boolean
   ended: boolean
+  /** Told when the connection goes away (a streamed answer waiting for the socket stops). */
+  onAbort?: () => void
 }
 
 const aborted = new Error('the connection closed before the request was read')
@@ -85,7 +87,7 @@ class InFlight {
   }
 }
 
-function send(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>, head: boolean, closeConnection: boolean): void {
+function send(res: uWS.HttpResponse, response: OutgoingResponse<string | Uint8Array>, head: boolean, closeConnection: boolean): void {
   res.cork(() => {
     res.writeStatus(statusLine(response.status))
     for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
@@ -101,6 +103,61 @@ function send(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>, h
       res.end(response.body, closeConnection)
     }
   })
+}
+
+/**
+ * A streamed answer (lib/http.ts StreamedBody): the head, then each chunk as
+ * the socket takes the one before (uWS buffers what it could not send and
+ * calls onWritable once it has), then the last chunk. Settles when done,
+ * failed (the connection closed without the last chunk) or aborted (the
+ * chunks ended, so what they hold is freed).
+ */
+async function stream(res: uWS.HttpResponse, response: OutgoingResponse<StreamedBody>, state: RequestState, head: boolean, closeConnection: boolean): Promise<void> {
+  const chunks = response.body.chunks[Symbol.asyncIterator]()
+  let wake: (() => void) | undefined
+  state.onAbort = () => wake?.()
+  try {
+    res.cork(() => {
+      res.writeStatus(statusLine(response.status))
+      for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
+      if (head) {
+        // No length is known: the client reads no body either way (see send()).
+        if (closeConnection) res.writeHeader('connection', 'close')
+        res.endWithoutBody()
+      }
+    })
+    if (head) return
+    for (;;) {
+      const next = await chunks.next()
+      if (state.aborted) return
+      if (next.done) {
+        res.cork(() => res.end('', closeConnection))
+        return
+      }
+      let taken = true
+      res.cork(() => {
+        taken = res.write(next.value)
+      })
+      if (!taken) {
+        await new Promise<void>((resolve) => {
+          wake = resolve
+          res.onWritable(() => {
+            resolve()
+            return true
+          })
+        })
+        wake = undefined
+        if (state.aborted) return
+      }
+    }
+  } catch (error) {
+    log.error('a streamed answer failed partway; its connection is closed', error)
+    if (!state.aborted) res.close()
+  } finally {
+    state.onAbort = undefined
+    // Ends the chunks' source early when the client left or it failed (a no-op once they are done).
+    await chunks.return?.().catch(() => {})
+  }
 }
 
 /** One server's shared parts, so a request carries one reference instead of closures. */
@@ -152,7 +209,13 @@ class UwsRequest implements IncomingRequest {
 
   write(response: OutgoingResponse<ResponseBody>): void {
     // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
-    if (!this.#state.aborted) send(this.#res, response, this.#head, this.#lastOnConnection || this.#parts.inFlight.draining)
+    const close = this.#lastOnConnection || this.#parts.inFlight.draining
+    if (response.body instanceof StreamedBody) {
+      // In flight until the last chunk is out: a drain waits for it like for any answer.
+      void stream(this.#res, response as OutgoingResponse<StreamedBody>, this.#state, this.#head, close).finally(() => this.#parts.inFlight.end(this.#state))
+      return
+    }
+    if (!this.#state.aborted) send(this.#res, response as OutgoingResponse<string | Uint8Array>, this.#head, close)
     this.#parts.inFlight.end(this.#state)
   }
 }
@@ -198,6 +261,7 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     inFlight.count++
     res.onAborted(() => {
       state.aborted = true
+      state.onAbort?.()
       inFlight.end(state)
     })
     const headers: Record<string, string> = (collecting = {})

@@ -18,6 +18,14 @@ export const LIVE_NODE_SECONDS = 10
 export const PRODUCTS = ['auth', 'push'] as const
 export type Product = (typeof PRODUCTS)[number]
 
+/**
+ * Whether a project serves (sql/catalogue/0015_project_states.sql): `suspended`
+ * by its operator, `paused` by the fleet after a time without requests. Anything
+ * but `active` is refused by the data plane and sends no push.
+ */
+export const PROJECT_STATES = ['active', 'suspended', 'paused'] as const
+export type ProjectState = (typeof PROJECT_STATES)[number]
+
 export interface ProjectRecord {
   ref: string
   name: string
@@ -48,6 +56,11 @@ export interface ProjectRecord {
    * the control plane's next start gives it one (control-plane/signing-keys.ts).
    */
   signingKeys: SigningKey[]
+  state: ProjectState
+  /** The operator's reason for a suspension: for operators only, never in an answer to the project's callers. */
+  stateReason: string | undefined
+  /** When the state last changed (undefined: active since it was made). */
+  stateChangedAt: string | undefined
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -60,7 +73,8 @@ export interface ProjectRecord {
 const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
-  p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.version, p.created_at, s.admin_url, s.connection_budget,
+  p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
+  p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
       'kid', k.kid, 'alg', k.alg, 'jwk', k.private_jwk, 'signs_from', baseplane.epoch_ms(k.signs_from),
@@ -87,6 +101,9 @@ interface Row {
   role_timeouts: StoredRoleTimeouts
   project_roles: string[]
   signing_keys: StoredSigningKey[]
+  state: ProjectState
+  state_reason: string | null
+  state_changed_at: Date | null
   version: string
   created_at: Date
   admin_url: string | null
@@ -155,6 +172,9 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     roleTimeouts: resolveRoleTimeouts(row.role_timeouts),
     projectRoles: row.project_roles,
     signingKeys: row.signing_keys.map(toSigningKey),
+    state: row.state,
+    stateReason: row.state_reason ?? undefined,
+    stateChangedAt: row.state_changed_at?.toISOString(),
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

@@ -2,6 +2,7 @@
 // frozen PlatformConfig that loadConfig() returns.
 import path from 'node:path'
 import { ConfigError } from './errors.ts'
+import { MIN_SECRET_BYTES, webhookSecretBytes } from './webhooks.ts'
 
 export interface PlatformConfig {
   /** Admin connection to the platform's PostgreSQL; undefined means "start an embedded one". */
@@ -57,6 +58,44 @@ export interface PlatformConfig {
    * nodes can serve what they know. The link beats every 2 s, hence the floor.
    */
   catalogueSilenceMillis: number
+  /** Usage per project (issue 27): counted in memory, written to the catalogue in batches, rolled up and kept. */
+  usage: UsageConfig
+  /** Suspension's companions (issue 27 items 4 and 5): pausing idle free projects, waking them, the operator webhook. */
+  lifecycle: LifecycleConfig
+}
+
+export interface LifecycleConfig {
+  /**
+   * BASEPLANE_PAUSE_IDLE_DAYS: free projects without a request for this long
+   * are paused; undefined (unset or 0, the default): never. Fractions of a day
+   * are allowed (0.5 is 12 hours; tests use a few seconds' worth).
+   */
+  pauseIdleDays: number | undefined
+  /** The same in milliseconds. */
+  pauseIdleMillis: number | undefined
+  /** How often one node of the fleet looks for idle projects: a tenth of the idle time, from 1 s to 10 min. */
+  pauseSweepMillis: number
+  /** How often a node writes which projects it served (data-plane/request-activity.ts): a minute, or a tenth of a shorter idle time. */
+  activityFlushMillis: number
+  /** BASEPLANE_WAKE_ON_REQUEST: whether a paused project's first request resumes it (off by default: only its operator does). */
+  wakeOnRequest: boolean
+  /** BASEPLANE_WAKE_WAIT_MS: how long that request waits for the resume before it is answered 503 with Retry-After. */
+  wakeWaitMillis: number
+  /** BASEPLANE_OPERATOR_WEBHOOK_URL and _SECRET (`whsec_<base64>`): where the fleet's events are posted, signed per Standard Webhooks. */
+  operatorWebhook: { url: string; secret: string } | undefined
+}
+
+export interface UsageConfig {
+  /** BASEPLANE_USAGE: whether this node counts usage at all. Off only for the benchmark's peer: a node that does not count bills nothing. */
+  enabled: boolean
+  /** How often the node writes what it counted (one statement each time), on the interval's boundaries: a minute. */
+  flushMillis: number
+  /** Months of daily rollups, monthly active users and database sizes kept, the current month included. */
+  retentionMonths: number
+  /** Months of hourly rollups kept (at most retentionMonths): about 24 times the rows of the daily ones. */
+  hourlyRetentionMonths: number
+  /** How often one node of the fleet samples every project's database size. */
+  sizeSampleMillis: number
 }
 
 type Env = Record<string, string | undefined>
@@ -152,6 +191,8 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     httpEngine,
     unreadyMillis: integer(env, 'BASEPLANE_UNREADY_MS', 0, 0, 120000),
     catalogueSilenceMillis: silence(env),
+    usage: usageConfig(env),
+    lifecycle: lifecycleConfig(env),
   }
   return deepFreeze(config)
 }
@@ -161,6 +202,56 @@ function silence(env: Env): number {
   const millis = integer(env, 'BASEPLANE_CATALOGUE_SILENCE_MS', 0, 0, 600000)
   if (millis > 0 && millis < 3000) throw new ConfigError(`BASEPLANE_CATALOGUE_SILENCE_MS must be 0 (off) or between 3000 and 600000, got ${millis}`)
   return millis
+}
+
+function usageConfig(env: Env): UsageConfig {
+  const retentionMonths = integer(env, 'BASEPLANE_USAGE_RETENTION_MONTHS', 13, 1, 120)
+  const hourlyRetentionMonths = integer(env, 'BASEPLANE_USAGE_HOURLY_RETENTION_MONTHS', Math.min(3, retentionMonths), 1, 120)
+  if (hourlyRetentionMonths > retentionMonths) {
+    throw new ConfigError(
+      `BASEPLANE_USAGE_HOURLY_RETENTION_MONTHS must not exceed BASEPLANE_USAGE_RETENTION_MONTHS (${retentionMonths}), got ${hourlyRetentionMonths}`,
+    )
+  }
+  return {
+    enabled: flag(env, 'BASEPLANE_USAGE', true),
+    flushMillis: integer(env, 'BASEPLANE_USAGE_FLUSH_MS', 60000, 100, 3600000),
+    retentionMonths,
+    hourlyRetentionMonths,
+    sizeSampleMillis: integer(env, 'BASEPLANE_USAGE_SIZE_SAMPLE_MS', 3600000, 1000, 86400000),
+  }
+}
+
+/** The longest idle time BASEPLANE_PAUSE_IDLE_DAYS may name: ten years. */
+const MAX_IDLE_DAYS = 3650
+const DAY_MS = 86_400_000
+
+function lifecycleConfig(env: Env): LifecycleConfig {
+  const rawDays = env.BASEPLANE_PAUSE_IDLE_DAYS?.trim() || '0'
+  const days = /^\d+(\.\d+)?$/.test(rawDays) ? Number(rawDays) : NaN
+  if (!(days >= 0 && days <= MAX_IDLE_DAYS)) {
+    throw new ConfigError(`BASEPLANE_PAUSE_IDLE_DAYS must be a number of days from 0 (off) to ${MAX_IDLE_DAYS}, fractions allowed (0.5 is 12 hours), got "${rawDays}"`)
+  }
+  const idleMillis = days > 0 ? Math.max(1, Math.round(days * DAY_MS)) : undefined
+  const url = env.BASEPLANE_OPERATOR_WEBHOOK_URL || undefined
+  const secret = env.BASEPLANE_OPERATOR_WEBHOOK_SECRET || undefined
+  if (url !== undefined && !/^https?:\/\/[^/]/.test(url)) throw new ConfigError(`BASEPLANE_OPERATOR_WEBHOOK_URL must be an http:// or https:// URL, got "${url}"`)
+  if (url !== undefined && url.length > 2000) throw new ConfigError('BASEPLANE_OPERATOR_WEBHOOK_URL must be at most 2000 characters')
+  if (url !== undefined && secret === undefined) {
+    throw new ConfigError('BASEPLANE_OPERATOR_WEBHOOK_URL is set: set BASEPLANE_OPERATOR_WEBHOOK_SECRET too ("whsec_<base64 of at least 16 bytes>"), with which each event is signed')
+  }
+  if (secret !== undefined && url === undefined) throw new ConfigError('BASEPLANE_OPERATOR_WEBHOOK_SECRET is set without BASEPLANE_OPERATOR_WEBHOOK_URL')
+  if (secret !== undefined && webhookSecretBytes(secret) === undefined) {
+    throw new ConfigError(`BASEPLANE_OPERATOR_WEBHOOK_SECRET must be a Standard Webhooks secret "whsec_<base64 of at least ${MIN_SECRET_BYTES} bytes>"`)
+  }
+  return {
+    pauseIdleDays: idleMillis === undefined ? undefined : days,
+    pauseIdleMillis: idleMillis,
+    pauseSweepMillis: idleMillis === undefined ? 600_000 : Math.min(600_000, Math.max(1000, Math.round(idleMillis / 10))),
+    activityFlushMillis: idleMillis === undefined ? 60_000 : Math.min(60_000, Math.max(200, Math.round(idleMillis / 10))),
+    wakeOnRequest: flag(env, 'BASEPLANE_WAKE_ON_REQUEST', false),
+    wakeWaitMillis: integer(env, 'BASEPLANE_WAKE_WAIT_MS', 10000, 1000, 60000),
+    operatorWebhook: url !== undefined && secret !== undefined ? { url, secret } : undefined,
+  }
 }
 
 function flag(env: Env, name: string, fallback: boolean): boolean {

@@ -129,4 +129,21 @@ export const platformErrors = {
   catalogueUnavailable: () =>
     new BaseplaneError('catalogue_unavailable', 'The platform catalogue is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
   internal: () => new BaseplaneError('unexpected_failure', 'Unexpected failure, please check server logs for more information', 500),
+  /**
+   * A suspended project's answer to every request, in each service's refusal
+   * shape. 403, not 503: retrying does not help, only its operator can resume
+   * it (so no Retry-After). The operator's reason is never in it.
+   */
+  projectSuspended: () => new BaseplaneError('project_suspended', 'This project is suspended; its operator can resume it', 403),
+  /** A paused project's answer when the fleet does not wake projects on request (BASEPLANE_WAKE_ON_REQUEST). */
+  projectPaused: () =>
+    new BaseplaneError('project_paused', 'This project is paused after a time without requests; its operator can resume it', 403),
+  /** A paused project being woken by a request that did not see the resume finish within BASEPLANE_WAKE_WAIT_MS. */
+  projectWaking: (retryAfter: number) =>
+    new BaseplaneError('project_waking', 'This project was paused and is being resumed; try again shortly', 503, undefined, retryAfter),
+  /** The operator's refusals of `projects suspend` and `projects resume`. */
+  alreadySuspended: (ref: string, since: string | undefined) =>
+    new BaseplaneError('project_already_suspended', `Project ${ref} is already suspended${since ? ` (since ${since})` : ''}; resume it first to suspend it again`, 409),
+  notSuspended: (ref: string) =>
+    new BaseplaneError('project_not_suspended', `Project ${ref} is neither suspended nor paused: there is nothing to resume`, 409),
 }

@@ -21,8 +21,25 @@ export interface IncomingRequest {
   body(): Promise<string>
 }
 
-/** What the servers write: text, or bytes already encoded (a large answer made on another thread, handed over without a copy). */
-export type ResponseBody = string | Uint8Array
+/**
+ * A body written as it is made (the admin API's usage export): the server
+ * pulls one chunk, waits until the connection has taken it, then pulls the
+ * next, so what is in memory is a chunk whatever the answer's length. Sent
+ * with chunked transfer encoding. If the chunks fail partway, the connection
+ * is closed without the last chunk, so the client sees a broken answer, never
+ * a short one that looks whole; if the client goes away, the chunks are ended
+ * (their iterator's `return`), which frees what they hold.
+ */
+export class StreamedBody {
+  readonly chunks: AsyncIterable<string>
+
+  constructor(chunks: AsyncIterable<string>) {
+    this.chunks = chunks
+  }
+}
+
+/** What the servers write: text, bytes already encoded (a large answer made on another thread, handed over without a copy), or a stream. */
+export type ResponseBody = string | Uint8Array | StreamedBody
 
 export interface OutgoingResponse<Body extends ResponseBody = string> {
   status: number

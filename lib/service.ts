@@ -73,6 +73,24 @@ export interface ServiceResponse {
    * per-address throttle (e.g. a 4xx from sign-in); the data plane feeds it.
    */
   throttleFailure?: boolean
+  /** What the request counts for in the project's usage beyond its answer (Auth's sessions and mail), when anything. */
+  usage?: ServiceUsage
+}
+
+/**
+ * A request's usage as its worker saw it, for the data plane's counts
+ * (lib/metrics/project-figures.ts `used`, lib/metrics/active-users.ts).
+ */
+export interface ServiceUsage {
+  /**
+   * A session was issued: by a sign-in (a first factor), a token refresh, or a
+   * second factor's upgrade of a session already counted. Each makes `user`
+   * an active user of the month (Supabase's monthly active users).
+   */
+  session?: 'sign_in' | 'refresh' | 'upgrade'
+  user?: { id: string; anonymous: boolean }
+  /** Mails the platform sent (SMTP or the outbox) while answering. */
+  mails?: number
 }
 
 /** A concern's worker module exports a default function of this type. */
@@ -80,6 +98,8 @@ export type ServiceHandler<Project extends ProjectContext = ProjectContext> = (r
 
 /** Options every concern's worker thread receives as Piscina workerData. */
 export interface WorkerOptions {
+  /** Whether a worker reports each request's usage (ServiceResponse.usage); false only where usage is not counted (the benchmark's peer). Default true. */
+  countUsage?: boolean
   /** Connections the process may hold to a database server whose ProjectDatabase names no serverBudget. */
   maxProjectConnections: number
   /** A project pool's size when its ProjectDatabase names no poolMax. */

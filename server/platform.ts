@@ -6,6 +6,10 @@ import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
 import { ProjectFigures } from '../lib/metrics/project-figures.ts'
+import { ActiveUsers } from '../lib/metrics/active-users.ts'
+import type { UsageRecorder } from '../data-plane/usage-recorder.ts'
+import { startNodeUsage } from './usage.ts'
+import { startNodeLifecycle, type NodeLifecycle } from './lifecycle.ts'
 import { metricsRoute, PlatformMetrics, recentFiguresRoute } from './metrics.ts'
 import type { PlatformRoutes } from '../lib/http.ts'
 import { DataPlane } from '../data-plane/data-plane.ts'
@@ -26,6 +30,9 @@ import { checkFleetSettings, fleetAdminToken, localAdminToken } from '../control
 import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
 
+/** How long a usage flush waits for the push actor thread's tally (left for the next flush when it does not answer). */
+const USAGE_SNAPSHOT_TIMEOUT_MS = 2000
+
 /** Connections of a database server kept for the platform itself (catalogue, listeners, push actors, control plane). */
 const PLATFORM_RESERVED_CONNECTIONS = 20
 
@@ -39,6 +46,10 @@ export interface RunningPlatform {
   dataPlane: DataPlane
   throttle: Throttle
   directory: ProjectDirectory
+  /** This node's usage recorder (undefined when BASEPLANE_USAGE is off): its stats, and a flush now (tests, the benchmark). */
+  usage: UsageRecorder | undefined
+  /** This node's part in suspension, pause and the operator's events (server/lifecycle.ts): its request activity (flush() in tests). */
+  lifecycle: NodeLifecycle
   /** The live nodes this node divides the fleet's connection figures by (data-plane/fleet-size.ts). */
   fleetNodes(): number
   /** Turns the platform's `/health` to 503 `stopping` while everything else still answers (the first phase of a stop). */
@@ -128,6 +139,8 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   })
   await fleet.start()
   const figures = new ProjectFigures({ known: (ref) => directory.peek(ref) !== undefined })
+  // Usage counting (issue 27): the figures count bytes and sessions too, and the active users gather here.
+  const activeUsers = config.usage.enabled ? new ActiveUsers() : undefined
   const dispatcher = new Dispatcher({
     figures,
     logLevel: config.logLevel,
@@ -135,6 +148,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     tasksPerThread: config.tasksPerThread,
     stickyMillis: config.idleConnectionMillis,
     worker: {
+      countUsage: config.usage.enabled,
       maxProjectConnections: defaultServerBudget,
       connectionBudget,
       projectPoolSize: config.projectPoolSize,
@@ -160,6 +174,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     [recentFiguresRoute(figures, controlPlane)],
   )
   const scrape = metricsRoute(metrics, adminToken)
+  const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
   const dataPlane = new DataPlane({
     config,
     directory,
@@ -170,6 +185,9 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     version: VERSION,
     health,
     figures,
+    activeUsers,
+    activity: lifecycle.activity,
+    waker: lifecycle.waker,
   })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
@@ -183,6 +201,17 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       })
     : undefined
   if (pushActors) metrics.watchPushActors(pushActors)
+  const usage =
+    activeUsers &&
+    startNodeUsage({
+      config: config.usage,
+      databaseUrl,
+      figures,
+      activeUsers,
+      controlPlane,
+      nodeId: directory.nodeId,
+      pushDeliveries: pushActors && (async () => (await pushActors.snapshot(USAGE_SNAPSHOT_TIMEOUT_MS))?.pushDeliveries),
+    })
   let stopped: Promise<void> | undefined
   return {
     port: server.port,
@@ -193,15 +222,21 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     dataPlane,
     throttle,
     directory,
+    usage: usage?.recorder,
+    lifecycle,
     fleetNodes: () => fleet.nodes,
     leaving: () => health.leaving(),
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)
         upgrades.stop()
+        // No request is in flight: the sweep and the outbox stop, and the projects this node served are written.
+        await lifecycle.stop()
         await dataPlane.close()
         await health.close()
         await pushActors?.stop()
+        // Nothing is counted any more (no request in flight, no push sending): what the node holds is written.
+        await usage?.stop(pushActors?.lastSnapshot()?.pushDeliveries)
         await metrics.close()
         await dispatcher.close()
         // After the workers (their last answers may record failures), before the catalogue pool ends.

@@ -11,6 +11,9 @@ import type { LoadResult } from './wrk.ts'
 export interface TenantRequest {
   path: string
   headers: Record<string, string>
+  /** This request's own method and body, when a run mixes several (else the run's). */
+  method?: 'GET' | 'POST'
+  body?: string
 }
 
 /** One endpoint a benchmark sends to every tenant: its method and body, and each tenant's path and headers. */
@@ -72,7 +75,8 @@ function lua(value: string): string {
 function requestList(options: TenantLoadOptions): string {
   const entries = options.requests.map((r) => {
     const headers = Object.entries(r.headers).map(([k, v]) => `[${lua(k)}] = ${lua(v)}`)
-    return `{ ${lua(r.path)}, { ${headers.join(', ')} } }`
+    const own = r.method === undefined ? '' : `, ${lua(r.method)}, ${r.body === undefined ? 'nil' : lua(r.body)}`
+    return `{ ${lua(r.path)}, { ${headers.join(', ')} }${own} }`
   })
   const body = options.body === undefined ? 'nil' : lua(options.body)
   return `return { method = ${lua(options.method)}, body = ${body}, threads = ${options.threads}, requests = {\n${entries.join(',\n')}\n} }\n`

@@ -14,7 +14,10 @@ end
 function init(args)
   -- Formatted once: wrk.format per request would cost more than the request.
   formatted = {}
-  for i, r in ipairs(list.requests) do formatted[i] = wrk.format(list.method, r[1], r[2], list.body) end
+  -- An entry may carry its own method and body (a mix of requests), else the list's.
+  for i, r in ipairs(list.requests) do
+    if r[3] then formatted[i] = wrk.format(r[3], r[1], r[2], r[4]) else formatted[i] = wrk.format(list.method, r[1], r[2], list.body) end
+  end
   -- Threads start apart, so they do not ask the same project at the same moment.
   index = (number - 1) * math.floor(#formatted / list.threads)
   statuses = {}

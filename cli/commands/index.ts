@@ -2,6 +2,7 @@
 import type { Command } from '../command.ts'
 import { authCommands } from './auth.ts'
 import { authUserCommands } from './auth-users.ts'
+import { eventsCommand } from './events.ts'
 import { mailCommands } from './mail.ts'
 import { keyCommands } from './keys.ts'
 import { projectCommands } from './projects.ts'
@@ -11,5 +12,6 @@ import { serverCommands } from './servers.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status.ts'
 import { timeoutCommands } from './timeouts.ts'
+import { usageCommand } from './usage.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]

@@ -1,10 +1,17 @@
 import type { ProjectRecord } from '../../lib/catalogue.ts'
-import { keysView, projectView } from '../../control-plane/views.ts'
+import { keysView, projectDetailView, projectView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { databasePhrase, whereOf } from '../where.ts'
-import { createProject, deleteProject, listAllProjects, setProjectPlan } from '../../control-plane/projects.ts'
+import { createProject, deleteProject, getProject, listAllProjects, setProjectPlan } from '../../control-plane/projects.ts'
+import { lastRequestOf, MAX_REASON_LENGTH, resumeProject, suspendProject } from '../../control-plane/suspension.ts'
 
 type View = ReturnType<typeof projectView>
+type DetailView = ReturnType<typeof projectDetailView>
+
+/** A project's state for its operator: `suspended (reason)`, `paused`, `active`. */
+function stateText(view: View): string {
+  return view.state === 'suspended' ? `suspended (${view.state_reason})` : view.state
+}
 
 export const projectCommands: Command[] = [
   {
@@ -36,11 +43,12 @@ export const projectCommands: Command[] = [
       result.length === 0
         ? `No projects in ${databasePhrase(whereOf(context.config))}. Create one with: baseplane projects create --name NAME`
         : table([
-            ['REF', 'NAME', 'PLAN', 'PRODUCTS', 'BASE URL'],
+            ['REF', 'NAME', 'PLAN', 'STATE', 'PRODUCTS', 'BASE URL'],
             ...result.map((p) => [
               p.ref,
               p.name,
               p.plan,
+              stateText(p),
               ['graphql', p.products.auth ? 'auth' : '', p.products.push ? 'push' : ''].filter(Boolean).join(','),
               p.base_url,
             ]),
@@ -71,5 +79,54 @@ export const projectCommands: Command[] = [
       return projectView(project, context.addressing)
     },
     human: (result: View) => `Project ${result.ref} is now on plan ${result.plan}`,
+  },
+  {
+    words: ['projects', 'show'],
+    positionals: ['REF'],
+    usage: 'projects show REF',
+    summary: 'Show a project: plan, state (and the reason of a suspension), products, database, last request',
+    async run(context, args) {
+      const controlPlane = await context.controlPlane()
+      const ref = args.positionals[0]!
+      return projectDetailView(await getProject(controlPlane, ref), context.addressing, await lastRequestOf(controlPlane, ref))
+    },
+    human: (p: DetailView) =>
+      [
+        `ref           ${p.ref}`,
+        `name          ${p.name}`,
+        `plan          ${p.plan}`,
+        `state         ${p.state}${p.state_changed_at ? ` since ${p.state_changed_at}` : ''}`,
+        ...(p.state_reason ? [`reason        ${p.state_reason}`] : []),
+        `products      ${['graphql', p.products.auth ? 'auth' : '', p.products.push ? 'push' : ''].filter(Boolean).join(', ')}`,
+        `base URL      ${p.base_url}`,
+        `database      ${p.database.name} on server ${p.database.server}`,
+        `created       ${p.created_at}`,
+        `last request  ${p.last_request_at ?? 'none recorded'}`,
+      ].join('\n'),
+  },
+  {
+    words: ['projects', 'suspend'],
+    positionals: ['REF'],
+    usage: 'projects suspend REF --reason TEXT',
+    summary: 'Suspend a project: every service refuses it (403 project_suspended), its roles cannot connect, its push waits; its data is kept',
+    options: { reason: { type: 'string' } },
+    optionHelp: { reason: `why (1 to ${MAX_REASON_LENGTH} characters): shown to operators (projects list and show, the admin API, the dashboard), never to the project's callers` },
+    notes: 'Resume it with: baseplane projects resume REF. Queued push notifications are sent after the resume.',
+    fieldFlags: { reason: '--reason' },
+    async run(context, args) {
+      const project = await suspendProject(await context.controlPlane(), args.positionals[0]!, stringOption(args, 'reason', true))
+      return projectView(project, context.addressing)
+    },
+    human: (result: View) => `Suspended project ${result.ref} (${result.state_reason}). Resume it with: baseplane projects resume ${result.ref}`,
+  },
+  {
+    words: ['projects', 'resume'],
+    positionals: ['REF'],
+    usage: 'projects resume REF',
+    summary: 'Resume a suspended or paused project: it answers again from the next request and sends its queued push',
+    async run(context, args) {
+      return projectView(await resumeProject(await context.controlPlane(), args.positionals[0]!), context.addressing)
+    },
+    human: (result: View) => `Resumed project ${result.ref}: it answers again from the next request`,
   },
 ]

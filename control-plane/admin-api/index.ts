@@ -4,7 +4,7 @@
 // One file per family of routes; this one lists them (adminRoutes) and serves
 // them (adminApi): the token, the router, the platform's error shapes, 503 when
 // a database does not answer, the unacknowledged nodes' header.
-import type { OutgoingResponse, PlatformRoutes } from '../../lib/http.ts'
+import { StreamedBody, type OutgoingResponse, type PlatformRoutes, type ResponseBody } from '../../lib/http.ts'
 import { incidents, unavailableAs } from '../../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
 import { platformErrorResponse } from '../../lib/http/errors.ts'
@@ -18,10 +18,13 @@ import { anonymousUserRoutes } from './auth-users.ts'
 import { keyRoutes, productRoutes, projectRoutes } from './projects.ts'
 import { pushAdminRoutes } from './push.ts'
 import { projectRoleRoutes } from './roles.ts'
-import { ADMIN_PREFIX, adminBody, adminTokenMatches, type AdminRoute } from './route.ts'
+import { ADMIN_PREFIX, adminBody, adminTokenMatches, StreamedAnswer, type AdminRoute } from './route.ts'
 import { serverRoutes } from './servers.ts'
+import { suspensionRoutes } from './suspension.ts'
+import { eventRoutes } from './events.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
+import { usageRoutes } from './usage.ts'
 
 export { ADMIN_PREFIX, adminTokenMatches, type AdminRoute } from './route.ts'
 
@@ -49,6 +52,9 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...pushAdminRoutes(controlPlane, options.push ?? {}),
     ...signingKeyRoutes(controlPlane),
     ...anonymousUserRoutes(controlPlane),
+    ...usageRoutes(controlPlane),
+    ...suspensionRoutes(controlPlane, addressing),
+    ...eventRoutes(controlPlane),
   ]
 }
 
@@ -66,10 +72,13 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
       if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
       if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
       const { result, unacknowledged } = await withUnacknowledged(() =>
-        match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query) }),
+        match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query), headers: request.headers }),
       )
       incidents.recovered(DATABASE)
-      const response = respond(result[0], result[1])
+      const response: OutgoingResponse<ResponseBody> =
+        result instanceof StreamedAnswer
+          ? { status: 200, headers: { 'content-type': result.contentType }, body: new StreamedBody(result.chunks) }
+          : respond(result[0], result[1])
       // Done, but those nodes may serve the old state until they hear from the catalogue again or are taken out (issue 24 item 3).
       if (unacknowledged.length > 0) response.headers[UNACKNOWLEDGED_HEADER] = unacknowledged.join(', ')
       return response

@@ -3,7 +3,8 @@
 // URL, products on and off. The same ControlPlane methods and views as the CLI.
 import type { ControlPlane } from '../control-plane.ts'
 import { createProject, deleteProject, getProject, listAllProjects, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../projects.ts'
-import { dbUrlView, keysView, projectView, type Addressing } from '../views.ts'
+import { lastRequestOf } from '../suspension.ts'
+import { dbUrlView, keysView, projectDetailView, projectView, type Addressing } from '../views.ts'
 import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
 
 export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
@@ -26,7 +27,7 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
     {
       method: 'GET',
       path: '/projects/:ref', where: REF_PARAM,
-      handler: async ({ params }) => [200, projectView(await getProject(controlPlane, params.ref!), addressing)],
+      handler: async ({ params }) => [200, projectDetailView(await getProject(controlPlane, params.ref!), addressing, await lastRequestOf(controlPlane, params.ref!))],
     },
     {
       method: 'PATCH',

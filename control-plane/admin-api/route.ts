@@ -12,7 +12,28 @@ export { REF_PARAM } from '../../lib/refs.ts'
 export const ADMIN_PREFIX = '/platform/v1'
 
 export interface AdminRoute extends RouteSpec {
-  handler: (context: { params: Record<string, string>; body: () => Promise<JsonObject>; query: URLSearchParams }) => Promise<[number, unknown]>
+  handler: (context: {
+    params: Record<string, string>
+    body: () => Promise<JsonObject>
+    query: URLSearchParams
+    /** The request's headers, lower-case names (content negotiation: the usage export's Accept). */
+    headers: Record<string, string>
+  }) => Promise<[number, unknown] | StreamedAnswer>
+}
+
+/**
+ * A 200 written as it is made (lib/http.ts StreamedBody), for answers too
+ * long to hold: the usage export. Errors found before it is returned answer
+ * in the admin API's shape; once it streams, a failure closes the connection.
+ */
+export class StreamedAnswer {
+  readonly contentType: string
+  readonly chunks: AsyncIterable<string>
+
+  constructor(contentType: string, chunks: AsyncIterable<string>) {
+    this.contentType = contentType
+    this.chunks = chunks
+  }
 }
 
 /** A server id in a path: its own pattern, so a mistyped path is a 404, not a refusal of the id. */

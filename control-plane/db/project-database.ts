@@ -65,3 +65,17 @@ export async function dropDatabase(db: Queryable, database: string): Promise<voi
 export async function dropRole(db: Queryable, role: string): Promise<void> {
   await db.query(`drop role if exists ${escapeIdentifier(role)}`)
 }
+
+/** LOGIN or NOLOGIN: a suspended or paused project's login roles are refused at connect; sessions already open are not ended by this. */
+export async function setLogin(db: Queryable, role: string, login: boolean): Promise<void> {
+  await db.query(`alter role ${escapeIdentifier(role)} ${login ? 'login' : 'nologin'}`)
+}
+
+/** Ends every session of these roles on the server (the data planes' pools, push actors, the owner's tools); answers how many. */
+export async function terminateSessions(db: Queryable, roles: string[]): Promise<number> {
+  const { rows } = await db.query<{ ended: number }>(
+    'select count(*) filter (where pg_terminate_backend(pid))::int as ended from pg_stat_activity where usename = any($1) and pid <> pg_backend_pid()',
+    [roles],
+  )
+  return rows[0]!.ended
+}

@@ -27,6 +27,12 @@ export async function deleteProjectRow(db: Queryable, ref: string): Promise<void
   await db.query('delete from baseplane.projects where ref = $1', [ref])
 }
 
+/** The plan, the row locked until the transaction ends; undefined when no such project. */
+export async function lockPlan(db: Queryable, ref: string): Promise<string | undefined> {
+  const { rows } = await db.query<{ plan: string }>('select plan from baseplane.projects where ref = $1 for update', [ref])
+  return rows[0]?.plan
+}
+
 /** False when no such project. */
 export async function updatePlan(db: Queryable, ref: string, plan: string): Promise<boolean> {
   const updated = await db.query('update baseplane.projects set plan = $2 where ref = $1', [ref, plan])

@@ -4,6 +4,10 @@
 // arrays made once per project (no label objects, no strings per request);
 // the Prometheus exposition (server/metrics.ts) reads them only when scraped.
 // Labelled by project ref and service only: never by user, path or device.
+// The same cumulative counts feed the usage recorder
+// (data-plane/usage-recorder.ts), which writes their growth since its last
+// look to the catalogue each minute: one count, read by both.
+import type { ServiceUsage } from '../service.ts'
 import { RecentMinutes, STATUS_CLASSES, statusClassOf, type MinuteFigures } from './recent-minutes.ts'
 
 /** The services a request is counted under: the three concerns, and `other` (a project's /health, unknown paths). */
@@ -52,6 +56,13 @@ export class ProjectSeries {
   readonly refusals = new Float64Array(SERVICES.length)
   readonly waits: Array<Histogram | undefined> = new Array(SERVICES.length).fill(undefined)
   readonly recent = new RecentMinutes()
+  /** Response-body bytes per service (counted only while usage is counted: DataPlaneDeps.activeUsers). */
+  readonly bytesOut = new Float64Array(SERVICES.length)
+  /** Auth's sessions issued by a sign-in, and by a token refresh. */
+  signIns = 0
+  tokenRefreshes = 0
+  /** The platform's mail Auth sent on this project's requests (SMTP or the outbox). */
+  mailSent = 0
 
   constructor(ref: string) {
     this.ref = ref
@@ -76,8 +87,8 @@ export class ProjectFigures {
     this.#now = options.now ?? Date.now
   }
 
-  /** One answered request; `millis` from its arrival to its answer. */
-  answered(ref: string, service: number, status: number, millis: number): void {
+  /** One answered request; `millis` from its arrival to its answer, `bytes` its body's length (0 when usage is not counted). */
+  answered(ref: string, service: number, status: number, millis: number, bytes = 0): void {
     const statusClass = statusClassOf(status)
     const series = this.#series.get(ref) ?? this.#adopt(ref)
     if (series === undefined) {
@@ -85,6 +96,7 @@ export class ProjectFigures {
       return
     }
     series.requests[service * STATUS_CLASSES.length + statusClass]! += 1
+    series.bytesOut[service]! += bytes
     ;(series.latency[service] ??= new Histogram(LATENCY_BUCKETS)).observe(millis / 1000)
     series.recent.answered(this.#now(), statusClass, millis)
   }
@@ -103,7 +115,15 @@ export class ProjectFigures {
     series.recent.waited(this.#now(), millis)
   }
 
-  /** Every project counted so far (the exposition reads them). */
+  /** What a concern's worker reported of a request's usage (lib/service.ts ServiceUsage); the project is known: it was dispatched. */
+  used(ref: string, usage: ServiceUsage): void {
+    const series = this.#seriesOf(ref)
+    if (usage.session === 'sign_in') series.signIns += 1
+    else if (usage.session === 'refresh') series.tokenRefreshes += 1
+    if (usage.mails !== undefined) series.mailSent += usage.mails
+  }
+
+  /** Every project counted so far (the exposition and the usage recorder read them). */
   series(): IterableIterator<ProjectSeries> {
     return this.#series.values()
   }

@@ -26,7 +26,7 @@ t.test('projects, keys, products and db url end to end', async (t) => {
 
   const human = await baseplane(['projects', 'list'])
   t.equal(human.code, 0)
-  t.match(human.stdout, new RegExp(`^REF\\s+NAME\\s+PLAN\\s+PRODUCTS\\s+BASE URL\\n${project.ref}\\s+Cli Shop\\s+plus\\s+graphql\\s+http`))
+  t.match(human.stdout, new RegExp(`^REF\\s+NAME\\s+PLAN\\s+STATE\\s+PRODUCTS\\s+BASE URL\\n${project.ref}\\s+Cli Shop\\s+plus\\s+active\\s+graphql\\s+http`))
   const listed = JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout)
   t.same(listed.map((p: { ref: string }) => p.ref), [project.ref])
 

@@ -50,7 +50,7 @@ t.test('the project comes from the Host label or the /project/<ref>/ prefix', as
   const none = await request<ErrorBody>(`${platform.origin}/auth/v1/health`)
   t.equal(none.status, 404)
   t.equal(none.json.code, 'project_not_found')
-  const strayPath = await request<ErrorBody>(`${a.baseUrl}/rest/v1/things`, { headers: { apikey: a.anonKey } })
+  const strayPath = await request<ErrorBody>(`${a.baseUrl}/stray/v1/things`, { headers: { apikey: a.anonKey } })
   t.same({ status: strayPath.status, code: strayPath.json.code }, { status: 404, code: 'not_found' })
 })
 

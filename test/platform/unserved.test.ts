@@ -6,7 +6,7 @@ import t from 'tap'
 import { authFixture } from '../auth/helpers.ts'
 import { request } from '../helpers/http.ts'
 
-const SERVED = 'a project serves Auth (/auth/v1), GraphQL (/graphql/v1) and Push (/push/v1)'
+const SERVED = 'a project serves auth (/auth/v1), graphql (/graphql/v1) and push (/push/v1)'
 
 t.test('the services Baseplane does not serve say so', async (t) => {
   const f = await authFixture(t)

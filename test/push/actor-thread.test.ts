@@ -39,6 +39,9 @@ t.test('the actor thread sends, comes back after a crash, and stops', async (t) 
   await thread.stop()
   stopped = true
   t.same(thread.claimed(), [], 'no claims once stopped')
+  // Its last word is its tally (the node's usage counts the last batches' deliveries): what the new thread
+  // delivered (a batch the crash cut short is sent again by it, hence the peer's count less the first).
+  t.same(thread.lastSnapshot()?.pushDeliveries, [{ labels: [fx.project.ref, 'apns', 'sent'], count: peer.delivered.length - 1 }], 'the tally it sent as it ended')
   // The lock went with the thread's connections: an in-process host can take the project now.
   const host = await fx.startHost()
   await eventually(() => host.claimed().includes(fx.project.ref), 10000, 'the project is free to claim')

@@ -63,6 +63,7 @@ export function requestScope(req: AuthRequest): AuthAdminScope {
     projectRoles: req.raw.project.projectRoles,
     ip: req.ip,
     mail: req.mail,
+    usage: req.usage,
     hashPassword,
   }
 }

@@ -14,7 +14,8 @@ import { sendMail } from './mail/mailer.ts'
 import type { TemplateKind } from './mail/templates.ts'
 import { str } from './request.ts'
 import type { AuthSettings } from './settings.ts'
-import type { WorkerOptions } from '../../lib/service.ts'
+import type { ServiceUsage, WorkerOptions } from '../../lib/service.ts'
+import { noteMail } from './usage-note.ts'
 
 /**
  * What mailing a link needs to know besides the database: an AuthRequest in
@@ -28,6 +29,8 @@ export interface LinkContext {
   baseUrl: string
   /** How the platform sends mail (SMTP_URL or the outbox): the process's own configuration. */
   mail: WorkerOptions['mail']
+  /** The request's usage note, where the mail sent counts (usage-note.ts); none from the control plane. */
+  usage?: ServiceUsage
 }
 
 /** The `type` a link carries to /verify. */
@@ -124,7 +127,7 @@ export async function mailLink(client: pg.ClientBase, req: LinkContext, link: Li
 /** Mails an issued link (the project's template, or its send email hook with `hookData`) and records when. */
 async function deliverLink(client: pg.ClientBase, req: LinkContext, link: LinkRequest, issued: { code: string; hash: string }, url: string, hookData: EmailData): Promise<void> {
   await markMailSent(client, link.userId, link.type)
-  await sendMail(client, req.settings, req.mail, {
+  const delivery = await sendMail(client, req.settings, req.mail, {
     kind: KIND_OF[link.type],
     to: link.current ? link.email : (link.newEmail ?? link.email),
     values: {
@@ -138,6 +141,7 @@ async function deliverLink(client: pg.ClientBase, req: LinkContext, link: LinkRe
     },
     hook: { userId: link.userId, ip: req.ip, data: hookData },
   })
+  noteMail(req, delivery)
 }
 
 /** GoTrue's SMTP max frequency: 429 when a code of this type went to the user less than the minimum interval ago. */
@@ -192,7 +196,7 @@ export async function mailCode(client: pg.ClientBase, req: LinkContext, userId: 
   await checkInterval(client, req, userId, 'reauthentication_token')
   const issued = await issueCode(client, userId, 'reauthentication_token', email, { redirectTo: '' })
   await markMailSent(client, userId, 'reauthentication')
-  await sendMail(client, req.settings, req.mail, {
+  const delivery = await sendMail(client, req.settings, req.mail, {
     kind: 'reauthentication',
     to: email,
     values: { ConfirmationURL: '', Token: issued.code, TokenHash: issued.hash, SiteURL: req.settings.siteUrl, Email: email, NewEmail: '', RedirectTo: '' },
@@ -202,6 +206,7 @@ export async function mailCode(client: pg.ClientBase, req: LinkContext, userId: 
       data: { token: issued.code, token_hash: issued.hash, redirect_to: '', email_action_type: 'reauthentication', site_url: req.settings.siteUrl, token_new: '', token_hash_new: '' },
     },
   })
+  noteMail(req, delivery)
 }
 
 /**

@@ -2,7 +2,7 @@
 // its pool, the parsed query and body, and the caller checks GoTrue's
 // middlewares make (requireAuthentication, requireAdmin).
 import type { AuthDb } from './db/pool.ts'
-import type { AuthProjectContext, ServiceRequest, WorkerOptions } from '../../lib/service.ts'
+import type { AuthProjectContext, ServiceRequest, ServiceUsage, WorkerOptions } from '../../lib/service.ts'
 import { workerOptions } from '../../lib/worker-context.ts'
 import { readJsonObject } from '../../lib/http/body.ts'
 import { authPool } from './db/pool.ts'
@@ -24,6 +24,8 @@ export interface AuthRequest {
   mail: WorkerOptions['mail']
   /** The JSON body (an object); {} when empty. Unknown keys and nulls are accepted (GoTrue's json.Unmarshal). */
   body: Record<string, unknown>
+  /** What the request counts for in its project's usage (usage-note.ts), sent with the answer; absent when usage is not counted. */
+  usage?: ServiceUsage
 }
 
 export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthRequest {
@@ -45,6 +47,8 @@ export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthReques
     baseUrl: project.baseUrl,
     mail: workerOptions().mail,
     body,
+    // A note of its own per request, filled where sessions are issued and mail is sent.
+    ...(workerOptions().countUsage === false ? {} : { usage: {} }),
   }
 }
 

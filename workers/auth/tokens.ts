@@ -7,6 +7,7 @@ import { amrOf, insertSession, restoreRefreshToken, reuseRefreshToken, rotateRef
 import { log } from '../../lib/log.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { AuthError, authErrors } from './errors.ts'
+import { noteSession } from './usage-note.ts'
 import type { AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
 import { customAccessTokenClaims, inIssueTransaction } from './hooks/access-token.ts'
@@ -70,6 +71,8 @@ export async function accessToken(db: Queryable, req: AuthRequest, user: UserRow
 
 async function sessionResponse(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string, method: string): Promise<Session> {
   const access = await accessToken(db, req, user, sessionId, aal, amr, method)
+  // Issued: the user is active this month, and a sign-in or refresh is counted (usage-note.ts).
+  noteSession(req, user, method)
   return {
     access_token: access.token,
     token_type: 'bearer',

@@ -7,7 +7,7 @@ import { BaseplaneError } from '../../lib/errors.ts'
 import { countsForThrottle } from '../../lib/http/manifest.ts'
 import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
-import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
+import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse, ServiceUsage } from '../../lib/service.ts'
 import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
 import { deleteUserFactor, listUserFactors } from './admin-factors.ts'
 import { oauthServer, passkeys, recoveryCodesDelete, recoveryCodesEnroll, recoveryCodesStatus, recoveryCodesVerify, sso } from './disabled.ts'
@@ -81,14 +81,17 @@ const router = new Router(authManifest.routes, { decodeParams: true })
 
 const handle: ServiceHandler<AuthProjectContext> = async (request: ServiceRequest<AuthProjectContext>): Promise<ServiceResponse> => {
   let throttled = false
+  let req: AuthRequest | undefined
   try {
     const match = router.match(request.method, request.path)
     // GoTrue answers a known path under another method as not found, too.
     if (match.kind !== 'found') throw authErrors.notFound()
     if (match.route.name === 'health') return health()
     throttled = countsForThrottle(match.route, request)
-    const response = await handlers[match.route.name](authRequest(request), match.params)
+    req = authRequest(request)
+    const response = await handlers[match.route.name](req, match.params)
     if (throttled && response.status >= 400 && response.status < 500) response.throttleFailure = true
+    if (req.usage !== undefined) usageOf(req.usage, response)
     return response
   } catch (error) {
     // The pool (db/pool.ts) already turns database failures into catalogue errors; this catches any other path.
@@ -101,8 +104,17 @@ const handle: ServiceHandler<AuthProjectContext> = async (request: ServiceReques
     if (failure !== undefined || !BaseplaneError.is(error)) log.error('auth request failed', error, { ref: request.project.ref, path: request.path })
     const response: ServiceResponse = authErrorResponse(known, request.headers)
     if (throttled && known.status >= 400 && known.status < 500) response.throttleFailure = true
+    // Mail sent before the failure was sent all the same.
+    if (req?.usage !== undefined) usageOf(req.usage, response)
     return response
   }
+}
+
+/** The request's usage note, sent with its answer when it holds anything (usage-note.ts). */
+function usageOf(note: ServiceUsage, response: ServiceResponse): void {
+  // A session issued inside work that then failed was never handed out (its transaction rolled back).
+  if (response.status >= 400) note.session = note.user = undefined
+  if (note.session !== undefined || note.mails !== undefined) response.usage = note
 }
 
 export default handle

@@ -5,8 +5,8 @@
 // hangs or loses its network is replaced within leaseMs + scanMs. Only the
 // holder connects to the project's database: one connection LISTENs on
 // baseplane_push to wake the actor, and the actor's pool claims and settles.
-// The catalogue's baseplane_project_changed channel brings plan changes and
-// products switched on or off.
+// The catalogue's baseplane_project_changed channel brings plan changes,
+// products switched on or off, and suspensions, pauses and resumes.
 import pg from 'pg'
 import { apiDatabaseOf, listProjects, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
@@ -199,7 +199,8 @@ class ActorHost {
   /** Starts, updates or drops a project's slot after the catalogue changed. */
   #track(project: ProjectRecord): void {
     const slot = this.#slots.get(project.ref)
-    if (!project.pushEnabled) {
+    // A suspended or paused project sends nothing: its actor stops and its queue waits in push.messages for the resume.
+    if (!project.pushEnabled || project.state !== 'active') {
       if (slot) this.#forget(slot)
       return
     }

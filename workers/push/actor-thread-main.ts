@@ -15,8 +15,12 @@ try {
     // The metrics' scrape: this thread's busy time and its delivery tally.
     if (message.kind === 'snapshot') return tell({ kind: 'snapshot', id: message.id, snapshot: threadSnapshot() })
     if (message.kind !== 'stop') return
-    // Closing the port lets the thread end once the host has let go of everything.
-    void host.stop().finally(() => port.close())
+    // Closing the port lets the thread end once the host has let go of everything; its tally goes first,
+    // so the deliveries of its last batches are counted in the node's usage (PushActorThread.lastSnapshot).
+    void host.stop().finally(() => {
+      tell({ kind: 'snapshot', id: 0, snapshot: threadSnapshot() })
+      port.close()
+    })
   })
   tell({ kind: 'ready' })
 } catch (err) {

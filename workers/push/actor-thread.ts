@@ -20,6 +20,8 @@ export interface PushActorThread extends PushActorHost {
   terminate(): Promise<void>
   /** The thread's busy time and delivery tally (the metrics); undefined when it does not answer within `timeoutMillis`. */
   snapshot(timeoutMillis: number): Promise<ThreadSnapshot | undefined>
+  /** The latest snapshot the thread sent; after stop(), the one it sent as it ended (its final tally). */
+  lastSnapshot(): ThreadSnapshot | undefined
 }
 
 /** What the thread tells its parent (actor-thread-main.ts). */
@@ -49,6 +51,7 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
   let current: Worker | undefined
   let restart: NodeJS.Timeout | undefined
   let asked = 0
+  let latest: ThreadSnapshot | undefined
   const snapshots = new Map<number, (snapshot: ThreadSnapshot | undefined) => void>()
 
   const spawn = () =>
@@ -61,7 +64,10 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
       let started = false
       worker.on('message', (message: ActorThreadMessage) => {
         if (message.kind === 'claims') claims = message.refs
-        else if (message.kind === 'snapshot') snapshots.get(message.id)?.(message.snapshot)
+        else if (message.kind === 'snapshot') {
+          latest = message.snapshot
+          snapshots.get(message.id)?.(message.snapshot)
+        }
         else if (message.kind === 'ready') {
           started = true
           resolve()
@@ -84,6 +90,7 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
   await spawn()
   return {
     claimed: () => claims,
+    lastSnapshot: () => latest,
     async terminate() {
       await current?.terminate()
     },

@@ -9,6 +9,7 @@ import type { Queryable } from '../db/pool.ts'
 import { userById } from '../db/users.ts'
 import { authErrors, type AuthError } from '../errors.ts'
 import { log } from '../../../lib/log.ts'
+import { signedWebhookHeaders } from '../../../lib/webhooks.ts'
 import { userJson } from '../serialize.ts'
 import { hookOutputError } from './output.ts'
 import { runPgHook } from './pg-hook.ts'
@@ -51,11 +52,6 @@ export async function sendEmailThroughHook(client: Queryable, hook: PgHook | Htt
   if (refusal) throw refusal
 }
 
-/** Standard Webhooks signatures of `id.timestamp.body`: one `v1,<base64 HMAC-SHA256>` per secret, joined by ", " (GoTrue). */
-export function webhookSignature(secrets: readonly Buffer[], id: string, timestamp: number, body: string): string {
-  return secrets.map((secret) => `v1,${crypto.createHmac('sha256', secret).update(`${id}.${timestamp}.${body}`).digest('base64')}`).join(', ')
-}
-
 /** POSTs the event as GoTrue's HTTP hooks do: 5 s per attempt, 3 attempts 2 s apart on timeouts (and 429/503 with Retry-After). */
 async function postHook(hook: HttpHook, event: unknown): Promise<unknown> {
   const body = JSON.stringify(event)
@@ -67,7 +63,7 @@ async function postHook(hook: HttpHook, event: unknown): Promise<unknown> {
     try {
       response = await fetch(hook.uri, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': webhookSignature(hook.secrets, id, timestamp, body) },
+        headers: { 'content-type': 'application/json', ...signedWebhookHeaders(hook.secrets, id, timestamp, body) },
         body,
         redirect: 'manual',
         signal: AbortSignal.timeout(HTTP_HOOK.timeoutMs),

@@ -39,13 +39,17 @@ export interface OutgoingMail {
   hook: HookedMail
 }
 
+/** How a mail went: the project's send email hook, the platform's SMTP server, or the project's outbox. */
+export type MailDelivery = 'hook' | 'smtp' | 'outbox'
+
 /**
  * Renders and delivers one mail inside the caller's transaction: when the
  * delivery fails or the ceiling is reached the caller's writes roll back.
+ * Answers how it went (the caller notes the platform's mail in the usage).
  * `delivery` is the process's mail configuration (a worker's options, or the
  * control plane's config when it sends an invitation itself).
  */
-export async function sendMail(client: pg.ClientBase, settings: AuthSettings, delivery: WorkerOptions['mail'], mail: OutgoingMail): Promise<void> {
+export async function sendMail(client: pg.ClientBase, settings: AuthSettings, delivery: WorkerOptions['mail'], mail: OutgoingMail): Promise<MailDelivery> {
   if ((await mailSentLastHourLocked(client)) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
   const template = settings.templates[mail.kind]
   const subject = render(template.subject, mail.values, false)
@@ -55,7 +59,7 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, de
     await sendEmailThroughHook(client, hook, mail.hook)
     await recordMail(client, { kind: mail.kind, recipient: mail.to, subject, html: null, delivery: 'hook' })
     mailTally.add([mail.kind, 'hook'])
-    return
+    return 'hook'
   }
   const html = render(template.body, mail.values, true)
   const { smtpUrl, from } = delivery
@@ -70,4 +74,5 @@ export async function sendMail(client: pg.ClientBase, settings: AuthSettings, de
   }
   await recordMail(client, { kind: mail.kind, recipient: mail.to, subject, html: smtpUrl ? null : html, delivery: smtpUrl ? 'smtp' : 'outbox' })
   mailTally.add([mail.kind, smtpUrl ? 'smtp' : 'outbox'])
+  return smtpUrl ? 'smtp' : 'outbox'
 }

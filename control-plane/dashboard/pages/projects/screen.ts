@@ -13,13 +13,13 @@ export async function projectsScreen(context: DashboardContext, state: FormState
   const rows = projects.map((p) => {
     const view = projectView(p, context.addressing)
     return html`<tr><td><a href="/dashboard/projects/${p.ref}">${p.name}</a></td><td><code>${p.ref}</code></td><td>${p.plan}</td>
-<td>${['GraphQL', p.authEnabled ? 'Auth' : '', p.pushEnabled ? 'Push' : ''].filter(Boolean).join(', ')}</td><td><code>${view.base_url}</code></td></tr>`
+<td>${p.state}</td><td>${['GraphQL', p.authEnabled ? 'Auth' : '', p.pushEnabled ? 'Push' : ''].filter(Boolean).join(', ')}</td><td><code>${view.base_url}</code></td></tr>`
   })
   const plan = state.value('create', 'plan', 'free')
   const body = html`<section><h1>Projects</h1>${
     projects.length === 0
       ? empty('No projects yet. Create one below: it gets its own database, keys and base URL.')
-      : table(['Name', 'Ref', 'Plan', 'Products', 'Base URL'], rows)
+      : table(['Name', 'Ref', 'Plan', 'State', 'Products', 'Base URL'], rows)
   }</section>
 <section><h2>New project</h2><form method="post" action="/dashboard/projects">
 <label for="name">Name</label><input type="text" id="name" name="name" required maxlength="200" value="${state.value('create', 'name', '')}" ${state.attrs('create', 'name')}>

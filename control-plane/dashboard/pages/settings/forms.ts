@@ -1,11 +1,13 @@
 // The Settings tab's forms: change the plan, turn a product on or off, rotate
-// the JWT secret and keys, delete the project (typing its ref to confirm).
+// the JWT secret and keys, suspend the project (a reason, and its ref typed to
+// confirm) or resume it, delete it (typing its ref to confirm).
 // A refusal is drawn beside the field it names.
 import { platformErrors } from '../../../../lib/errors.ts'
 import { refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
 import { PRODUCT_NAMES, settingsScreen } from './screen.ts'
 import { deleteProject, getProject, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../../../projects.ts'
+import { resumeProject, suspendProject, validateReason } from '../../../suspension.ts'
 
 const settingsPath = (ref: string) => `/projects/${ref}/settings`
 
@@ -20,6 +22,21 @@ async function switchProduct(context: DashboardContext, input: FormInput): Promi
   const on = input.field('enabled') === 'true'
   await setProjectProduct(context.controlPlane, input.params.ref!, input.params.product!, on)
   return { to: settingsPath(input.params.ref!), notice: on ? 'product_on' : 'product_off', values: [input.params.product!] }
+}
+
+async function suspendConfirmed(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const reason = validateReason(input.field('reason'))
+  await getProject(context.controlPlane, ref)
+  if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
+  await suspendProject(context.controlPlane, ref, reason)
+  return { to: settingsPath(ref), notice: 'suspended', values: [ref] }
+}
+
+async function resume(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  await resumeProject(context.controlPlane, ref)
+  return { to: settingsPath(ref), notice: 'resumed', values: [ref] }
 }
 
 async function deleteConfirmed(context: DashboardContext, input: FormInput): Promise<Saved> {
@@ -40,12 +57,16 @@ export function settingsForms(context: DashboardContext): FormsPart {
         await rotateProjectKeys(context.controlPlane, params.ref!)
         return { to: `/projects/${params.ref!}`, notice: 'rotated' }
       }),
+      projectForm('/suspend', refusable({ form: 'suspend', fields: ['reason', 'confirm'], run: (input) => suspendConfirmed(context, input), screen })),
+      projectForm('/resume', refusable({ form: 'resume', run: (input) => resume(context, input), screen })),
       projectForm('/delete', refusable({ form: 'delete', fields: ['confirm'], run: (input) => deleteConfirmed(context, input), screen })),
     ],
     notices: {
       plan: ([before, after]) => (before === after ? `The plan stays ${after}.` : `Plan changed from ${before} to ${after}. ${NEXT_REQUEST}`),
       product_on: ([product]) => `${PRODUCT_NAMES[product!] ?? product} turned on. ${NEXT_REQUEST}`,
       product_off: ([product]) => `${PRODUCT_NAMES[product!] ?? product} turned off. ${NEXT_REQUEST}`,
+      suspended: ([ref]) => `Project ${ref} is suspended: every service refuses it, its roles cannot connect and its push waits. ${NEXT_REQUEST}`,
+      resumed: ([ref]) => `Project ${ref} is resumed: it answers again and sends its queued push. ${NEXT_REQUEST}`,
       rotated: () => `New JWT secret, anon key and service_role key; tokens signed with the old secret are refused. ${NEXT_REQUEST}`,
     },
   }
