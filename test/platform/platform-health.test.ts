@@ -1,9 +1,9 @@
 // GET /health says whether the node may be sent requests: 503 with
 // Retry-After once the catalogue has not answered for
 // BASEPLANE_CATALOGUE_SILENCE_MS, 200 again once it does.
-import net from 'node:net'
 import { escapeIdentifier } from 'pg'
 import t from 'tap'
+import { silentServer } from '../helpers/silent-server.ts'
 import { PlatformHealth } from '../../data-plane/platform-health.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
 import { request } from '../helpers/http.ts'
@@ -70,14 +70,7 @@ t.test('other paths and methods are not the health check', async (t) => {
 })
 
 t.test('a catalogue that accepts the connection but never answers: 503 after the probe bound, probed once per second', async (t) => {
-  const sockets: net.Socket[] = []
-  const silent = net.createServer((socket) => sockets.push(socket))
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    silent.close()
-  })
-  const { port } = silent.address() as net.AddressInfo
+  const { port, accepted } = await silentServer(t)
   const health = new PlatformHealth(`postgres://nobody:secret@127.0.0.1:${port}/catalogue`, '0.6.0', { probeTimeoutMs: 300 })
   t.teardown(() => health.close())
 
@@ -89,5 +82,5 @@ t.test('a catalogue that accepts the connection but never answers: 503 after the
   t.ok(elapsed < 10_000, `answered after ${elapsed} ms`)
   const cached = await health.response()
   t.equal(cached.status, 503)
-  t.equal(sockets.length, 1, 'the second answer came from the kept result, without a new connection')
+  t.equal(accepted(), 1, 'the second answer came from the kept result, without a new connection')
 })

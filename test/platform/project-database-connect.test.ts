@@ -2,21 +2,14 @@
 // API's and the dashboard's, the GraphQL tab's runs among them) give up on a
 // server that accepts and never answers, as an unavailable database: 503
 // with Retry-After, never a caller held forever.
-import net from 'node:net'
 import t from 'tap'
+import { silentServer } from '../helpers/silent-server.ts'
 import { CONNECT_TIMEOUT_MS, withClient } from '../../control-plane/project-database.ts'
 import { unavailableAs } from '../../lib/db/database-errors.ts'
 import { platformErrors } from '../../lib/errors.ts'
 
 t.test('a server that accepts and never answers fails the connection within its bound, as unavailable', async (t) => {
-  const sockets: net.Socket[] = []
-  const silent = net.createServer((socket) => sockets.push(socket))
-  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-  t.teardown(() => {
-    for (const socket of sockets) socket.destroy()
-    silent.close()
-  })
-  const port = (silent.address() as net.AddressInfo).port
+  const { port } = await silentServer(t)
   const started = Date.now()
   let ran = false
   const error = await withClient(`postgres://nobody:secret@127.0.0.1:${port}/project`, async () => {
