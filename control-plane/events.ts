@@ -26,6 +26,8 @@ export const EVENT_KINDS = [
   'project.paused',
   /** `{from: 'suspended' | 'paused', by: 'operator' | 'request'}` */
   'project.resumed',
+  /** `{quota, percent: 80 | 100, used, figure, policy: 'bill' | 'cap', month: 'YYYY-MM', resets_at}` (resets_at null for the database size) */
+  'quota.crossed',
 ] as const satisfies readonly string[]
 
 export type EventKind = (typeof EVENT_KINDS)[number]

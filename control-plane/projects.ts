@@ -23,6 +23,8 @@ import {
   type ProjectDatabaseNames,
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
+import { syncProjectPushCap } from './push-cap.ts'
+import { log } from '../lib/log.ts'
 import { releaseProjectRoles } from './server-roles.ts'
 import { addFirstSigningKey, validateSigningAlg } from './signing-key-pairs.ts'
 import { DEFAULT_SERVER, placeProject } from './servers.ts'
@@ -142,7 +144,12 @@ export async function setProjectPlan(controlPlane: ControlPlane, ref: string, pl
     if (before !== valid) await appendEvent(client, 'project.plan_changed', ref, { from: before, to: valid })
   })
   await controlPlane.changed()
-  return getProject(controlPlane, ref)
+  const changed = await getProject(controlPlane, ref)
+  // The new plan's push deliveries cap, enforced in the project's database; its push sender writes it too when it next claims.
+  await syncProjectPushCap(controlPlane, changed).catch((error: unknown) =>
+    log.info("could not write the plan's push deliveries cap into the project's database; its push sender writes it when it runs", { ref, error: (error as Error).message }),
+  )
+  return changed
 }
 
 export async function setProjectProduct(controlPlane: ControlPlane, ref: string, product: string, enabled: boolean): Promise<ProjectRecord> {

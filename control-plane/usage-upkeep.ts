@@ -4,13 +4,15 @@
 // minute) moves the minutes that are over into the hours and days and deletes
 // them; `retention` (hourly) deletes what is older than the configured months;
 // `database_sizes` (BASEPLANE_USAGE_SIZE_SAMPLE_MS) samples every project's
-// pg_database_size, one connection and one query per database server. A job
+// pg_database_size, one connection and one query per database server; `quotas`
+// (every minute, and after each sample) is quotas.ts watchQuotas. A job
 // that fails is logged and tried again when it is next due.
 import { log } from '../lib/log.ts'
 import { minuteOf } from '../lib/metrics/usage-counters.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { claimDueJobs, databaseSizes, projectDatabases, pruneBefore, rollUpMinutes, upsertDatabaseSizes, type Pruned, type RolledUp } from './db/usage.ts'
 import { withClient } from './project-database.ts'
+import { watchQuotas } from './quotas.ts'
 
 export interface UsageUpkeepSettings {
   retentionMonths: number
@@ -20,7 +22,7 @@ export interface UsageUpkeepSettings {
 
 /** Seconds between two runs of a job, fleet-wide. */
 export function jobPeriods(settings: Pick<UsageUpkeepSettings, 'sizeSampleMillis'>): Record<string, number> {
-  return { rollup: 60, retention: 3600, database_sizes: settings.sizeSampleMillis / 1000 }
+  return { rollup: 60, retention: 3600, database_sizes: settings.sizeSampleMillis / 1000, quotas: 60 }
 }
 
 /** Claims the due jobs for `holder` (a node's id) and runs them; answers the jobs it ran. */
@@ -30,7 +32,11 @@ export async function runDueUsageJobs(controlPlane: ControlPlane, holder: string
     try {
       if (job === 'rollup') await rollUpUsage(controlPlane, now)
       else if (job === 'retention') await pruneUsage(controlPlane, settings, now)
-      else if (job === 'database_sizes') await sampleDatabaseSizes(controlPlane, new Date(now))
+      else if (job === 'database_sizes') {
+        await sampleDatabaseSizes(controlPlane, new Date(now))
+        // A size cap applies from the sample that crossed it, not a watch later.
+        await watchQuotas(controlPlane, now)
+      } else if (job === 'quotas') await watchQuotas(controlPlane, now)
     } catch (error) {
       log.error('a usage job failed; it runs again when next due', error, { job })
     }

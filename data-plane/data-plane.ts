@@ -13,6 +13,7 @@ import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from 
 import { unservedService } from './unserved.ts'
 import { log } from '../lib/log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
+import { effectiveQuotas, quotaCaps } from '../lib/plans.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
 import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { Dispatcher } from './dispatcher.ts'
@@ -188,6 +189,8 @@ export class DataPlane {
           poolMax: this.#deps.dispatcher.limitsOf(project.plan).concurrentRequests,
         }),
         roleTimeouts: project.roleTimeouts,
+        caps: quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)),
+        readOnly: project.readOnly,
       }
       const auth: AuthProjectContext | undefined =
         concern === 'auth'

@@ -3,7 +3,7 @@
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { SigningKey } from './jwt.ts'
-import { DEFAULT_ROLE_TIMEOUTS, type RoleTimeouts } from './plans.ts'
+import { DEFAULT_ROLE_TIMEOUTS, type QuotaOverrides, type RoleTimeouts } from './plans.ts'
 
 export const PLANS = ['free', 'plus', 'pro', 'business'] as const
 export type Plan = (typeof PLANS)[number]
@@ -61,6 +61,10 @@ export interface ProjectRecord {
   stateReason: string | undefined
   /** When the state last changed (undefined: active since it was made). */
   stateChangedAt: string | undefined
+  /** The operator's quota overrides over the plan's (lib/plans.ts projectQuotas). */
+  quotaOverrides: QuotaOverrides
+  /** Past its database size cap: the API roles' writes are refused (sql/catalogue/0016). */
+  readOnly: boolean
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -74,6 +78,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
+  p.quota_overrides, p.read_only,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -104,6 +109,8 @@ interface Row {
   state: ProjectState
   state_reason: string | null
   state_changed_at: Date | null
+  quota_overrides: QuotaOverrides
+  read_only: boolean
   version: string
   created_at: Date
   admin_url: string | null
@@ -175,6 +182,8 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     state: row.state,
     stateReason: row.state_reason ?? undefined,
     stateChangedAt: row.state_changed_at?.toISOString(),
+    quotaOverrides: row.quota_overrides,
+    readOnly: row.read_only,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

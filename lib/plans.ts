@@ -65,3 +65,98 @@ export const DEFAULT_ROLE_TIMEOUTS: Readonly<RoleTimeouts> = Object.freeze({
   statementTimeoutMs: Object.freeze({ anon: 3000, authenticated: 8000, service_role: 60000 }),
   idleInTransactionTimeoutMs: 10000,
 })
+
+/**
+ * Monthly quotas (issue 27 item 3), counted per UTC calendar month. Under
+ * `bill` a project past a figure is counted and served (what paid plans do);
+ * under `cap` what would take it past the figure is refused, where the truth
+ * is (../shared/DECISIONS.md): a new user's sign-in from the project's own
+ * `auth` tables, a push send at enqueue in its `push` schema, mail at sending
+ * in its `auth` tables, and the database size from the latest sample (writes
+ * of the API roles and the owner refused past it, reads still served).
+ */
+export const QUOTA_NAMES = ['monthly_active_users', 'push_deliveries', 'mail_sent', 'database_size_bytes'] as const
+export type QuotaName = (typeof QUOTA_NAMES)[number]
+export const QUOTA_POLICIES = ['bill', 'cap'] as const
+export type QuotaPolicy = (typeof QUOTA_POLICIES)[number]
+/** A figure per quota; null: no quota. */
+export type QuotaFigures = Readonly<Record<QuotaName, number | null>>
+
+export interface Quotas {
+  policy: QuotaPolicy
+  figures: QuotaFigures
+}
+
+/** How a quota is named in sentences. */
+export const QUOTA_LABELS: Readonly<Record<QuotaName, string>> = Object.freeze({
+  monthly_active_users: 'monthly active users',
+  push_deliveries: 'push deliveries',
+  mail_sent: 'auth mail sent',
+  database_size_bytes: 'database size',
+})
+
+const MB = 1024 * 1024
+const GB = 1024 * MB
+
+/** Supabase's published figures where it has them (50,000 / 100,000 active users, 500 MB / 8 GB). */
+export const PLAN_QUOTAS: Readonly<Record<Plan, Readonly<Quotas>>> = Object.freeze({
+  free: Object.freeze({ policy: 'cap', figures: Object.freeze({ monthly_active_users: 50_000, push_deliveries: 1_000_000, mail_sent: 3_000, database_size_bytes: 500 * MB }) }),
+  plus: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 100_000, push_deliveries: 5_000_000, mail_sent: 30_000, database_size_bytes: 8 * GB }) }),
+  pro: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 250_000, push_deliveries: 20_000_000, mail_sent: 100_000, database_size_bytes: 32 * GB }) }),
+  business: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 1_000_000, push_deliveries: 100_000_000, mail_sent: 500_000, database_size_bytes: 128 * GB }) }),
+} satisfies Record<Plan, Quotas>)
+
+/**
+ * A project's own overrides (catalogue column quota_overrides): a policy, and
+ * per quota a figure or null (no quota); an absent key keeps the plan's.
+ */
+export interface QuotaOverrides {
+  policy?: QuotaPolicy
+  figures?: Partial<Record<QuotaName, number | null>>
+}
+
+export function planQuotas(plan: Plan): Readonly<Quotas> {
+  return PLAN_QUOTAS[plan]
+}
+
+/** The plan's quotas with the project's overrides applied. */
+export function effectiveQuotas(plan: Plan, overrides: QuotaOverrides = {}): Quotas {
+  const base = PLAN_QUOTAS[plan]
+  return { policy: overrides.policy ?? base.policy, figures: { ...base.figures, ...overrides.figures } }
+}
+
+/** The figures a project is refused past: those it has under `cap` (none under `bill`). */
+export type QuotaCaps = Partial<Record<QuotaName, number>>
+
+export function quotaCaps(quotas: Quotas): QuotaCaps {
+  if (quotas.policy !== 'cap') return {}
+  const caps: QuotaCaps = {}
+  for (const name of QUOTA_NAMES) {
+    const figure = quotas.figures[name]
+    if (figure !== null) caps[name] = figure
+  }
+  return caps
+}
+
+/** The first instant of the UTC month after the one holding `ms`: when monthly quotas reset. */
+export function quotaResetsAt(ms = Date.now()): Date {
+  const at = new Date(ms)
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
+}
+
+/** "50,000" / "500 MB": a figure as a sentence writes it. */
+export function quotaFigureText(name: QuotaName, figure: number): string {
+  if (name !== 'database_size_bytes') return figure.toLocaleString('en-US')
+  if (figure >= GB && figure % GB === 0) return `${figure / GB} GB`
+  if (figure >= MB && figure % MB === 0) return `${figure / MB} MB`
+  return `${figure.toLocaleString('en-US')} bytes`
+}
+
+/** The sentence a refusal past a cap carries: which quota, its figure, when it resets. */
+export function quotaRefusal(name: QuotaName, figure: number, now = Date.now()): string {
+  if (name === 'database_size_bytes') {
+    return `This project's database has reached its size quota of ${quotaFigureText(name, figure)}, so it is read-only: delete data to bring it under the quota, or ask the operator to raise it.`
+  }
+  const resets = quotaResetsAt(now).toISOString().slice(0, 10)
+  return `This project has reached its monthly quota of ${quotaFigureText(name, figure)} ${QUOTA_LABELS[name]}; it resets on ${resets} (UTC), or when the operator raises it.`
+}

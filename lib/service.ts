@@ -4,7 +4,7 @@ import type { Plan } from './catalogue.ts'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { RequestIdentity } from './db/request-transaction.ts'
 import type { SigningKey } from './jwt.ts'
-import type { RoleTimeouts } from './plans.ts'
+import type { QuotaCaps, RoleTimeouts } from './plans.ts'
 
 export type Concern = 'auth' | 'graphql' | 'push'
 
@@ -21,6 +21,10 @@ export interface ProjectContext {
   database: ProjectDatabase
   /** statement_timeout per API role and idle_in_transaction_session_timeout, set per request transaction. */
   roleTimeouts: RoleTimeouts
+  /** The figures the project is refused past this month (its quotas under `cap`; empty under `bill`). */
+  caps: QuotaCaps
+  /** Past its database size cap: the API roles' transactions are read-only (lib/plans.ts). */
+  readOnly: boolean
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */

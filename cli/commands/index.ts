@@ -13,5 +13,6 @@ import { startCommand } from './start.ts'
 import { statusCommand } from './status.ts'
 import { timeoutCommands } from './timeouts.ts'
 import { usageCommand } from './usage.ts'
+import { quotaCommands } from './quotas.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]

@@ -17,6 +17,7 @@ import { authAdminRoutes } from './auth.ts'
 import { anonymousUserRoutes } from './auth-users.ts'
 import { keyRoutes, productRoutes, projectRoutes } from './projects.ts'
 import { pushAdminRoutes } from './push.ts'
+import { quotaRoutes } from './quotas.ts'
 import { projectRoleRoutes } from './roles.ts'
 import { ADMIN_PREFIX, adminBody, adminTokenMatches, StreamedAnswer, type AdminRoute } from './route.ts'
 import { serverRoutes } from './servers.ts'
@@ -25,6 +26,7 @@ import { eventRoutes } from './events.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
 import { usageRoutes } from './usage.ts'
+import { usageChartRoutes } from './usage-charts.ts'
 
 export { ADMIN_PREFIX, adminTokenMatches, type AdminRoute } from './route.ts'
 
@@ -53,6 +55,8 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...signingKeyRoutes(controlPlane),
     ...anonymousUserRoutes(controlPlane),
     ...usageRoutes(controlPlane),
+    ...quotaRoutes(controlPlane),
+    ...usageChartRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),
   ]

@@ -46,7 +46,7 @@ function timeoutMs(value: number): string {
  * each statement starts, so the value holds from the next statement on, also
  * for the later statements of the same simple-protocol message.
  */
-export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts): string {
+export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly = false): string {
   const role = identity.role
   // 'none' is no role: set_config('role', 'none') would fall back to the login role itself.
   if (typeof role !== 'string' || role === '' || role === 'none') throw new TypeError(`not a role: ${String(role)}`)
@@ -67,7 +67,9 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
     single('role') +
     single('email') +
     `, set_config('statement_timeout', '${statementTimeout}', true)` +
-    `, set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)`
+    `, set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)` +
+    // Past the project's database size cap (lib/plans.ts): reads answer, writes are refused (25006).
+    (readOnly ? `, set_config('transaction_read_only', 'on', true)` : '')
   )
 }
 

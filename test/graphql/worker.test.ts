@@ -25,7 +25,7 @@ t.test('worker handler', async (t) => {
     body,
     clientAddress: '127.0.0.1',
     project: {
-      ref: p.project.ref, plan: 'free', version: 1, database: apiDatabaseOf(p.project), roleTimeouts: p.project.roleTimeouts,
+      ref: p.project.ref, plan: 'free', version: 1, database: apiDatabaseOf(p.project), roleTimeouts: p.project.roleTimeouts, caps: {}, readOnly: false,
     },
     identity: { role, claims: { role, ...(sub ? { sub } : {}) } },
     apikeyRole: 'anon',

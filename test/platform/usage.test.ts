@@ -222,12 +222,13 @@ t.test("the fleet's jobs: one node claims a due job; database sizes sampled per 
   const settings = { retentionMonths: 13, hourlyRetentionMonths: 3, sizeSampleMillis: 3600000 }
   const first = await runDueUsageJobs(controlPlane, 'node-a', settings)
   const second = await runDueUsageJobs(controlPlane, 'node-b', settings)
-  t.same({ first: first.sort(), second }, { first: ['database_sizes', 'retention', 'rollup'], second: [] })
+  t.same({ first: first.sort(), second }, { first: ['database_sizes', 'quotas', 'retention', 'rollup'], second: [] })
   const { rows: jobs } = await catalogue.query<{ job: string; holder: string; ahead: boolean }>(
     `select job, holder, due_at > now() + interval '50 seconds' as ahead from baseplane.usage_jobs order by job`,
   )
   t.same(jobs, [
     { job: 'database_sizes', holder: 'node-a', ahead: true },
+    { job: 'quotas', holder: 'node-a', ahead: true },
     { job: 'retention', holder: 'node-a', ahead: true },
     { job: 'rollup', holder: 'node-a', ahead: true },
   ])

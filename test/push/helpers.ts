@@ -139,6 +139,8 @@ export async function pushFixture(t: T, options: FixtureOptions = {}): Promise<P
           version: project.version,
           database: db,
           roleTimeouts: project.roleTimeouts,
+          caps: {},
+          readOnly: false,
         },
         identity,
         apikeyRole,

@@ -79,6 +79,8 @@ export const authErrors = {
   linkExpired: () => new AuthError('otp_expired', 'Email link is invalid or has expired', 403),
 
   overEmailRateLimit: () => new AuthError('over_email_send_rate_limit', 'Email rate limit exceeded', 429),
+  /** Past a monthly cap of the project's plan (lib/plans.ts): the sentence names the quota, its figure and when it resets. */
+  overQuota: (message: string) => new AuthError('quota_exceeded', message, 403),
   emailTooSoon: (seconds: number) =>
     new AuthError('over_email_send_rate_limit', `For security purposes, you can only request this after ${seconds} seconds.`, 429),
   userNotFound: (message = 'User not found') => new AuthError('user_not_found', message, 404),

@@ -11,6 +11,7 @@ import { createFlowState, type Pkce } from './db/flow-state.ts'
 import { authErrors } from './errors.ts'
 import type { EmailData } from './hooks/send-email.ts'
 import { sendMail } from './mail/mailer.ts'
+import type { QuotaCaps } from '../../lib/plans.ts'
 import type { TemplateKind } from './mail/templates.ts'
 import { str } from './request.ts'
 import type { AuthSettings } from './settings.ts'
@@ -31,6 +32,8 @@ export interface LinkContext {
   mail: WorkerOptions['mail']
   /** The request's usage note, where the mail sent counts (usage-note.ts); none from the control plane. */
   usage?: ServiceUsage
+  /** The project's caps (lib/plans.ts); none from the control plane, whose operator's invitations are never refused. */
+  caps?: QuotaCaps
 }
 
 /** The `type` a link carries to /verify. */
@@ -127,7 +130,7 @@ export async function mailLink(client: pg.ClientBase, req: LinkContext, link: Li
 /** Mails an issued link (the project's template, or its send email hook with `hookData`) and records when. */
 async function deliverLink(client: pg.ClientBase, req: LinkContext, link: LinkRequest, issued: { code: string; hash: string }, url: string, hookData: EmailData): Promise<void> {
   await markMailSent(client, link.userId, link.type)
-  const delivery = await sendMail(client, req.settings, req.mail, {
+  const delivery = await sendMail(client, req.settings, req.mail, req.caps?.mail_sent, {
     kind: KIND_OF[link.type],
     to: link.current ? link.email : (link.newEmail ?? link.email),
     values: {
@@ -196,7 +199,7 @@ export async function mailCode(client: pg.ClientBase, req: LinkContext, userId: 
   await checkInterval(client, req, userId, 'reauthentication_token')
   const issued = await issueCode(client, userId, 'reauthentication_token', email, { redirectTo: '' })
   await markMailSent(client, userId, 'reauthentication')
-  const delivery = await sendMail(client, req.settings, req.mail, {
+  const delivery = await sendMail(client, req.settings, req.mail, req.caps?.mail_sent, {
     kind: 'reauthentication',
     to: email,
     values: { ConfirmationURL: '', Token: issued.code, TokenHash: issued.hash, SiteURL: req.settings.siteUrl, Email: email, NewEmail: '', RedirectTo: '' },

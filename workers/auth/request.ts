@@ -1,6 +1,7 @@
 // What every handler gets: the request, the project's effective settings,
 // its pool, the parsed query and body, and the caller checks GoTrue's
 // middlewares make (requireAuthentication, requireAdmin).
+import type { QuotaCaps } from '../../lib/plans.ts'
 import type { AuthDb } from './db/pool.ts'
 import type { AuthProjectContext, ServiceRequest, ServiceUsage, WorkerOptions } from '../../lib/service.ts'
 import { workerOptions } from '../../lib/worker-context.ts'
@@ -26,6 +27,8 @@ export interface AuthRequest {
   body: Record<string, unknown>
   /** What the request counts for in its project's usage (usage-note.ts), sent with the answer; absent when usage is not counted. */
   usage?: ServiceUsage
+  /** The project's caps (lib/plans.ts): mail past the mail cap is refused. */
+  caps: QuotaCaps
 }
 
 export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthRequest {
@@ -47,6 +50,7 @@ export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthReques
     baseUrl: project.baseUrl,
     mail: workerOptions().mail,
     body,
+    caps: project.caps,
     // A note of its own per request, filled where sessions are issued and mail is sent.
     ...(workerOptions().countUsage === false ? {} : { usage: {} }),
   }

@@ -7,7 +7,9 @@ import { amrOf, insertSession, restoreRefreshToken, reuseRefreshToken, rotateRef
 import { log } from '../../lib/log.ts'
 import { userById, type UserRow } from './db/users.ts'
 import { AuthError, authErrors } from './errors.ts'
-import { noteSession } from './usage-note.ts'
+import { noteSession, sessionKind } from './usage-note.ts'
+import { admitActiveUser } from './db/active-users.ts'
+import { quotaRefusal } from '../../lib/plans.ts'
 import type { AuthRequest } from './request.ts'
 import { userJson } from './serialize.ts'
 import { customAccessTokenClaims, inIssueTransaction } from './hooks/access-token.ts'
@@ -70,6 +72,12 @@ export async function accessToken(db: Queryable, req: AuthRequest, user: UserRow
 }
 
 async function sessionResponse(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string, method: string): Promise<Session> {
+  // A capped project refuses a sign-in that would add an active user past its figure, in the
+  // sign-in's transaction (nothing of it kept); refreshes and second factors never sign anyone out.
+  const cap = req.raw.project.caps.monthly_active_users
+  if (cap !== undefined && sessionKind(method) === 'sign_in' && !(await admitActiveUser(db, user.id, cap))) {
+    throw authErrors.overQuota(quotaRefusal('monthly_active_users', cap))
+  }
   const access = await accessToken(db, req, user, sessionId, aal, amr, method)
   // Issued: the user is active this month, and a sign-in or refresh is counted (usage-note.ts).
   noteSession(req, user, method)

@@ -22,8 +22,13 @@ export interface UsageNoted {
 export function noteSession(noted: UsageNoted, user: { id: string; is_anonymous: boolean }, method: string): void {
   const note = noted.usage
   if (note === undefined) return
-  note.session = method === 'token_refresh' ? 'refresh' : SECOND_FACTORS.has(method) ? 'upgrade' : 'sign_in'
+  note.session = sessionKind(method)
   note.user = { id: user.id, anonymous: user.is_anonymous === true }
+}
+
+/** What issuing a session with GoTrue's authentication `method` is. */
+export function sessionKind(method: string): 'refresh' | 'upgrade' | 'sign_in' {
+  return method === 'token_refresh' ? 'refresh' : SECOND_FACTORS.has(method) ? 'upgrade' : 'sign_in'
 }
 
 /** A mail delivered: the platform's (SMTP or the outbox) counts; a send email hook's is the project's own mail. */

@@ -12,9 +12,9 @@
 import type pg from 'pg'
 import { classifyDatabaseError, isConnectionLost, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
 import { identityStatement, type RequestIdentity } from '../../lib/db/request-transaction.ts'
+import { quotaRefusal, type QuotaCaps, type RoleTimeouts } from '../../lib/plans.ts'
 import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { log } from '../../lib/log.ts'
-import type { RoleTimeouts } from '../../lib/plans.ts'
 import { json, type ServiceResponse } from '../../lib/service.ts'
 import { graphqlErrors } from './errors.ts'
 import { checkText } from './limits.ts'
@@ -26,7 +26,8 @@ const PRECHECK_TEXT_LENGTH = 4096
 /** Who asks, and of which project: the role and claims the request runs with, and the project's timeouts. */
 export interface Caller {
   identity: RequestIdentity
-  project: { ref: string; roleTimeouts: RoleTimeouts }
+  /** `readOnly` past the project's database size cap: reads answer, writes are refused with the quota's sentence. */
+  project: { ref: string; roleTimeouts: RoleTimeouts; readOnly?: boolean; caps?: QuotaCaps }
 }
 
 /** Where the request runs: a connection for its first round trip, given back afterwards. */
@@ -70,7 +71,8 @@ export async function answerGraphql<C extends pg.ClientBase>(
       return resolve(client, body, {
         cache,
         transaction: 'none',
-        setup: identityStatement(identity, project.roleTimeouts),
+        setup: identityStatement(identity, project.roleTimeouts, project.readOnly === true),
+        readOnlyMessage: project.readOnly === true ? quotaRefusal('database_size_bytes', project.caps?.database_size_bytes ?? 0) : undefined,
         // The schema depends on the project and the caller's role.
         speculationKey: `${project.ref}\0${identity.role}`,
         onInternalError: (error) => {

@@ -67,6 +67,8 @@ export interface ResolveOptions {
    * ends its transactions before giving them back.
    */
   transaction?: 'none' | 'open'
+  /** Answered instead of PostgreSQL's text when a write meets a read-only transaction (the project past its size cap). */
+  readOnlyMessage?: string
 }
 
 const lastMeta = new Map<string, Meta>()
@@ -76,6 +78,8 @@ function sameMeta(a: Meta, b: Meta): boolean {
 }
 
 const defaultCache = new SchemaCache()
+/** SQLSTATE read_only_sql_transaction. */
+const READ_ONLY_TRANSACTION = '25006'
 const probes = new WeakMap<pg.ClientBase, Probe>()
 const SAVEPOINT = 'baseplane_graphql'
 
@@ -196,6 +200,7 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
 /** The answer to a failure: the request's own errors as they are, anything else as an internal error. */
 function failed(error: unknown, options: ResolveOptions): { data: null; errors: GraphqlErrorItem[] } {
   if (error instanceof RequestErrors) return failure(error.messages)
+  if (isDatabaseError(error) && (error as { code?: unknown }).code === READ_ONLY_TRANSACTION && options.readOnlyMessage !== undefined) return failure([options.readOnlyMessage])
   if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
   if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
   options.onInternalError?.(error)

@@ -11,6 +11,7 @@ import pg from 'pg'
 import { apiDatabaseOf, listProjects, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
 import { planLimits } from '../../lib/plans.ts'
+import { pushDeliveriesCap } from './install.ts'
 import { log } from '../../lib/log.ts'
 import { LeaseLostError, PushActor } from './actor.ts'
 import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from './lease-keeper.ts'
@@ -215,8 +216,8 @@ class ActorHost {
       if (!sameDatabase(previous, project)) {
         // The lease is given up with the old database's actor; it is taken again by the next scan.
         await this.#release(slot)
-      } else if (slot.actor && previous.plan !== project.plan) {
-        await slot.actor.setPlan(project.plan, this.#concurrency[project.plan])
+      } else if (slot.actor && (previous.plan !== project.plan || pushDeliveriesCap(previous) !== pushDeliveriesCap(project))) {
+        await slot.actor.setPlan(project.plan, this.#concurrency[project.plan], pushDeliveriesCap(project))
       }
     })
   }
@@ -332,6 +333,7 @@ class ActorHost {
       const actor = new PushActor({
         ref,
         plan: project.plan,
+        deliveriesCap: pushDeliveriesCap(project),
         concurrency: this.#concurrency[project.plan],
         pool,
         endpoints: options.endpoints ?? {},

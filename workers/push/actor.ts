@@ -15,7 +15,7 @@
 // about when its lease does, and the next holder claims those rows again.
 import type pg from 'pg'
 import type { Plan } from '../../lib/catalogue.ts'
-import { syncPlan } from './install.ts'
+import { syncPushSettings } from './install.ts'
 import { acknowledge, type Ack } from './queue/acknowledge.ts'
 import { batchTally, commitDeliveries, countDelivery } from './delivery-tally.ts'
 import { beginBatch, claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
@@ -31,6 +31,8 @@ import { providerFor, PROVIDERS, type PushEndpoints } from './providers/registry
 export interface ActorOptions {
   ref: string
   plan: Plan
+  /** The project's push deliveries cap this month (null: none), which the fan-out trigger enforces (install.ts). */
+  deliveriesCap: number | null
   concurrency: number
   /** A pool on the project's database as the data plane's login role, for this actor alone. */
   pool: pg.Pool
@@ -121,6 +123,7 @@ interface Slot {
 export class PushActor {
   readonly ref: string
   #plan: Plan
+  #deliveriesCap: number | null
   #concurrency: number
   readonly #pool: pg.Pool
   readonly #options: ActorOptions
@@ -159,6 +162,7 @@ export class PushActor {
     this.ref = options.ref
     this.#options = options
     this.#plan = options.plan
+    this.#deliveriesCap = options.deliveriesCap
     this.#concurrency = options.concurrency
     this.#pool = options.pool
     this.#batch = options.batchSize ?? 500
@@ -173,7 +177,7 @@ export class PushActor {
   /** Starts sending; `onFailure` is called if the actor dies (database lost), so the host can re-claim. */
   async start(onFailure: (err: unknown) => void): Promise<void> {
     this.#failed = onFailure
-    await syncPlan(this.#pool, this.#plan)
+    await syncPushSettings(this.#pool, this.#plan, this.#deliveriesCap)
     if (this.#lease.touchMs > 0) {
       this.#touch = setInterval(() => this.#touchOpenBatches(), this.#lease.touchMs)
       this.#touch.unref()
@@ -191,10 +195,12 @@ export class PushActor {
     this.#wake()
   }
 
-  async setPlan(plan: Plan, concurrency: number): Promise<void> {
+  /** A new plan or deliveries cap (the catalogue changed the project). */
+  async setPlan(plan: Plan, concurrency: number, deliveriesCap: number | null): Promise<void> {
     this.#plan = plan
+    this.#deliveriesCap = deliveriesCap
     this.#concurrency = concurrency
-    await syncPlan(this.#pool, plan)
+    await syncPushSettings(this.#pool, plan, deliveriesCap)
     this.#pump()
     this.#wake()
   }

@@ -27,6 +27,8 @@ export const pushErrors = {
     ),
   deviceNotAllowed: () => error('device_not_allowed', 403, 'Row-level security on push.devices does not allow this device row for this caller'),
   sendAtNotOnPlan: (message: string, hint: string | undefined) => error('send_at_not_available', 403, message, hint),
+  /** Past the push deliveries cap (sql/push/0003): nothing of the send was queued. */
+  quotaExceeded: (message: string) => error('quota_exceeded', 403, message, 'Nothing of this send was queued.'),
   deviceNotFound: (id: string) => error('device_not_found', 404, `No device ${id} visible to this caller`),
   deviceInactive: (id: string, reason: string | null) =>
     error('device_inactive', 409, `Device ${id} is deactivated${reason ? ` (${reason})` : ''}`, 'The app registers its token again when it next starts; nothing is sent to a deactivated device.'),

@@ -10,7 +10,8 @@
 //   caller's connection; `stopAdvice`, what an operator does about a provider
 //   that stopped.
 // - Installing: schema `push` and the project's VAPID key pair, when the
-//   product is enabled or the project's database upgraded.
+//   product is enabled or the project's database upgraded; the plan and the
+//   deliveries cap the fan-out trigger reads, when either changes.
 // - Messages: `parseMessage` checks one message as `POST /push/v1/messages`
 //   does; `insertMessages` queues checked messages in `push.messages` on the
 //   caller's transaction (as `service_role`, RLS applies), for the project's
@@ -34,7 +35,7 @@ export {
 export { stopAdvice } from './stop-advice.ts'
 
 // Installing
-export { installPushInto } from './install.ts'
+export { installPushInto, pushDeliveriesCap, syncPushSettings } from './install.ts'
 
 // Messages
 export { parseMessage } from './api/messages.ts'

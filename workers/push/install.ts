@@ -6,6 +6,7 @@ import webpush from 'web-push'
 import type { Plan, ProjectRecord } from '../../lib/catalogue.ts'
 import { migrate } from '../../lib/db/migrations.ts'
 import { platformErrors } from '../../lib/errors.ts'
+import { effectiveQuotas, quotaCaps } from '../../lib/plans.ts'
 
 /** `client` is connected to the project's database as the admin role, outside any transaction. */
 export async function installPush(client: pg.ClientBase, project: ProjectRecord): Promise<void> {
@@ -16,7 +17,7 @@ export async function installPush(client: pg.ClientBase, project: ProjectRecord)
     `insert into push.vapid_keys (public_key, private_key) values ($1, $2) on conflict (id) do nothing`,
     [keys.publicKey, keys.privateKey],
   )
-  await syncPlan(client, project.plan)
+  await syncPushSettings(client, project.plan, pushDeliveriesCap(project))
 }
 
 /**
@@ -41,11 +42,20 @@ async function claimSchema(client: pg.ClientBase, project: ProjectRecord): Promi
   }
 }
 
-/** Makes the plan visible to the fan-out trigger (the Free plan's send_at rule). */
-export async function syncPlan(client: Pick<pg.ClientBase, 'query'>, plan: Plan): Promise<boolean> {
+/** The project's push deliveries cap this month (null: none, also under `bill`). */
+export function pushDeliveriesCap(project: Pick<ProjectRecord, 'plan' | 'quotaOverrides'>): number | null {
+  return quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)).push_deliveries ?? null
+}
+
+/**
+ * Makes the plan and the deliveries cap visible to the fan-out trigger (the
+ * Free plan's send_at rule, the cap at enqueue: sql/push/0003).
+ */
+export async function syncPushSettings(client: Pick<pg.ClientBase, 'query'>, plan: Plan, deliveriesCap: number | null): Promise<boolean> {
   const result = await client.query(
-    `update push.settings set plan = $1, updated_at = now() where plan is distinct from $1`,
-    [plan],
+    `update push.settings set plan = $1, deliveries_cap = $2, updated_at = now()
+      where plan is distinct from $1 or deliveries_cap is distinct from $2`,
+    [plan, deliveriesCap],
   )
   return (result.rowCount ?? 0) > 0
 }

@@ -14,7 +14,7 @@ import { getCredentials, getVapid, putCredentials, removeCredentials } from './a
 import { getDevices, postDevice, removeDevice } from './api/devices.ts'
 import { getMessage, postMessages } from './api/messages.ts'
 import { pushErrors } from './errors.ts'
-import { syncPlan } from './install.ts'
+import { syncPushSettings } from './install.ts'
 import { pushManifest, type PushRouteName } from './manifest.ts'
 
 export interface PushHandlerOptions {
@@ -46,7 +46,7 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
     removeCredentials: (r, p, { platform }) => removeCredentials(r, p, platform!),
     getVapid: (r, p) => getVapid(r, p),
   }
-  // The fan-out trigger reads the plan from push.settings; bring it up to date
+  // The fan-out trigger reads the plan and the deliveries cap from push.settings; bring them up to date
   // once per catalogue version this thread sees (the actor host does it too).
   const planSynced = new LRUCache<string, number>({ max: 10000 })
 
@@ -58,7 +58,7 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
       const pool = options.poolFor(request)
       const { ref, version, plan } = request.project
       if (match.route.name === 'postMessages' && planSynced.get(ref) !== version) {
-        await syncPlan(pool, plan).catch(() => {})
+        await syncPushSettings(pool, plan, request.project.caps.push_deliveries ?? null).catch(() => {})
         planSynced.set(ref, version)
       }
       return await handlers[match.route.name](request, pool, match.params)

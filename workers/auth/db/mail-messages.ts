@@ -16,6 +16,16 @@ export async function mailSentLastHourLocked(db: Queryable): Promise<number> {
   return Number(rows[0]!.sent)
 }
 
+/** The platform's mail (SMTP or the outbox, not a send email hook's) this UTC month; call under mailSentLastHourLocked's lock. */
+export async function platformMailThisMonth(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ sent: string }>({
+    name: 'auth_mail_month_count',
+    text: `select count(*) as sent from auth.mail_messages
+            where created_at >= date_trunc('month', now() at time zone 'utc') at time zone 'utc' and delivery <> 'hook'`,
+  })
+  return Number(rows[0]!.sent)
+}
+
 export interface MailRecord {
   kind: string
   recipient: string

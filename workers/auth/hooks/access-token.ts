@@ -92,12 +92,14 @@ export async function customAccessTokenClaims(client: Queryable, hook: PgHook, i
 
 /**
  * Runs an issue (a new session, a second factor) in one transaction when the
- * project has a custom access token hook, so that a refused or failed hook
- * leaves no session behind (a refresh undoes its rotation instead:
- * tokens.ts refreshSession). `db` already in a transaction
- * (a checked-out client) is used as it is; without a hook, nothing changes.
+ * project has a custom access token hook or a monthly active users cap, so
+ * that a refused or failed hook, or a sign-in past the cap, leaves no session
+ * behind (a refresh undoes its rotation instead: tokens.ts refreshSession).
+ * `db` already in a transaction (a checked-out client) is used as it is;
+ * without either, nothing changes.
  */
 export function inIssueTransaction<T>(db: Queryable, req: AuthRequest, work: (db: Queryable) => Promise<T>): Promise<T> {
-  if (req.settings.hooks.customAccessToken === undefined || db !== req.pool) return work(db)
+  const guarded = req.settings.hooks.customAccessToken !== undefined || req.raw.project.caps.monthly_active_users !== undefined
+  if (!guarded || db !== req.pool) return work(db)
   return transaction(req.pool, work)
 }

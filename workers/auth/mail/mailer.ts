@@ -7,7 +7,8 @@ import nodemailer, { type Transporter } from 'nodemailer'
 import type pg from 'pg'
 import { log } from '../../../lib/log.ts'
 import { mailTally } from '../../../lib/metrics/thread-tallies.ts'
-import { mailSentLastHourLocked, recordMail } from '../db/mail-messages.ts'
+import { mailSentLastHourLocked, platformMailThisMonth, recordMail } from '../db/mail-messages.ts'
+import { quotaRefusal } from '../../../lib/plans.ts'
 import type { WorkerOptions } from '../../../lib/service.ts'
 import { authErrors } from '../errors.ts'
 import type { AuthSettings } from '../settings.ts'
@@ -47,10 +48,15 @@ export type MailDelivery = 'hook' | 'smtp' | 'outbox'
  * delivery fails or the ceiling is reached the caller's writes roll back.
  * Answers how it went (the caller notes the platform's mail in the usage).
  * `delivery` is the process's mail configuration (a worker's options, or the
- * control plane's config when it sends an invitation itself).
+ * control plane's config when it sends an invitation itself). `cap`: the
+ * project's monthly cap on the platform's mail (lib/plans.ts), checked under
+ * the same lock as the hourly ceiling, so concurrent sends cannot pass it; a
+ * send email hook's mail is the project's own and never capped.
  */
-export async function sendMail(client: pg.ClientBase, settings: AuthSettings, delivery: WorkerOptions['mail'], mail: OutgoingMail): Promise<MailDelivery> {
+export async function sendMail(client: pg.ClientBase, settings: AuthSettings, delivery: WorkerOptions['mail'], cap: number | undefined, mail: OutgoingMail): Promise<MailDelivery> {
   if ((await mailSentLastHourLocked(client)) >= settings.mailPerHour) throw authErrors.overEmailRateLimit()
+  const hooked = settings.hooks.sendEmail !== undefined
+  if (cap !== undefined && !hooked && (await platformMailThisMonth(client)) >= cap) throw authErrors.overQuota(quotaRefusal('mail_sent', cap))
   const template = settings.templates[mail.kind]
   const subject = render(template.subject, mail.values, false)
   const hook = settings.hooks.sendEmail

@@ -43,6 +43,8 @@ export function mapDatabaseError(err: unknown, onRls: () => BaseplaneError): nev
       throw onRls()
     case 'BPS01':
       throw pushErrors.sendAtNotOnPlan(e.message ?? 'send_at is in the future', e.hint)
+    case 'BPS02':
+      throw pushErrors.quotaExceeded(e.message ?? 'This project has reached its monthly quota of push deliveries.')
     case '23514':
     case '22P02':
     case '22007':
