@@ -26,20 +26,71 @@ const googleState = (ref: string, google: { offered: boolean; missing: string[] 
       ? 'offered'
       : `configured, but Auth is off for ${ref}: turn it on with baseplane products enable auth ${ref}`
 
-const showSettings = (s: SettingsView) =>
+const onOff = (on: boolean) => (on ? 'on' : 'off')
+
+/**
+ * Every setting `GET /platform/v1/projects/{ref}/auth` answers, a line each
+ * (one for related ones), in the order an operator looks for them. The test
+ * (test/cli/auth-settings.test.ts) holds that no field of the view is left out.
+ */
+const settingLines = (s: SettingsView) => [
+  `site URL              ${s.site_url}`,
+  `allowed redirects     ${s.additional_redirect_urls.length ? s.additional_redirect_urls.join(', ') : '(none)'}`,
+  `sign-ups              ${s.disable_signup ? 'closed (only invited or created users)' : 'open'}`,
+  `autoconfirm           ${s.mailer_autoconfirm ? 'on: new addresses are confirmed without a mail' : 'off: new addresses are confirmed by a mailed link'}`,
+  `mail per hour         ${s.mail_per_hour}`,
+  `mail interval         ${s.mail_min_interval_seconds} s between two mails to one address`,
+  `link and code expiry  ${s.otp_expiry_seconds} s`,
+  `access token expiry   ${s.jwt_expiry_seconds} s`,
+  `refresh reuse         ${s.refresh_token_reuse_interval_seconds} s`,
+  `shortest password     ${s.password_min_length}`,
+  `custom templates      ${s.custom_templates.length ? s.custom_templates.join(', ') : '(none)'}`,
+  `google                ${googleState(s.ref, s.google, s.auth_enabled)}`,
+  `email change          ${s.mailer_secure_email_change_enabled ? 'confirmed by the current and the new address' : 'confirmed by the new address'}`,
+  `password change       ${s.security_update_password_require_reauthentication ? 'needs the reauthentication code from sessions older than 24 h' : 'no reauthentication'}`,
+  `anonymous sign-ins    ${s.external_anonymous_users_enabled ? `on (at most ${s.rate_limit_anonymous_users} per address per hour)` : `off (at most ${s.rate_limit_anonymous_users} per address per hour when on)`}`,
+  `access token hook     ${s.hook_custom_access_token_uri ?? '(none)'}`,
+  `send email hook       ${s.hook_send_email_uri ? `${s.hook_send_email_uri}${s.hook_send_email_secrets_set ? ` (${s.hook_send_email_secrets_set} signing secret${s.hook_send_email_secrets_set > 1 ? 's' : ''})` : ''}` : '(none: Auth sends the mail)'}`,
+  `webauthn factors      enrol ${onOff(s.mfa_web_authn_enroll_enabled)}, verify ${onOff(s.mfa_web_authn_verify_enabled)}; relying party ${s.webauthn_rp_id} ("${s.webauthn_rp_display_name}"), origins ${s.webauthn_rp_origins.join(', ')}`,
+  `manual linking        ${s.security_manual_linking_enabled ? 'on (linkIdentity, unlinkIdentity)' : 'off'}`,
+]
+
+/** What a saved change is called in the confirmation line. */
+const CHANGE_WORDS: Record<string, string> = {
+  mail_per_hour: 'mail per hour',
+  mail_min_interval_seconds: 'mail interval',
+  otp_expiry_seconds: 'link and code expiry',
+  jwt_expiry_seconds: 'access token expiry',
+  refresh_token_reuse_interval_seconds: 'refresh reuse',
+  password_min_length: 'shortest password',
+  rate_limit_anonymous_users: 'anonymous sign-ins per hour',
+  disable_signup: 'sign-ups',
+  mailer_autoconfirm: 'autoconfirm',
+  mailer_secure_email_change_enabled: 'email change',
+  security_update_password_require_reauthentication: 'password change',
+  external_anonymous_users_enabled: 'anonymous sign-ins',
+  mfa_web_authn_enroll_enabled: 'webauthn enrol',
+  mfa_web_authn_verify_enabled: 'webauthn verify',
+  security_manual_linking_enabled: 'manual linking',
+  webauthn_rp_id: 'webauthn relying party',
+  webauthn_rp_display_name: 'webauthn relying party name',
+  webauthn_rp_origins: 'webauthn origins',
+  hook_custom_access_token_uri: 'access token hook',
+  hook_send_email_uri: 'send email hook',
+  hook_send_email_secrets: 'send email hook secrets',
+}
+
+/** The settings; after a change, first a line saying what was saved (the settings as they now are follow). */
+const showSettings = (s: SettingsView & { changed?: string[] }) =>
   [
-    `site URL              ${s.site_url}`,
-    `allowed redirects     ${s.additional_redirect_urls.length ? s.additional_redirect_urls.join(', ') : '(none)'}`,
-    `mail per hour         ${s.mail_per_hour}`,
-    `custom templates      ${s.custom_templates.length ? s.custom_templates.join(', ') : '(none)'}`,
-    `google                ${googleState(s.ref, s.google, s.auth_enabled)}`,
-    `email change          ${s.mailer_secure_email_change_enabled ? 'confirmed by the current and the new address' : 'confirmed by the new address'}`,
-    `password change       ${s.security_update_password_require_reauthentication ? 'needs the reauthentication code from sessions older than 24 h' : 'no reauthentication'}`,
-    `anonymous sign-ins    ${s.external_anonymous_users_enabled ? `on (at most ${s.rate_limit_anonymous_users} per address per hour)` : 'off'}`,
-    `access token hook     ${s.hook_custom_access_token_uri ?? '(none)'}`,
-    `send email hook       ${s.hook_send_email_uri ? `${s.hook_send_email_uri}${s.hook_send_email_secrets_set ? ` (${s.hook_send_email_secrets_set} signing secret${s.hook_send_email_secrets_set > 1 ? 's' : ''})` : ''}` : '(none: Auth sends the mail)'}`,
-    `webauthn factors      enrol ${s.mfa_web_authn_enroll_enabled ? 'on' : 'off'}, verify ${s.mfa_web_authn_verify_enabled ? 'on' : 'off'}; relying party ${s.webauthn_rp_id} ("${s.webauthn_rp_display_name}"), origins ${s.webauthn_rp_origins.join(', ')}`,
-    `manual linking        ${s.security_manual_linking_enabled ? 'on (linkIdentity, unlinkIdentity)' : 'off'}`,
+    ...(s.changed
+      ? [
+          s.changed.length === 0
+            ? `Saved the auth settings of ${s.ref}; nothing changed. They are now:`
+            : `Saved the auth settings of ${s.ref} (${s.changed.map((name) => CHANGE_WORDS[name] ?? name).join(', ')}); it applies from the next request. They are now:`,
+        ]
+      : []),
+    ...settingLines(s),
   ].join('\n')
 
 const OPTION_NAMES: Record<string, string> = {
@@ -80,6 +131,7 @@ const HOOK_FLAGS: Record<string, string> = {
 const FIELD_FLAGS: Record<string, string> = {
   ...Object.fromEntries(Object.entries(OPTION_NAMES).map(([flag, field]) => [field, `--${flag}`])),
   disable_signup: '--disable-signup/--enable-signup',
+  mailer_autoconfirm: '--autoconfirm',
   site_url: '--site-url',
   additional_redirect_urls: '--add/--remove/--allow',
   'google.client_id': '--client-id',
@@ -95,12 +147,13 @@ export const authCommands: Command[] = [
   {
     words: ['auth', 'settings'],
     positionals: ['REF'],
-    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--secure-email-change true|false] [--secure-password-change true|false] [--anonymous-users true|false] [--anonymous-per-hour N] [--webauthn-enroll true|false] [--webauthn-verify true|false] [--webauthn-rp-id DOMAIN] [--webauthn-rp-name NAME] [--webauthn-rp-origins ORIGIN,...] [--manual-linking true|false] [--access-token-hook URI] [--send-email-hook URI] [--send-email-hook-secret SECRET|-]',
+    usage: 'auth settings REF [--mail-per-hour N] [--otp-expiry S] [--disable-signup|--enable-signup] [--autoconfirm on|off] [--secure-email-change true|false] [--secure-password-change true|false] [--anonymous-users true|false] [--anonymous-per-hour N] [--webauthn-enroll true|false] [--webauthn-verify true|false] [--webauthn-rp-id DOMAIN] [--webauthn-rp-name NAME] [--webauthn-rp-origins ORIGIN,...] [--manual-linking true|false] [--access-token-hook URI] [--send-email-hook URI] [--send-email-hook-secret SECRET|-]',
     summary: "Show (or change) a project's auth settings",
     options: {
       ...Object.fromEntries(Object.keys(OPTION_NAMES).map((name) => [name, { type: 'string' as const }])),
       'disable-signup': { type: 'boolean' },
       'enable-signup': { type: 'boolean' },
+      autoconfirm: { type: 'string' },
       ...Object.fromEntries(Object.keys(SWITCH_NAMES).map((name) => [name, { type: 'string' as const }])),
       ...Object.fromEntries(Object.keys(HOOK_FLAGS).map((name) => [name, { type: 'string' as const }])),
       ...Object.fromEntries(Object.keys(WEBAUTHN_TEXT).map((name) => [name, { type: 'string' as const }])),
@@ -114,6 +167,7 @@ export const authCommands: Command[] = [
       'password-min-length': 'shortest password accepted (6 to 72; default 6)',
       'disable-signup': 'refuse new sign-ups (existing users still sign in)',
       'enable-signup': 'accept new sign-ups again',
+      autoconfirm: 'on: a new address is confirmed at sign-up, with no mail (mailer_autoconfirm); off: a mailed link confirms it (default off)',
       'secure-email-change': 'true: an address change is confirmed by the current address too (default true)',
       'secure-password-change': 'true: a password change from a session older than 24 h needs a reauthentication code (default false)',
       'anonymous-users': 'true: signInAnonymously() signs in a user with no address, shown as is_anonymous (default false)',
@@ -128,7 +182,8 @@ export const authCommands: Command[] = [
       'webauthn-rp-origins': 'comma-separated origins the app\'s pages run on, such as https://app.example.com (default, or the word default: the site URL\'s origin)',
       'manual-linking': 'true: signed-in users may link and unlink identities (linkIdentity, unlinkIdentity; default false)',
     },
-    notes: 'Without options it shows the settings. Changes apply from the next request.',
+    optionValues: { autoconfirm: 'on|off' },
+    notes: 'Without options it shows every setting; after a change it says what was saved, then shows them all. Changes apply from the next request.',
     fieldFlags: FIELD_FLAGS,
     async run(context, args) {
       const ref = args.positionals[0]!
@@ -141,6 +196,11 @@ export const authCommands: Command[] = [
       if (args.values['disable-signup'] === true && args.values['enable-signup'] === true) throw new UsageError('--disable-signup and --enable-signup cannot be used together')
       if (args.values['disable-signup'] === true) patch.disable_signup = true
       if (args.values['enable-signup'] === true) patch.disable_signup = false
+      const autoconfirm = stringOption(args, 'autoconfirm', false)
+      if (autoconfirm !== undefined) {
+        if (!['on', 'off', 'true', 'false'].includes(autoconfirm)) throw refusedValue(`--autoconfirm must be on or off, got "${autoconfirm}"`)
+        patch.mailer_autoconfirm = autoconfirm === 'on' || autoconfirm === 'true'
+      }
       for (const [flag, key] of Object.entries(SWITCH_NAMES)) {
         const raw = stringOption(args, flag, false)
         if (raw === undefined) continue
@@ -162,8 +222,13 @@ export const authCommands: Command[] = [
         patch[key] = value === 'default' ? null : key === 'webauthn_rp_origins' ? value.split(',').map((o) => o.trim()).filter((o) => o !== '') : value
       }
       const controlPlane = await context.controlPlane()
-      const settings = Object.keys(patch).length ? await setAuthOptions(controlPlane, ref, patch) : await getAuthSettings(controlPlane, ref)
-      return { ...settings, auth_enabled: (await getProject(controlPlane, ref)).authEnabled }
+      const authEnabled = (await getProject(controlPlane, ref)).authEnabled
+      if (Object.keys(patch).length === 0) return { ...(await getAuthSettings(controlPlane, ref)), auth_enabled: authEnabled }
+      const before: Record<string, unknown> = await getAuthSettings(controlPlane, ref)
+      const after = await setAuthOptions(controlPlane, ref, patch)
+      // What the change did, by the view's names (a secret counts as changed when given: it is never shown).
+      const changed = Object.keys(patch).filter((key) => key === 'hook_send_email_secrets' || JSON.stringify(before[key]) !== JSON.stringify((after as Record<string, unknown>)[key]))
+      return { ...after, auth_enabled: authEnabled, changed }
     },
     human: showSettings,
   },

@@ -12,6 +12,8 @@ const UPLOT = path.dirname(createRequire(import.meta.url).resolve('uplot/dist/uP
 const FILES: Record<string, { file: string; type: string }> = {
   'dashboard.js': { file: path.join(OWN, 'dashboard.js'), type: 'text/javascript' },
   'overview.js': { file: path.join(OWN, 'overview.js'), type: 'text/javascript' },
+  'charts.js': { file: path.join(OWN, 'charts.js'), type: 'text/javascript' },
+  'usage.js': { file: path.join(OWN, 'usage.js'), type: 'text/javascript' },
   'graphql.js': { file: path.join(OWN, 'graphql.js'), type: 'text/javascript' },
   'users.js': { file: path.join(OWN, 'users.js'), type: 'text/javascript' },
   'push.js': { file: path.join(OWN, 'push.js'), type: 'text/javascript' },

@@ -23,12 +23,49 @@ export class FormState {
   /** The error paragraph beside `field` (or, with field '', beside the form's button). */
   error(form: string, field: string): Safe {
     if (!this.#mine(form, field)) return new Safe('')
-    return html`<p class="field-error" role="alert" id="${form}-${field}-error">${this.refusal!.error}</p>`
+    return html`<p class="field-error" role="alert" id="${form}-${field}-error">${this.refusal!.errors[field]}</p>`
   }
 
   #mine(form: string, field: string): boolean {
-    if (this.refusal?.form !== form) return false
-    return (this.refusal.field ?? '') === field
+    return this.refusal?.form === form && field in this.refusal.errors
+  }
+}
+
+/**
+ * Several refusals of one form found together, each naming its field: the
+ * form draws every one beside its input (a refusal of the whole, to anything
+ * else, with their sentences joined).
+ */
+export class FieldErrors extends BaseplaneError {
+  readonly errors: readonly BaseplaneError[]
+  constructor(errors: readonly BaseplaneError[]) {
+    super('invalid_argument', errors.map((e) => e.message).join('; '), 400)
+    this.errors = errors
+  }
+}
+
+/**
+ * A form's checks run one after another, each refusal kept: `check` answers
+ * its function's value (undefined once refused), `settle` throws what was
+ * refused, one error as itself and several as FieldErrors, so the page shows
+ * every field's error at once, not only the first.
+ */
+export class Checks {
+  readonly #refused: BaseplaneError[] = []
+
+  check<T>(fn: () => T): T | undefined {
+    try {
+      return fn()
+    } catch (error) {
+      if (!BaseplaneError.is(error) || error.status >= 500) throw error
+      this.#refused.push(error)
+      return undefined
+    }
+  }
+
+  settle(): void {
+    if (this.#refused.length === 1) throw this.#refused[0]
+    if (this.#refused.length > 1) throw new FieldErrors(this.#refused)
   }
 }
 
@@ -67,7 +104,8 @@ export function placeOf(error: BaseplaneError, spec: Pick<FormSpec, 'fields' | '
 /**
  * A form's handler. Success: a redirect with the notice. A refusal (a
  * BaseplaneError below 500 other than 404): the page again with the typed
- * fields and the error beside the input it concerns (placeOf).
+ * fields and the error beside the input it concerns (placeOf); several
+ * refusals (FieldErrors, from Checks), each beside its own input.
  */
 export function refusable(spec: FormSpec): (input: FormInput) => Promise<FormAnswer> {
   return async (input) => {
@@ -77,7 +115,12 @@ export function refusable(spec: FormSpec): (input: FormInput) => Promise<FormAns
       if (!BaseplaneError.is(error) || error.status >= 500 || error.status === 404) throw error
       const form = typeof spec.form === 'string' ? spec.form : spec.form(input)
       const fields = Object.fromEntries((spec.fields ?? []).map((name) => [name, input.field(name)]))
-      const screen = await spec.screen(input, new FormState({ form, fields, error: error.message, field: placeOf(error, spec) }))
+      const errors: Record<string, string> = {}
+      for (const one of error instanceof FieldErrors ? error.errors : [error]) {
+        const place = placeOf(one, spec)
+        errors[place] = errors[place] === undefined ? one.message : `${errors[place]} ${one.message}`
+      }
+      const screen = await spec.screen(input, new FormState({ form, fields, errors }))
       if (!screen) throw error
       return { screen: { ...screen, status: 400 } }
     }

@@ -16,7 +16,7 @@ import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'push' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'push' | 'usage' | 'database' | 'keys' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -57,13 +57,12 @@ export interface PageInput {
   query: URLSearchParams
 }
 
-/** A refused form: which form, what was typed, the error and the field it belongs to. */
+/** A refused form: which form, what was typed, and every error with the field it belongs to. */
 export interface Refusal {
   form: string
   fields: Record<string, string>
-  error: string
-  /** The field's name; the error shows beside it (otherwise beside the form's button). */
-  field?: string
+  /** Each error by the input it shows beside ('': beside the form's button). */
+  errors: Record<string, string>
 }
 
 export interface FormInput {

@@ -19,3 +19,10 @@ t.test('the timeouts take durations, and say so', async (t) => {
   const help = commandHelp(timeouts, '')
   for (const flag of ['--anon', '--authenticated', '--service-role', '--idle-in-transaction']) t.match(help, new RegExp(`\\n {2}${flag} DURATION +`), flag)
 })
+
+t.test('auth settings takes --autoconfirm on|off, and says what it does', async (t) => {
+  const settings = commands.find((command) => command.words.join(' ') === 'auth settings')!
+  const help = commandHelp(settings, '')
+  t.match(help, /\n {2}--autoconfirm on\|off +on: a new address is confirmed at sign-up, with no mail \(mailer_autoconfirm\)/)
+  t.match(help, /^Usage: baseplane auth settings REF .*\[--autoconfirm on\|off\]/)
+})

@@ -1,12 +1,16 @@
 // The GraphQL tab's explorer and the Overview's charts in headless Chromium:
-// a document run as anon, as a chosen user (a token the dashboard mints) and
-// as service_role, each under the table's row-level security; the refusals;
-// the schema's types by introspection; the schema report when turned on; and
-// the last hour's figures drawn with uPlot from the package.
+// the default document answering on a new project (introspection off, no
+// tables); a document run as anon, as a chosen user (a token the dashboard
+// mints) and as service_role, each under the table's row-level security; the
+// refusals; the schema's types read by the platform while introspection is
+// off, and by introspection once the page turns it on (after saying what it
+// exposes); the schema report when turned on; and the last hour's figures
+// drawn with uPlot from the package.
 import pg from 'pg'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
+import { EXAMPLE } from '../../control-plane/dashboard/pages/graphql/screen.ts'
 import { request } from '../helpers/http.ts'
 import { dashboardSession, haveChromium } from './dashboard-browser.ts'
 
@@ -39,7 +43,26 @@ if (haveChromium(t)) {
     await done
     await page.waitForFunction(() => !document.querySelector('#gql-status')!.textContent!.startsWith('Running'))
   }
+  const dialogs: string[] = []
+  // The session accepts every dialog; this records what was asked.
+  page.on('dialog', (dialog) => dialogs.push(dialog.message()))
   await signIn()
+
+  t.test("a new project: the explorer's default document answers, the types are the platform's read", async (t) => {
+    const fresh = await platform.createProject({ name: 'Fresh' })
+    await page.goto(`${dashboard}/projects/${fresh.ref}/graphql`)
+    t.equal(await page.inputValue('#gql-query'), EXAMPLE, 'the document the page starts with')
+    await run()
+    t.match(await text('#gql-status'), /^HTTP 200 in \d+ ms$/)
+    t.same(await answer(), { data: { __typename: 'Query' } }, 'answered as anon, without errors, introspection being off')
+    // The same document through the real endpoint, as an app would send it.
+    const endpoint = await request<unknown>(`${fresh.baseUrl}/graphql/v1`, { headers: { apikey: fresh.anonKey }, body: { query: EXAMPLE } })
+    t.same([endpoint.status, endpoint.json], [200, { data: { __typename: 'Query' } }])
+    await page.waitForSelector('#gql-types[data-source="catalogue"][aria-busy="false"]')
+    t.match(await text('#gql-types-note'), 'Read by the platform from the database\'s catalogue (schemas public), not as anon: introspection is off')
+    t.match(await text('#gql-types'), 'No tables, views or enums yet')
+    t.match(await text('#gql-introspection-state'), 'Introspection of schema public is off')
+  })
 
   t.test('the explorer runs as anon, as a chosen user and as service_role', async (t) => {
     await page.goto(graphql)
@@ -100,24 +123,55 @@ if (haveChromium(t)) {
     t.equal(crossSite.status, 403)
   })
 
-  t.test('the schema report and the types: how to turn them on, then what they show', async (t) => {
+  t.test('the types read by the platform, then introspection turned on and off from the page', async (t) => {
+    const comment = async () => {
+      const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+      await owner.connect()
+      const { rows } = await owner.query<{ c: string | null }>(`select obj_description('public'::regnamespace, 'pg_namespace') as c`)
+      await owner.end()
+      return rows[0]!.c
+    }
+    const introspect = () => request<{ data?: unknown; errors?: Array<{ message: string }> }>(`${project.baseUrl}/graphql/v1`, { headers: { apikey: project.anonKey }, body: { query: '{ __schema { queryType { name } } }' } })
     await page.goto(graphql)
-    await page.waitForSelector('#gql-types-off')
-    t.match(await text('#gql-types'), 'Introspection is off')
+    // Introspection off: the platform reads the tables itself, whatever the role.
+    await page.waitForSelector('#gql-types[data-source="catalogue"][aria-busy="false"]')
+    t.match(await text('#gql-types-note'), 'Read by the platform')
+    await page.click('button[aria-label="Show type notes"]')
+    t.equal(await text('#gql-type-name'), 'notes (object)')
+    t.match(await text('#gql-type'), 'body: text!')
+    t.match(await text('#gql-type'), 'notesCollection')
     t.match(await text('#gql-report'), 'The schema report is off')
+    t.match((await introspect()).json.errors?.[0]?.message, 'Cannot query field "__schema" on type "Query".')
+
+    // The schema report turned on in SQL; then introspection from the page, which keeps the rest of the comment.
     const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
     await owner.connect()
-    await owner.query(`comment on schema public is e'@graphql({"introspection": true, "schemaReport": {"enabled": true}})'`)
+    await owner.query(`comment on schema public is e'Notes app\n@graphql({"schemaReport": {"enabled": true}})'`)
     await owner.end()
     await page.reload()
+    t.match(await text('#gql-introspection-state'), 'is off')
+    t.match(await text('section:has(#gql-introspection-state)'), 'Anyone holding the anon key (it ships inside your app) may then ask the endpoint for the schema')
+    dialogs.length = 0
+    await Promise.all([page.waitForNavigation(), page.click('#gql-introspection-toggle')])
+    t.match(dialogs[0], /^Turn introspection on\? Anyone holding the anon key/, 'asked first, saying what it exposes')
+    t.equal(await text('[role=status]'), 'Introspection of schema public is on: anyone with the anon key may read the schema\'s names and types (never its rows). It applies from the next request.')
+    t.equal(await comment(), 'Notes app\n@graphql({"schemaReport":{"enabled":true},"introspection":true})', 'the description and the report kept')
+    t.match((await introspect()).json, { data: { __schema: { queryType: { name: 'Query' } } } }, 'the endpoint answers __schema')
+
     await page.waitForSelector('#gql-report-summary')
     t.match(await text('#gql-report'), /public\.scratch\s+table\s+no primary key/)
     await page.selectOption('#gql-types-role', 'service_role')
     await page.click('#gql-types-load')
-    await page.waitForSelector('#gql-types[data-role="service_role"][aria-busy="false"]')
+    await page.waitForSelector('#gql-types[data-role="service_role"][data-source="introspection"][aria-busy="false"]')
+    t.equal(await text('#gql-types-note'), '')
     await page.click('button[aria-label="Show type notes"]')
     t.equal(await text('#gql-type-name'), 'notes (object)')
     t.match(await text('#gql-type'), 'body: String!')
+
+    await Promise.all([page.waitForNavigation(), page.click('#gql-introspection-toggle')])
+    t.equal(await text('[role=status]'), 'Introspection of schema public is off: the endpoint answers no __schema or __type. It applies from the next request.')
+    t.equal(await comment(), 'Notes app\n@graphql({"schemaReport":{"enabled":true}})')
+    t.match((await introspect()).json.errors?.[0]?.message, 'Cannot query field "__schema"')
   })
 
   t.test('the explorer calls no HTTP endpoint: it answers while the endpoint cannot be fetched', async (t) => {

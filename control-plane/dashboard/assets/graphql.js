@@ -1,6 +1,7 @@
 // The GraphQL tab's explorer: runs the document through the dashboard (which
-// adds the chosen role's key or a user's token), lists the schema's types by
-// introspection, and shows the schema report. Text only goes in by
+// adds the chosen role's key or a user's token), lists the schema's types (by
+// introspection when it is on, else as the platform read them from the
+// catalogue), and shows the schema report. Text only goes in by
 // textContent: nothing the schema or the answer says is read as HTML.
 const form = document.getElementById('explorer')
 
@@ -81,18 +82,25 @@ if (form) {
     const { ok, json } = await post(form.dataset.types, { role })
     if (asked !== typesAsked) return
     typesList.dataset.role = role
+    typesList.dataset.source = ok ? json.source ?? '' : ''
     typesList.setAttribute('aria-busy', 'false')
     typesList.replaceChildren()
-    const types = ok ? json.answer?.data?.__schema?.types : undefined
+    const note = document.getElementById('gql-types-note')
+    // Introspection off: the dashboard read the types from the catalogue itself, whatever the role.
+    note.textContent = ok && json.source === 'catalogue'
+      ? `Read by the platform from the database's catalogue (schemas ${(json.schemas ?? []).join(', ') || 'none'}), not as ${role}: introspection is off, so the endpoint serves no __schema. Column types are PostgreSQL's.`
+      : ''
+    const types = ok ? (json.source === 'catalogue' ? json.types : json.answer?.data?.__schema?.types) : undefined
     if (!types) {
       if (!ok) typesList.append(el('li', json.message))
       else {
-        // pg_graphql 1.6 serves no __schema unless the schema turns introspection on.
-        typesList.append(el('li', `The endpoint answered: ${json.answer?.errors?.[0]?.message ?? 'no types'}. Introspection is off unless the schema turns it on (pg_graphql's default); in SQL:`, { id: 'gql-types-off' }))
-        typesList.append(el('li', `comment on schema public is e'@graphql({"introspection": true})';`))
+        // The sentence may end in a period of its own: one, not two.
+        const said = (json.answer?.errors?.[0]?.message ?? 'no types').replace(/\.$/, '')
+        typesList.append(el('li', `The endpoint answered: ${said}. Introspection is off unless the schema turns it on (see Introspection below).`, { id: 'gql-types-off' }))
       }
       return
     }
+    if (types.length === 0) typesList.append(el('li', 'No tables, views or enums yet: create one (baseplane db url gives the connection string) and load the types again.', { id: 'gql-types-none' }))
     for (const type of types.filter((t) => !t.name.startsWith('__')).sort((a, b) => a.name.localeCompare(b.name))) {
       const item = el('li')
       const button = el('button', type.name, { type: 'button', class: 'secondary', 'aria-label': `Show type ${type.name}` })

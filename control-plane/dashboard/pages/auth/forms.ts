@@ -3,10 +3,10 @@
 // calls control-plane/auth-settings.ts; a refusal is drawn beside the field
 // its error names. The notices say what changed (../../changes.ts).
 import { platformErrors } from '../../../../lib/errors.ts'
-import { NUMERIC_SETTINGS } from '../../../../workers/auth/face.ts'
+import { NUMERIC_SETTINGS, redirectUrlProblem } from '../../../../workers/auth/face.ts'
 import { getAuthSettings, listTemplates, resetTemplate, setAuthOptions, setGoogle, setRedirects, setTemplate } from '../../../auth-settings.ts'
 import { changedNames, changes, savedNotice } from '../../changes.ts'
-import { refusable, type FormState, type Saved } from '../../form-state.ts'
+import { Checks, refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
 import { authScreen, NUMBER_FIELDS, SWITCH_FIELDS, TEMPLATE_PARAM, templateScreen } from './screen.ts'
 
@@ -35,8 +35,19 @@ function entryLines(text: string): string[] {
 
 const authPath = (ref: string) => `/projects/${ref}/auth`
 
+/** Refuses `url` as setRedirects would, naming `field`. */
+function urlChecked(url: string, what: string, field: string): void {
+  const problem = redirectUrlProblem(url, what)
+  if (problem) throw platformErrors.invalidArgument(problem, field)
+}
+
 async function saveRedirects(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
+  // Both inputs checked before either is saved, so each shows its own error.
+  const checks = new Checks()
+  checks.check(() => urlChecked(input.field('site_url'), 'Site URL', 'site_url'))
+  for (const url of entryLines(input.field('allow'))) checks.check(() => urlChecked(url, 'Allowed redirect URL', 'additional_redirect_urls'))
+  checks.settle()
   const before = await getAuthSettings(context.controlPlane, ref)
   const after = await setRedirects(context.controlPlane, ref, { siteUrl: input.field('site_url'), allow: entryLines(input.field('allow')) })
   const values = changes({ site_url: before.site_url, allow: before.additional_redirect_urls }, { site_url: after.site_url, allow: after.additional_redirect_urls })
@@ -66,18 +77,22 @@ async function saveGoogle(context: DashboardContext, input: FormInput): Promise<
 /** A number field's name in its refusal: its label without the unit in brackets. */
 const titleOf = (label: string) => label.replace(/ \(.*\)$/, '')
 
-/** The settings as submitted; a number out of range is refused naming its field. */
+/** The settings as submitted; each number out of range is refused naming its field (all of them at once). */
 function submittedSettings(field: (name: string) => string): Record<string, number | boolean> {
   const submitted: Record<string, number | boolean> = {}
+  const checks = new Checks()
   for (const { name, label } of NUMBER_FIELDS) {
     const text = field(name).trim()
     const { min, max } = NUMERIC_SETTINGS[name]!
     const value = Number(text)
-    if (!/^\d+$/.test(text) || value < min || value > max) {
-      throw platformErrors.invalidArgument(`${titleOf(label)}: a whole number from ${min} to ${max}, got "${text}"`, name)
-    }
+    checks.check(() => {
+      if (!/^\d+$/.test(text) || value < min || value > max) {
+        throw platformErrors.invalidArgument(`${titleOf(label)}: a whole number from ${min} to ${max}, got "${text}"`, name)
+      }
+    })
     submitted[name] = value
   }
+  checks.settle()
   for (const { name } of SWITCH_FIELDS) submitted[name] = field(name) === 'true'
   return submitted
 }

@@ -1,5 +1,7 @@
 // The GraphQL tab's calls, posted by its script (assets/graphql.js): run a
-// document, load the types, load the schema report. The server runs each in
+// document, load the types (read by the platform from the catalogue while
+// introspection is off), load the schema report; and its one form, the
+// introspection switch (control-plane/graphql-schema.ts). The server runs each in
 // this process, through GraphQL's face (workers/graphql/face.ts runAsRole), on
 // a connection of its own to the project's database, as the caller the
 // endpoint would see: the role's key, or for a user a token it signs for five
@@ -14,8 +16,10 @@ import { callerOf } from '../../../../lib/jwt.ts'
 import { isUuid } from '../../../../lib/uuid.ts'
 import { runAsRole } from '../../../../workers/graphql/face.ts'
 import { authUsersErrors, authUserToken, getAuthUser, listAuthUsers, type AuthUser } from '../../../auth-users.ts'
-import { projectCall, type DashboardContext, type FormsPart } from '../../module.ts'
-import { USER_TOKEN_SECONDS } from './screen.ts'
+import { INTROSPECTED_SCHEMA, schemaTypes, setIntrospection } from '../../../graphql-schema.ts'
+import { refusable, type Saved } from '../../form-state.ts'
+import { NEXT_REQUEST, projectCall, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
+import { graphqlScreen, USER_TOKEN_SECONDS } from './screen.ts'
 import { getProject } from '../../../projects.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
@@ -80,13 +84,34 @@ async function call(context: DashboardContext, ref: string, body: unknown, extra
   }
 }
 
+async function switchIntrospection(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const on = input.field('enabled') === 'true'
+  await setIntrospection(context.controlPlane, ref, on)
+  return { to: `/projects/${ref}/graphql`, notice: on ? 'introspection_on' : 'introspection_off', values: [INTROSPECTED_SCHEMA] }
+}
+
 export function graphqlForms(context: DashboardContext): FormsPart {
   return {
+    forms: [
+      projectForm(
+        '/graphql/introspection',
+        refusable({ form: 'introspection', run: (input) => switchIntrospection(context, input), screen: (input, state) => graphqlScreen(context, input.params.ref!, state) }),
+      ),
+    ],
+    notices: {
+      introspection_on: ([schema]) => `Introspection of schema ${schema} is on: anyone with the anon key may read the schema's names and types (never its rows). ${NEXT_REQUEST}`,
+      introspection_off: ([schema]) => `Introspection of schema ${schema} is off: the endpoint answers no __schema or __type. ${NEXT_REQUEST}`,
+    },
     calls: [
       projectCall('POST', '/graphql/run', (ref, { body }) => call(context, ref, body)),
-      projectCall('POST', '/graphql/types', (ref, { body }) => {
+      projectCall('POST', '/graphql/types', async (ref, { body }) => {
         const role = (body as { role?: unknown })?.role === 'service_role' ? 'service_role' : 'anon'
-        return call(context, ref, { query: TYPES_QUERY, role })
+        // Introspection off (a new project): the platform reads the types itself, not as the role.
+        const read = await schemaTypes(context.controlPlane, ref)
+        if (!read.introspection) return [200, { source: 'catalogue', schemas: read.schemas, types: read.types }]
+        const [status, answer] = await call(context, ref, { query: TYPES_QUERY, role })
+        return [status, { ...(answer as object), source: 'introspection' }]
       }),
       projectCall('POST', '/graphql/report', (ref) => call(context, ref, { query: 'query DashboardSchemaReport { __typename }', role: 'service_role' }, { extensions: { schemaReport: true } })),
     ],

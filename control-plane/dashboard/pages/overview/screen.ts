@@ -1,12 +1,16 @@
 // The project's Overview tab as drawn: base URL and keys with copy buttons,
-// what is on, the next steps, and the last hour's figures as small charts
-// (assets/overview.js reads them from metrics.json). The tab has no forms.
+// what is on, the next steps, and small charts (assets/overview.js): the whole
+// fleet's last 24 hours per hour from the catalogue (usage-recent.json), and
+// this node's last hour per minute (metrics.json: status classes, latency and
+// queueing, which only the node counts). The tab has no forms.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import { MINUTE_MS } from '../../../../lib/metrics/recent-minutes.ts'
 import { keysView } from '../../../views.ts'
 import { copyable, empty, html, type Safe } from '../../html.ts'
 import { projectCall, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 import { getProject } from '../../../projects.ts'
+import { BaseplaneError } from '../../../../lib/errors.ts'
+import { DEFAULT_RECENT_HOURS, recentUsage } from '../../../usage-charts.ts'
 
 function apiSection(keys: ReturnType<typeof keysView>): Safe {
   return html`<section><h2>API</h2><div class="scroll"><table>
@@ -34,15 +38,30 @@ function productsSection(project: ProjectRecord): Safe {
 <h3>Next steps</h3><ul>${next}</ul></section>`
 }
 
+function fleetSection(ref: string): Safe {
+  return html`<section><h2>Last ${DEFAULT_RECENT_HOURS} hours, whole fleet</h2>
+<p class="muted">Per hour (UTC), the current hour so far last: what every node counted, as written to the catalogue once a minute. The month against the plan's quotas is under <a href="/dashboard/projects/${ref}/usage">Usage</a>.</p>
+<div id="fleet-charts" class="charts" data-samples="/dashboard/projects/${ref}/usage-recent.json?hours=${DEFAULT_RECENT_HOURS}">${empty(
+    'No usage in the last 24 hours yet: charts of requests by service, Auth and push deliveries appear here within a minute of the project answering requests.',
+  )}</div></section>`
+}
+
+function nodeSection(ref: string): Safe {
+  return html`<section><h2>Last hour, this node</h2>
+<p class="muted">Per minute: status classes, latency and fair-share queueing of the requests this node answered (each node counts its own; every node's are on its <code>/metrics</code>).</p>
+<div id="charts" class="charts" data-samples="/dashboard/projects/${ref}/metrics.json">${empty(
+    'No figures yet: charts of requests by status, latency and refusals appear here once this node answers the project\'s requests.',
+  )}</div></section>`
+}
+
 /** The Overview tab of project `ref`. */
 export async function overviewScreen(context: DashboardContext, ref: string): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
   const body = html`${apiSection(keysView(project, context.addressing))}
 ${productsSection(project)}
-<section><h2>Last hour</h2><div id="charts" class="charts" data-samples="/dashboard/projects/${project.ref}/metrics.json">${empty(
-    'No figures yet: charts of requests by status, latency and refusals appear here once the project answers requests.',
-  )}</div></section>`
-  return { title: 'Overview', body, project, tab: 'overview', scripts: ['uPlot.iife.min.js', 'overview.js'], styles: ['uPlot.min.css'] }
+${fleetSection(project.ref)}
+${nodeSection(project.ref)}`
+  return { title: 'Overview', body, project, tab: 'overview', scripts: ['uPlot.iife.min.js', 'charts.js', 'overview.js'], styles: ['uPlot.min.css'] }
 }
 
 /**
@@ -55,9 +74,22 @@ async function recentFigures(context: DashboardContext, ref: string): Promise<[n
   return [200, { ref: project.ref, minute_ms: MINUTE_MS, minutes: context.recentFigures?.(project.ref) ?? [] }]
 }
 
+/** The fleet's last hours per hour, as the admin API's usage/recent answers it; a bad `hours` is refused in its shape. */
+async function fleetFigures(context: DashboardContext, ref: string, query: URLSearchParams): Promise<[number, unknown]> {
+  try {
+    return [200, await recentUsage(context.controlPlane, ref, query.has('hours') ? query.get('hours')! : undefined)]
+  } catch (error) {
+    if (BaseplaneError.is(error) && error.status === 400) return [400, { code: error.code, message: error.message }]
+    throw error
+  }
+}
+
 export function overviewScreens(context: DashboardContext): ScreenPart {
   return {
     pages: [projectPage('', (ref) => overviewScreen(context, ref))],
-    calls: [projectCall('GET', '/metrics.json', (ref) => recentFigures(context, ref))],
+    calls: [
+      projectCall('GET', '/metrics.json', (ref) => recentFigures(context, ref)),
+      projectCall('GET', '/usage-recent.json', (ref, input) => fleetFigures(context, ref, input.query)),
+    ],
   }
 }

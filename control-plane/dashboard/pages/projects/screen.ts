@@ -20,7 +20,7 @@ export async function projectsScreen(context: DashboardContext, state: FormState
     projects.length === 0
       ? empty('No projects yet. Create one below: it gets its own database, keys and base URL.')
       : table(['Name', 'Ref', 'Plan', 'State', 'Products', 'Base URL'], rows)
-  }</section>
+  }<p><a href="/dashboard/servers" id="servers-link">PostgreSQL servers</a>: where project databases live.</p></section>
 <section><h2>New project</h2><form method="post" action="/dashboard/projects">
 <label for="name">Name</label><input type="text" id="name" name="name" required maxlength="200" value="${state.value('create', 'name', '')}" ${state.attrs('create', 'name')}>
 ${state.error('create', 'name')}

@@ -3,13 +3,18 @@
 // confirm) or resume it, delete it (typing its ref to confirm).
 // A refusal is drawn beside the field it names.
 import { platformErrors } from '../../../../lib/errors.ts'
-import { refusable, type FormState, type Saved } from '../../form-state.ts'
+import { Checks, refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
 import { PRODUCT_NAMES, settingsScreen } from './screen.ts'
 import { deleteProject, getProject, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../../../projects.ts'
 import { resumeProject, suspendProject, validateReason } from '../../../suspension.ts'
 
 const settingsPath = (ref: string) => `/projects/${ref}/settings`
+
+/** Refuses the form unless its `confirm` input holds the project's ref. */
+export function confirmed(input: FormInput, ref: string): void {
+  if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
+}
 
 async function changePlan(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
@@ -26,10 +31,13 @@ async function switchProduct(context: DashboardContext, input: FormInput): Promi
 
 async function suspendConfirmed(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
-  const reason = validateReason(input.field('reason'))
   await getProject(context.controlPlane, ref)
-  if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
-  await suspendProject(context.controlPlane, ref, reason)
+  // The reason and the confirmation are both checked, so each shows its own error.
+  const checks = new Checks()
+  const reason = checks.check(() => validateReason(input.field('reason')))
+  checks.check(() => confirmed(input, ref))
+  checks.settle()
+  await suspendProject(context.controlPlane, ref, reason!)
   return { to: settingsPath(ref), notice: 'suspended', values: [ref] }
 }
 
@@ -42,7 +50,7 @@ async function resume(context: DashboardContext, input: FormInput): Promise<Save
 async function deleteConfirmed(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
   await getProject(context.controlPlane, ref)
-  if (input.field('confirm') !== ref) throw platformErrors.invalidArgument(`Type ${ref} to confirm`, 'confirm')
+  confirmed(input, ref)
   await deleteProject(context.controlPlane, ref)
   return { to: '', notice: 'deleted', values: [ref] }
 }
