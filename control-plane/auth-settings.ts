@@ -21,10 +21,13 @@ import {
   hooksView,
   withoutClearedHooks,
   WEBAUTHN_SETTINGS,
+  latestMail,
+  type OutboxMail,
 } from '../workers/auth/face.ts'
+
+export type { OutboxMail }
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
-import { latestMail } from './db/auth.ts'
 import { lockAuthSettings, updateAuthSettings } from './db/projects.ts'
 import { runInProjectDatabase } from './project-database.ts'
 
@@ -216,22 +219,11 @@ export async function setAuthOptions(controlPlane: ControlPlane, ref: string, pa
   return authSettingsView(ref, next)
 }
 
-export interface OutboxMail {
-  id: number
-  created_at: string
-  kind: string
-  to: string
-  subject: string
-  html: string | null
-  delivery: string
-}
-
 /** The project's mail record, newest first (bodies kept for outbox delivery only). */
 export async function listMail(controlPlane: ControlPlane, ref: string, limit = 50): Promise<OutboxMail[]> {
   const project = await getProject(controlPlane, ref)
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   return runInProjectDatabase(serverUrl, project.dbName, async (client) => {
-    const rows = await latestMail(client, limit)
-    return rows.map((row) => ({ id: Number(row.id), created_at: row.created_at.toISOString(), kind: row.kind, to: row.recipient, subject: row.subject, html: row.html, delivery: row.delivery }))
+    return latestMail(client, limit)
   })
 }

@@ -12,6 +12,7 @@ import type { RequestIdentity } from '../lib/db/request-transaction.ts'
 import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../lib/errors.ts'
 import { unservedService } from './unserved.ts'
 import { log } from '../lib/log.ts'
+import type { RequestLogEntry } from '../lib/request-log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { effectiveQuotas, quotaCaps } from '../lib/plans.ts'
 import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
@@ -57,6 +58,8 @@ export interface DataPlaneDeps {
   activity?: Pick<RequestActivity, 'seen'>
   /** Given when a paused project's request may wake it (BASEPLANE_WAKE_ON_REQUEST); without it, paused projects are refused. */
   waker?: Waker
+  /** Writes a line per answered request (BASEPLANE_REQUEST_LOG, lib/request-log.ts); absent when the log is off. */
+  requestLog?: (entry: RequestLogEntry) => void
 }
 
 /** The source of the data plane's catalogue incidents (one log line when they begin, one when they end). */
@@ -217,7 +220,12 @@ export class DataPlane {
   handle(request: IncomingRequest): OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>> {
     if (request.method === 'OPTIONS') return { status: 204, headers: { ...CORS_HEADERS }, body: '' }
     const target = this.resolve(request)
-    if (target === undefined) return this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
+    if (target === undefined) {
+      const answer = this.#platform(request).catch((error: unknown) => this.#failure(error, undefined, request))
+      if (this.#deps.requestLog === undefined) return answer
+      const arrived = performance.now()
+      return answer.then((response) => this.#logged(request, null, 'platform', response, arrived, bodyBytes(response.body)))
+    }
     const concern = concernOf(target.path)
     const started = performance.now()
     try {
@@ -231,20 +239,36 @@ export class DataPlane {
           })
       if (answer instanceof Promise) {
         return answer.then(
-          (response) => this.#counted(withCors(response, request), target.ref, concern, started),
-          (error: unknown) => this.#counted(this.#failure(error, concern, request), target.ref, concern, started),
+          (response) => this.#counted(request, withCors(response, request), target.ref, concern, started),
+          (error: unknown) => this.#counted(request, this.#failure(error, concern, request), target.ref, concern, started),
         )
       }
-      return this.#counted(withCors(answer, request), target.ref, concern, started)
+      return this.#counted(request, withCors(answer, request), target.ref, concern, started)
     } catch (error) {
-      return this.#counted(this.#failure(error, concern, request), target.ref, concern, started)
+      return this.#counted(request, this.#failure(error, concern, request), target.ref, concern, started)
     }
   }
 
   /** Counts a project request's answer where it leaves for the server to write (the metrics' one hot-path cost). */
-  #counted(response: OutgoingResponse<ResponseBody>, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse<ResponseBody> {
-    const bytes = this.#deps.activeUsers === undefined ? 0 : bodyBytes(response.body)
-    this.#deps.figures?.answered(ref, concern ? concern.service : OTHER_SERVICE, response.status, performance.now() - started, bytes)
+  #counted(request: IncomingRequest, response: OutgoingResponse<ResponseBody>, ref: string, concern: ConcernEntry | undefined, started: number): OutgoingResponse<ResponseBody> {
+    const bytes = this.#deps.activeUsers === undefined && this.#deps.requestLog === undefined ? 0 : bodyBytes(response.body)
+    const service = concern ? concern.service : OTHER_SERVICE
+    this.#deps.figures?.answered(ref, service, response.status, performance.now() - started, bytes)
+    if (this.#deps.requestLog !== undefined) this.#logged(request, ref, concern ? concern.manifest.concern : 'other', response, started, bytes)
+    return response
+  }
+
+  #logged<R extends OutgoingResponse<ResponseBody>>(request: IncomingRequest, ref: string | null, service: string, response: R, started: number, bytes: number): R {
+    this.#deps.requestLog?.({
+      ref,
+      service,
+      method: request.method,
+      path: request.path,
+      status: response.status,
+      ms: performance.now() - started,
+      bytes,
+      address: this.clientAddress(request),
+    })
     return response
   }
 

@@ -38,6 +38,8 @@ export interface PlatformConfig {
   /** Google sign-in endpoints; tests point them at a local OpenID provider stand-in. */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   logLevel: 'silent' | 'info' | 'debug'
+  /** BASEPLANE_REQUEST_LOG: one JSON line per answered request on standard output (lib/request-log.ts); off by default. */
+  requestLog: boolean
   /**
    * The data plane's HTTP server: `uws` (uWebSockets.js, native; start refuses where
    * no native build loads) or `node` (node:http, asked for explicitly: slower).
@@ -188,6 +190,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       issuer: env.BASEPLANE_GOOGLE_ISSUER || 'https://accounts.google.com',
     },
     logLevel,
+    requestLog: flag(env, 'BASEPLANE_REQUEST_LOG', false),
     httpEngine,
     unreadyMillis: integer(env, 'BASEPLANE_UNREADY_MS', 0, 0, 120000),
     catalogueSilenceMillis: silence(env),

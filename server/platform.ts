@@ -9,6 +9,7 @@ import { ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { UsageRecorder } from '../data-plane/usage-recorder.ts'
 import { startNodeUsage } from './usage.ts'
+import { writeRequestLog } from '../lib/request-log.ts'
 import { startNodeLifecycle, type NodeLifecycle } from './lifecycle.ts'
 import { metricsRoute, PlatformMetrics, recentFiguresRoute } from './metrics.ts'
 import type { PlatformRoutes } from '../lib/http.ts'
@@ -188,6 +189,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activeUsers,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
+    requestLog: config.requestLog ? writeRequestLog : undefined,
   })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a

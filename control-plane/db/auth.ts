@@ -1,23 +1,7 @@
 // SQL the control plane runs on Auth's tables in a project's database, as the
-// server's admin role: the mail record (`baseplane mail list`) and removing
-// old anonymous users.
+// server's admin role: removing old anonymous users. (The mail record is read
+// with Auth's own statement, workers/auth/face.ts latestMail.)
 import type { Queryable } from './queryable.ts'
-
-export interface MailRow {
-  id: string
-  created_at: Date
-  kind: string
-  recipient: string
-  subject: string
-  html: string | null
-  delivery: string
-}
-
-/** The project's mail record, newest first. */
-export async function latestMail(db: Queryable, limit: number): Promise<MailRow[]> {
-  const { rows } = await db.query<MailRow>('select id, created_at, kind, recipient, subject, html, delivery from auth.mail_messages order by id desc limit $1', [limit])
-  return rows
-}
 
 /** Deletes anonymous users created more than `days` days ago (their sessions, identities, factors and codes cascade); returns how many. */
 export async function deleteAnonymousUsers(db: Queryable, days: number): Promise<number> {

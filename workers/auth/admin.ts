@@ -2,6 +2,7 @@
 // delete), /invite, /admin/generate_link. Shapes as GoTrue's admin API. The
 // handlers read the request and call users-admin.ts, the operations the
 // control plane calls too; generate_link (no control-plane caller) stays here.
+import { latestMail } from './db/mail-messages.ts'
 import type { Queryable } from './db/pool.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { json } from '../../lib/service.ts'
@@ -75,6 +76,21 @@ export async function listUsers(req: AuthRequest): Promise<ServiceResponse> {
   const { users, total } = await usersAdmin.listUsers(requestScope(req), { page, perPage, filter: req.query.get('filter') })
   const link = paginationLinks(`${req.baseUrl}/auth/v1/admin/users`, req.query, page, perPage, total)
   return json(200, { users, aud: 'authenticated' }, { 'x-total-count': String(total), link })
+}
+
+/** The most mail a page of GET /admin/mail holds. */
+const MAIL_PAGE_LIMIT = 200
+
+/**
+ * GET /admin/mail?limit=N (service_role): the project's mail record, newest
+ * first, as the operator's `baseplane mail list` reads it; bodies (and so the
+ * links) only for mail the outbox kept because no SMTP server is set.
+ */
+export async function listMail(req: AuthRequest): Promise<ServiceResponse> {
+  requireAdmin(req)
+  const limit = paginationParam(req.query, 'limit', 50)
+  if (limit < 1 || limit > MAIL_PAGE_LIMIT) throw authErrors.validation(`limit must be from 1 to ${MAIL_PAGE_LIMIT}, got ${limit}`)
+  return json(200, { mail: await latestMail(req.pool, limit) })
 }
 
 export async function createUser(req: AuthRequest): Promise<ServiceResponse> {

@@ -32,8 +32,9 @@ export {
 export { HOOK_SETTINGS, hooksView, withoutClearedHooks } from './hooks/settings.ts'
 export { WEBAUTHN_SETTINGS } from './webauthn-settings.ts'
 
-// Templates
+// Templates and the mail record
 export { TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
+export { latestMail, type OutboxMail } from './db/mail-messages.ts'
 
 // Users
 export {

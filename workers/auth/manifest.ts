@@ -30,6 +30,9 @@ const routes = [
   { method: 'GET', path: '/reauthenticate', name: 'reauthenticate' },
   { method: 'POST', path: '/invite', name: 'invite' },
   { method: 'POST', path: '/admin/generate_link', name: 'generateLink' },
+  // Baseplane's own (GoTrue has none): the project's mail record for its service_role, where a
+  // developer without an SMTP server reads the confirmation links the outbox kept.
+  { method: 'GET', path: '/admin/mail', name: 'listMail' },
   { method: 'POST', path: '/factors', name: 'enrollFactor' },
   // MFA recovery codes (auth-js 2.119's mfa.recoveryCodes): not offered (disabled.ts).
   // Before /factors/:id, which would take them. Refusing a feature is not a guess, so not throttled.

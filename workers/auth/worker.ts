@@ -8,7 +8,7 @@ import { countsForThrottle } from '../../lib/http/manifest.ts'
 import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
 import type { AuthProjectContext, ServiceHandler, ServiceRequest, ServiceResponse, ServiceUsage } from '../../lib/service.ts'
-import { createUser, deleteUser, generateLink, getUserById, invite, listUsers, updateUser } from './admin.ts'
+import { createUser, deleteUser, generateLink, getUserById, invite, listMail, listUsers, updateUser } from './admin.ts'
 import { deleteUserFactor, listUserFactors } from './admin-factors.ts'
 import { oauthServer, passkeys, recoveryCodesDelete, recoveryCodesEnroll, recoveryCodesStatus, recoveryCodesVerify, sso } from './disabled.ts'
 import { authErrorResponse, authErrors } from './errors.ts'
@@ -51,6 +51,7 @@ const handlers: Record<Exclude<AuthRouteName, 'health'>, Handler> = {
   settings: async (req) => settings(req),
   jwks,
   listUsers,
+  listMail,
   createUser,
   getUserById: byId(getUserById),
   updateUser: byId(updateUser),

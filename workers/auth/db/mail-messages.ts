@@ -26,6 +26,27 @@ export async function platformMailThisMonth(db: Queryable): Promise<number> {
   return Number(rows[0]!.sent)
 }
 
+/** A mail of the record as the operator and the project's service_role read it; `html` only for the outbox's. */
+export interface OutboxMail {
+  id: number
+  created_at: string
+  kind: string
+  to: string
+  subject: string
+  html: string | null
+  delivery: string
+}
+
+/** The project's mail record, newest first (bodies kept for outbox delivery only). */
+export async function latestMail(db: Queryable, limit: number): Promise<OutboxMail[]> {
+  const { rows } = await db.query<{ id: string; created_at: Date; kind: string; recipient: string; subject: string; html: string | null; delivery: string }>({
+    name: 'auth_mail_latest',
+    text: 'select id, created_at, kind, recipient, subject, html, delivery from auth.mail_messages order by id desc limit $1',
+    values: [limit],
+  })
+  return rows.map((row) => ({ id: Number(row.id), created_at: row.created_at.toISOString(), kind: row.kind, to: row.recipient, subject: row.subject, html: row.html, delivery: row.delivery }))
+}
+
 export interface MailRecord {
   kind: string
   recipient: string
