@@ -54,6 +54,10 @@ export class ActiveUsers {
   readonly #maxWritten: number
   /** New users dropped because MAX_PENDING were waiting already (the catalogue away that long). */
   dropped = 0
+  /** The month `seen` last worked out and the instants it spans: a refresh costs no date formatting. */
+  #month = ''
+  #monthFrom = 0
+  #monthTo = -1
 
   constructor(options: ActiveUsersOptions = {}) {
     this.#maxPending = options.maxPending ?? MAX_PENDING_USERS
@@ -64,7 +68,7 @@ export class ActiveUsers {
   seen(ref: string, user: string, anonymous: boolean, now: number): void {
     // The catalogue's column is a uuid: anything else would fail the whole batch, every time.
     if (!isUuid(user)) return
-    const month = monthDateOf(now)
+    const month = this.#monthOf(now)
     if (this.#written.get(month)?.get(ref)?.has(user)) return
     if (this.#pending.get(month)?.get(ref)?.has(user)) return
     if (this.#pendingCount >= this.#maxPending) {
@@ -73,6 +77,16 @@ export class ActiveUsers {
     }
     put(this.#pending, month, ref, user, anonymous)
     this.#pendingCount += 1
+  }
+
+  #monthOf(now: number): string {
+    if (now < this.#monthFrom || now >= this.#monthTo) {
+      const at = new Date(now)
+      this.#monthFrom = Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1)
+      this.#monthTo = Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)
+      this.#month = monthDateOf(now)
+    }
+    return this.#month
   }
 
   get pending(): number {
