@@ -3,7 +3,7 @@
 // and the admin API (admin-api/auth.ts). Saving bumps the project's catalogue
 // version (trigger), so the next request uses the new settings.
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
-import { platformErrors } from '../lib/errors.ts'
+import { Checks, platformErrors } from '../lib/errors.ts'
 import {
   TEMPLATE_KINDS,
   type TemplateKind,
@@ -13,7 +13,7 @@ import {
   NUMERIC_SETTINGS,
   redirectUrlProblem,
   settingsProblems,
-  templateProblem,
+  templateBodyProblem,
   templateSubjectProblem,
   googleClientIdsProblems,
   type StoredAuthSettings,
@@ -159,10 +159,13 @@ export async function listTemplates(controlPlane: ControlPlane, ref: string) {
 
 export async function setTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
   const valid = checkKind(kind)
+  // Both fields' problems at once (a form shows each beside its input).
+  const checks = new Checks()
   const subjectProblem = templateSubjectProblem(valid, template.subject)
-  if (subjectProblem) throw platformErrors.invalidArgument(subjectProblem, 'subject')
-  const problem = templateProblem(valid, template)
-  if (problem) throw platformErrors.invalidArgument(problem, 'body')
+  if (subjectProblem) checks.refuse(platformErrors.invalidArgument(subjectProblem, 'subject'))
+  const problem = templateBodyProblem(valid, template.body)
+  if (problem) checks.refuse(platformErrors.invalidArgument(problem, 'body'))
+  checks.settle()
   await update(controlPlane, ref, (current) => ({ ...current, templates: { ...(current.templates ?? {}), [valid]: { subject: template.subject, body: template.body } } }))
   return { ref, kind: valid, custom: true, subject: template.subject, body: template.body }
 }
@@ -190,10 +193,14 @@ export interface GoogleInput {
 
 /** Client ID, write-only secret, switch. The answer says which of the three is missing. */
 export async function setGoogle(controlPlane: ControlPlane, ref: string, input: GoogleInput) {
-  if (typeof input.clientId === 'string' && input.clientId.trim() === '') throw platformErrors.invalidArgument('The Google client ID must not be empty', 'client_id')
-  if (typeof input.clientSecret === 'string' && input.clientSecret.trim() === '') throw platformErrors.invalidArgument('The Google client secret must not be empty', 'client_secret')
+  // Every field's problem at once (a form shows each beside its input).
+  const checks = new Checks()
+  const refuse = (message: string, field: string) => checks.refuse(platformErrors.invalidArgument(message, field))
+  if (typeof input.clientId === 'string' && input.clientId.trim() === '') refuse('The Google client ID must not be empty', 'client_id')
+  if (typeof input.clientSecret === 'string' && input.clientSecret.trim() === '') refuse('The Google client secret must not be empty', 'client_secret')
   const idsProblems = input.additionalClientIds === undefined ? [] : googleClientIdsProblems([...new Set(input.additionalClientIds.map((id) => id.trim()))])
-  if (idsProblems.length > 0) throw platformErrors.invalidArgument(idsProblems.join('; '), 'additional_client_ids')
+  if (idsProblems.length > 0) refuse(idsProblems.join('; '), 'additional_client_ids')
+  checks.settle()
   const next = await update(controlPlane, ref, (current) => {
     const google = {
       ...(current.google ?? {}),

@@ -147,3 +147,46 @@ export const platformErrors = {
   notSuspended: (ref: string) =>
     new BaseplaneError('project_not_suspended', `Project ${ref} is neither suspended nor paused: there is nothing to resume`, 409),
 }
+
+/**
+ * Several refusals found together, each naming its field: a dashboard form
+ * draws every one beside its input; the admin API and the CLI answer them as
+ * one refusal, their sentences joined.
+ */
+export class FieldErrors extends BaseplaneError {
+  readonly errors: readonly BaseplaneError[]
+  constructor(errors: readonly BaseplaneError[]) {
+    super('invalid_argument', errors.map((e) => e.message).join('; '), 400)
+    this.errors = errors
+  }
+}
+
+/**
+ * An operation's (or a form's) checks run one after another, each refusal
+ * kept: `check` answers its function's value (undefined once refused),
+ * `settle` throws what was refused, one error as itself and several as
+ * FieldErrors, so a page shows every field's error at once, not only the first.
+ */
+export class Checks {
+  readonly #refused: BaseplaneError[] = []
+
+  check<T>(fn: () => T): T | undefined {
+    try {
+      return fn()
+    } catch (error) {
+      if (!BaseplaneError.is(error) || error.status >= 500) throw error
+      this.#refused.push(error)
+      return undefined
+    }
+  }
+
+  /** A refusal found without a check to run. */
+  refuse(error: BaseplaneError): void {
+    this.#refused.push(error)
+  }
+
+  settle(): void {
+    if (this.#refused.length === 1) throw this.#refused[0]
+    if (this.#refused.length > 1) throw new FieldErrors(this.#refused)
+  }
+}

@@ -1,6 +1,6 @@
 // A form drawn again after a refusal keeps what the operator typed and puts
 // the error beside the field it concerns (aria-describedby, aria-invalid).
-import { BaseplaneError } from '../../lib/errors.ts'
+import { BaseplaneError, Checks, FieldErrors } from '../../lib/errors.ts'
 import { html, Safe } from './html.ts'
 import type { FormAnswer, FormInput, Refusal, Screen } from './module.ts'
 
@@ -31,43 +31,7 @@ export class FormState {
   }
 }
 
-/**
- * Several refusals of one form found together, each naming its field: the
- * form draws every one beside its input (a refusal of the whole, to anything
- * else, with their sentences joined).
- */
-export class FieldErrors extends BaseplaneError {
-  readonly errors: readonly BaseplaneError[]
-  constructor(errors: readonly BaseplaneError[]) {
-    super('invalid_argument', errors.map((e) => e.message).join('; '), 400)
-    this.errors = errors
-  }
-}
-
-/**
- * A form's checks run one after another, each refusal kept: `check` answers
- * its function's value (undefined once refused), `settle` throws what was
- * refused, one error as itself and several as FieldErrors, so the page shows
- * every field's error at once, not only the first.
- */
-export class Checks {
-  readonly #refused: BaseplaneError[] = []
-
-  check<T>(fn: () => T): T | undefined {
-    try {
-      return fn()
-    } catch (error) {
-      if (!BaseplaneError.is(error) || error.status >= 500) throw error
-      this.#refused.push(error)
-      return undefined
-    }
-  }
-
-  settle(): void {
-    if (this.#refused.length === 1) throw this.#refused[0]
-    if (this.#refused.length > 1) throw new FieldErrors(this.#refused)
-  }
-}
+export { Checks, FieldErrors }
 
 export const NO_STATE = new FormState()
 

@@ -25,7 +25,7 @@ export {
   NUMERIC_SETTINGS,
   redirectUrlProblem,
   settingsProblems,
-  templateProblem,
+  templateBodyProblem,
   templateSubjectProblem,
   type StoredAuthSettings,
 } from './settings.ts'

@@ -152,12 +152,15 @@ export function templateSubjectProblem(kind: string, subject: unknown): string |
 
 export function templateProblem(kind: string, template: { subject?: unknown; body?: unknown }): string | undefined {
   if (!(TEMPLATE_KINDS as readonly string[]).includes(kind)) return `Unknown template kind "${kind}": use one of ${TEMPLATE_KINDS.join(', ')}`
-  const subject = templateSubjectProblem(kind, template.subject)
-  if (subject) return subject
-  if (typeof template.body !== 'string' || template.body.trim() === '') return `The ${kind} template needs an HTML body`
-  if (template.body.length > 100000) return `The ${kind} template's body is longer than 100000 characters`
-  const required = REQUIRED_VARIABLE[kind as TemplateKind]
-  if (!required.pattern.test(template.body)) {
+  return templateSubjectProblem(kind, template.subject) ?? templateBodyProblem(kind as TemplateKind, template.body)
+}
+
+/** What is wrong with a template's body alone (`kind` known). */
+export function templateBodyProblem(kind: TemplateKind, body: unknown): string | undefined {
+  if (typeof body !== 'string' || body.trim() === '') return `The ${kind} template needs an HTML body`
+  if (body.length > 100000) return `The ${kind} template's body is longer than 100000 characters`
+  const required = REQUIRED_VARIABLE[kind]
+  if (!required.pattern.test(body)) {
     const what = kind === 'reauthentication' ? 'the code the user enters' : 'the link the user clicks'
     return `The ${kind} template's body must contain ${required.name} (${what}); it was refused`
   }
