@@ -150,13 +150,13 @@ export const platformErrors = {
 
 /**
  * Several refusals found together, each naming its field: a dashboard form
- * draws every one beside its input; the admin API and the CLI answer them as
- * one refusal, their sentences joined.
+ * draws every one beside its input; an API answers them as one refusal with
+ * the first one's code and status, their sentences joined.
  */
 export class FieldErrors extends BaseplaneError {
   readonly errors: readonly BaseplaneError[]
   constructor(errors: readonly BaseplaneError[]) {
-    super('invalid_argument', errors.map((e) => e.message).join('; '), 400)
+    super(errors[0]?.code ?? 'invalid_argument', errors.map((e) => e.message).join('; '), errors[0]?.status ?? 400)
     this.errors = errors
   }
 }

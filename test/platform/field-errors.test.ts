@@ -26,3 +26,17 @@ t.test('the Google settings and a template refuse every wrong field together', a
   const templates = await request<Array<{ kind: string; custom: boolean }>>(`${api}/templates`, { headers: admin })
   t.equal(templates.json.find((entry) => entry.kind === 'confirmation')?.custom, false, 'nothing saved')
 })
+
+t.test("APNs credentials name every wrong field together, in Push's own shape", async (t) => {
+  const platform = await startTestPlatform(t)
+  const project = await platform.createProject({ push: true })
+  const reply = await request<ErrorBody>(`${project.baseUrl}/push/v1/credentials/apns`, {
+    method: 'PUT',
+    headers: { apikey: project.serviceRoleKey },
+    body: { topic: 'not a bundle id!', key_id: 'short', team_id: 'TEAM123456', environment: 'staging', keys: [] },
+  })
+  t.equal(reply.status, 400, reply.text)
+  t.equal(reply.json.code, 'validation_failed', "Push's code")
+  for (const field of ['topic must be', 'key_id must be', 'environment must be', 'keys must be']) t.match(reply.json.message, field, `names ${field.split(' ')[0]}`)
+  t.notMatch(reply.json.message, 'team_id', 'and not the right one')
+})

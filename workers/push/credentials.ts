@@ -2,6 +2,7 @@
 // push.credentials, never returned (only what identifies them). Used by the
 // HTTP API (PUT /credentials/apns|fcm, as the api role) and by the CLI
 // (`baseplane push credentials set`, as the admin role).
+import { Checks } from '../../lib/errors.ts'
 import crypto from 'node:crypto'
 import { SignJWT, importPKCS8 } from 'jose'
 import pg from 'pg'
@@ -86,23 +87,27 @@ export async function checkP8(p8: string): Promise<void> {
 
 export async function validateApns(input: unknown): Promise<ApnsCredentialsInput> {
   if (!isObject(input)) throw pushErrors.validation('The body must be a JSON object with topic, key_id, team_id and keys')
-  const topic = requireString(input, 'topic', (v) => TOPIC.test(v), 'the app\'s bundle id, such as com.example.app')
-  const keyId = requireString(input, 'key_id', (v) => APPLE_ID.test(v), 'the 10-character key id from the developer account')
-  const teamId = requireString(input, 'team_id', (v) => APPLE_ID.test(v), 'the 10-character team id from the developer account')
+  // Every field's problem at once (the dashboard shows each beside its input), before a key is parsed.
+  const checks = new Checks()
+  const topic = checks.check(() => requireString(input, 'topic', (v) => TOPIC.test(v), 'the app\'s bundle id, such as com.example.app'))
+  const keyId = checks.check(() => requireString(input, 'key_id', (v) => APPLE_ID.test(v), 'the 10-character key id from the developer account'))
+  const teamId = checks.check(() => requireString(input, 'team_id', (v) => APPLE_ID.test(v), 'the 10-character team id from the developer account'))
   const environment = input.environment ?? 'production'
-  if (environment !== 'production' && environment !== 'sandbox') throw pushErrors.validation('environment must be "production" or "sandbox"', 'environment')
-  if (!Array.isArray(input.keys) || input.keys.length === 0) throw pushErrors.validation('keys must be a non-empty array of {"p8": "<contents of the .p8 file>"}', 'keys')
-  if (input.keys.length > 4) throw pushErrors.validation('keys holds at most 4 keys', 'keys')
+  if (environment !== 'production' && environment !== 'sandbox') checks.refuse(pushErrors.validation('environment must be "production" or "sandbox"', 'environment'))
+  if (!Array.isArray(input.keys) || input.keys.length === 0) checks.refuse(pushErrors.validation('keys must be a non-empty array of {"p8": "<contents of the .p8 file>"}', 'keys'))
+  else if (input.keys.length > 4) checks.refuse(pushErrors.validation('keys holds at most 4 keys', 'keys'))
+  // Past settle() every check above passed.
+  checks.settle()
   const keys: { p8: string; key_id: string }[] = []
-  for (const [i, entry] of input.keys.entries()) {
+  for (const [i, entry] of (input.keys as unknown[]).entries()) {
     if (!isObject(entry) || typeof entry.p8 !== 'string' || entry.p8.trim() === '') {
       throw pushErrors.validation(`keys[${i}].p8 is required (the contents of the .p8 file)`, 'keys')
     }
-    const own = entry.key_id === undefined ? keyId : requireString(entry, 'key_id', (v) => APPLE_ID.test(v), 'a 10-character key id')
+    const own = entry.key_id === undefined ? keyId! : requireString(entry, 'key_id', (v) => APPLE_ID.test(v), 'a 10-character key id')
     await checkP8(entry.p8)
     keys.push({ p8: entry.p8.trim(), key_id: own })
   }
-  return { topic, key_id: keyId, team_id: teamId, keys, environment }
+  return { topic: topic!, key_id: keyId!, team_id: teamId!, keys, environment: environment as ApnsCredentialsInput['environment'] }
 }
 
 export function validateServiceAccount(input: unknown): ServiceAccount & { token_uri?: string } {
