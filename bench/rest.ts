@@ -1,0 +1,283 @@
+// `npm run bench:rest`: Baseplane's data API (REST, /rest/v1) against
+// PostGraphile v5 and against Baseplane's own GraphQL (/graphql/v1), over HTTP
+// with wrk, on the same project database, data and policies: a filtered page,
+// an embedded page (posts with their author and comments) and an insert, each
+// as anon and as a signed-in user. Plain `pg` running the case's statement
+// (bench/lib/rest-limit.ts) is the limit where PostgreSQL bounds a case.
+//
+// The platform runs in this process on the embedded PostgreSQL (or
+// DATABASE_URL's); PostGraphile in a child process (bench/lib/rest-postgraphile.ts)
+// on a pool of the project's API login role, with the caller's role, claims and
+// timeouts as pgSettings, as Baseplane's request transaction sets them.
+// Every side's answer is checked (status and data) before it is timed. A case
+// Baseplane REST cannot answer yet (404, or a 400/405/501 such as an embedding
+// it does not parse yet) is printed as "not served yet" and the rest still runs.
+// Prints per case and side the median of RUNS runs of req/s, p50, p99 and the
+// errors, and the median of the runs' ratios REST/PostGraphile (goal >= 2) and
+// REST/GraphQL (goal >= 1).
+import os from 'node:os'
+import { isDeepStrictEqual } from 'node:util'
+import pg from 'pg'
+import { createProject, deleteProject, setProjectProduct } from '../control-plane/projects.ts'
+import { apiDatabaseOf, ownerUrlOf, PRODUCTS } from '../lib/catalogue.ts'
+import type { RequestIdentity } from '../lib/db/request-transaction.ts'
+import { planLimits } from '../lib/plans.ts'
+import { benchPlatform } from './lib/platform.ts'
+import { CASES, caseRequest, HTTP_SIDES, type Caller, type CaseName, type CaseRequest, type HttpSideName, type Origins } from './lib/rest-cases.ts'
+import { expectedPages, insertedOnce, setupSql, SIZES, type ExpectedPages } from './lib/rest-data.ts'
+import { limitRequest, loadLimit, type LimitRequest } from './lib/rest-limit.ts'
+import { startPostGraphile } from './lib/rest-postgraphile.ts'
+import { median } from './lib/stats.ts'
+import { signedInUser } from './lib/tenants-projects.ts'
+import { wrkTenants } from './lib/tenants-wrk.ts'
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 2)
+const RUNS = Number(process.env.BENCH_RUNS ?? 3)
+const PLAN = 'business'
+// The requests of one project that a concern runs at once on a node: more connections would only queue on Baseplane's side.
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? planLimits(PLAN).concurrentRequests)
+// One worker thread each for REST and GraphQL, against PostGraphile's one process.
+const THREADS = process.env.BENCH_THREADS ?? '1'
+if (!(Number.isInteger(SECONDS) && SECONDS >= 1)) throw new Error('BENCH_SECONDS must be a whole number of seconds, at least 1 (wrk counts in seconds)')
+if (!(Number.isInteger(RUNS) && RUNS >= 1)) throw new Error('BENCH_RUNS must be a whole number, at least 1')
+if (!(Number.isInteger(CONNECTIONS) && CONNECTIONS >= 1 && CONNECTIONS <= planLimits(PLAN).concurrentRequests)) {
+  throw new Error(`BENCH_CONNECTIONS must be a whole number from 1 to ${planLimits(PLAN).concurrentRequests} (the ${PLAN} plan's requests at once per concern; more would queue Baseplane's side only)`)
+}
+
+type SideName = HttpSideName | 'plain pg'
+const SIDES: readonly SideName[] = [...HTTP_SIDES, 'plain pg']
+
+interface Figures {
+  requestsPerSecond: number
+  p50Ms: number
+  p99Ms: number
+  /** Non-2xx answers and socket errors (HTTP), failed requests (plain pg). */
+  errors: number
+  sample?: string
+}
+
+/** One case as one caller: what each side is asked, and REST's refusal while it cannot answer yet. */
+interface Entry {
+  name: CaseName
+  caller: Caller
+  http: Record<HttpSideName, CaseRequest>
+  limit: LimitRequest
+  notServed?: string
+  /** Why REST's answer was wrong (2xx with other data, or a 5xx): not timed, and the run exits 1. */
+  restWrong?: string
+  runs: Map<SideName, Figures[]>
+}
+
+function claimsOf(token: string): Record<string, unknown> {
+  return JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as Record<string, unknown>
+}
+
+async function send(request: CaseRequest): Promise<{ status: number; body: string }> {
+  const { method, path, headers, body } = request.call
+  const response = await fetch(`${request.origin}${path}`, { method, headers, body })
+  return { status: response.status, body: await response.text() }
+}
+
+/** Why a refusal was made, in a line: status, then code and message from whichever error shape it has. */
+function refusal(status: number, body: string): string {
+  try {
+    const e = JSON.parse(body) as Record<string, unknown>
+    const code = e.code ?? e.error_code ?? e.error
+    const message = e.message ?? e.msg ?? (Array.isArray(e.errors) ? (e.errors[0] as { message?: string })?.message : undefined)
+    return `${status}${code === undefined ? '' : ` ${String(code)}`}${message === undefined ? '' : `: ${String(message)}`}`
+  } catch {
+    return `${status}: ${body.slice(0, 200)}`
+  }
+}
+
+/** Undefined when `answer` holds what the case must; else why not. */
+async function wrongness(owner: pg.ClientBase, expected: ExpectedPages, name: CaseName, caller: Caller, answer: () => Promise<unknown>, marker: string): Promise<string | undefined> {
+  let got: unknown
+  try {
+    got = await answer()
+  } catch (error) {
+    return (error as Error).message
+  }
+  if (name === 'insert') return got === 'inserted' ? insertedOnce(owner, marker, caller.userId) : `answered ${JSON.stringify(got)}`
+  const want = name === 'filtered page' ? expected.filtered : expected.embedded
+  return isDeepStrictEqual(got, want) ? undefined : `other data than expected: ${JSON.stringify(got).slice(0, 300)}`
+}
+
+/** Statuses by which REST says it cannot answer a case yet: no route, or a request it does not parse or offer (an embedding). */
+const NOT_YET = [400, 404, 405, 501]
+
+/**
+ * Checks one HTTP side's answer. For REST, sets the entry's notServed or restWrong
+ * instead of failing, so the other sides still run while REST is being built;
+ * anything wrong on the peers' side is the harness's fault and throws.
+ */
+async function verifyHttp(owner: pg.ClientBase, expected: ExpectedPages, entry: Entry, side: HttpSideName, origins: Origins): Promise<void> {
+  const marker = `probe ${side} ${entry.name} ${entry.caller.name}`
+  const request = caseRequest(side, entry.name, entry.caller, origins, marker)
+  const { status, body } = await send(request)
+  const wanted = side === 'rest' && entry.name === 'insert' ? 201 : 200
+  let wrong: string | undefined
+  if (side === 'rest' && NOT_YET.includes(status)) {
+    entry.notServed = refusal(status, body)
+    return
+  }
+  if (status !== wanted) wrong = `${refusal(status, body)} (${wanted} expected)`
+  else wrong = await wrongness(owner, expected, entry.name, entry.caller, async () => request.read(body), marker)
+  if (wrong === undefined) return
+  if (side !== 'rest') throw new Error(`${side} ${entry.name} as ${entry.caller.name}: ${wrong}`)
+  entry.restWrong = wrong
+  process.exitCode = 1
+}
+
+async function measureHttp(request: CaseRequest): Promise<Figures> {
+  const { method, path, headers, body } = request.call
+  const load = await wrkTenants(request.origin, { method, body, requests: [{ path, headers }], seconds: SECONDS, connections: CONNECTIONS, threads: 1 })
+  const errors = load.non2xx + load.socketErrors
+  const failed = Object.keys(load.bodies).find((status) => !status.startsWith('2'))
+  return {
+    requestsPerSecond: load.requestsPerSecond,
+    p50Ms: load.p50Ms,
+    p99Ms: load.p99Ms,
+    errors,
+    sample: failed === undefined ? undefined : `${failed}: ${load.bodies[failed]}`,
+  }
+}
+
+const timesRest = (entry: Entry) => entry.notServed === undefined && entry.restWrong === undefined
+
+const cell = (value: number, width: number, digits = 0) => (Number.isFinite(value) ? value.toFixed(digits) : '-').padStart(width)
+
+function printEntry(entry: Entry): { vsPostgraphile?: number; vsGraphql?: number } {
+  const label = `${entry.name} as ${entry.caller.name}`
+  console.log(label)
+  for (const side of SIDES) {
+    const runs = entry.runs.get(side) ?? []
+    const name = `  ${(side === 'plain pg' ? 'plain pg (limit)' : side).padEnd(18)}`
+    if (side === 'rest' && entry.notServed !== undefined) {
+      console.log(`${name} not served yet (${entry.notServed.split(';')[0]!.slice(0, 140)})`)
+      continue
+    }
+    if (side === 'rest' && entry.restWrong !== undefined) {
+      console.log(`${name} WRONG ANSWER, not timed: ${entry.restWrong.slice(0, 300)}`)
+      continue
+    }
+    const errors = runs.reduce((sum, r) => sum + r.errors, 0)
+    const sample = runs.find((r) => r.sample !== undefined)?.sample
+    console.log(
+      `${name}${cell(median(runs.map((r) => r.requestsPerSecond)), 8)} ${cell(median(runs.map((r) => r.p50Ms)), 8, 2)} ${cell(median(runs.map((r) => r.p99Ms)), 8, 2)} ${String(errors).padStart(7)}` +
+        (sample ? `   first error: ${sample.replace(/\s+/g, ' ').slice(0, 160)}` : ''),
+    )
+  }
+  if (!timesRest(entry)) {
+    console.log(`  ratios: n/a (REST ${entry.notServed !== undefined ? 'not served yet' : 'answered wrongly'})`)
+    return {}
+  }
+  const ratio = (other: SideName) => median(entry.runs.get('rest')!.map((r, i) => r.requestsPerSecond / entry.runs.get(other)![i]!.requestsPerSecond))
+  const result = { vsPostgraphile: ratio('postgraphile'), vsGraphql: ratio('graphql') }
+  console.log(
+    `  ratios: REST/PostGraphile ${result.vsPostgraphile.toFixed(2)}x (goal >= 2), REST/GraphQL ${result.vsGraphql.toFixed(2)}x (goal >= 1), REST/plain pg ${ratio('plain pg').toFixed(2)}x`,
+  )
+  return result
+}
+
+async function main(): Promise<void> {
+  const started = Date.now()
+  const bench = await benchPlatform({ BASEPLANE_GRAPHQL_THREADS: THREADS, BASEPLANE_REST_THREADS: THREADS })
+  const { controlPlane } = bench.platform
+  const closers: (() => Promise<void>)[] = []
+  let ref: string | undefined
+  try {
+    const project = await createProject(controlPlane, { name: 'rest bench', plan: PLAN })
+    ref = project.ref
+    // The data API may become a product a project turns on; where it is one, this project has it.
+    if ((PRODUCTS as readonly string[]).includes('rest')) await setProjectProduct(controlPlane, project.ref, 'rest', true)
+    const basePath = `/project/${project.ref}`
+    const userToken = await signedInUser(bench, project, basePath)
+    const userId = claimsOf(userToken).sub as string
+
+    const owner = new pg.Client({ connectionString: ownerUrlOf(project) })
+    await owner.connect()
+    closers.push(() => owner.end())
+    await owner.query(setupSql(userId))
+    const expected = await expectedPages(owner)
+
+    const db = apiDatabaseOf(project)
+    const apiUrl = `postgres://${encodeURIComponent(db.user)}:${encodeURIComponent(db.password)}@${db.host}:${db.port}/${db.database}`
+    const postgraphile = await startPostGraphile({ databaseUrl: apiUrl, jwtSecret: project.jwtSecret, timeouts: project.roleTimeouts, poolMax: CONNECTIONS })
+    closers.push(() => postgraphile.close())
+    const plainPool = new pg.Pool({ connectionString: apiUrl, max: CONNECTIONS })
+    plainPool.on('error', () => {})
+    closers.push(() => plainPool.end())
+
+    const origins: Origins = { platform: bench.origin, basePath, postgraphile: postgraphile.origin }
+    const callers: Caller[] = [
+      { name: 'anon', anonKey: project.anonKey, token: project.anonKey, userId: null },
+      { name: 'user', anonKey: project.anonKey, token: userToken, userId },
+    ]
+    const identityOf = (caller: Caller): RequestIdentity => {
+      const claims = claimsOf(caller.token)
+      return { role: claims.role as string, claims }
+    }
+
+    const entries: Entry[] = []
+    for (const name of CASES) {
+      for (const caller of callers) {
+        const marker = `bench ${caller.name}`
+        const http = Object.fromEntries(HTTP_SIDES.map((side) => [side, caseRequest(side, name, caller, origins, marker)])) as Record<HttpSideName, CaseRequest>
+        const entry: Entry = { name, caller, http, limit: limitRequest(plainPool, name, identityOf(caller), project.roleTimeouts, marker), runs: new Map() }
+        for (const side of HTTP_SIDES) await verifyHttp(owner, expected, entry, side, origins)
+        const probe = `probe plain pg ${name} ${caller.name}`
+        const wrong = await wrongness(owner, expected, name, caller, limitRequest(plainPool, name, identityOf(caller), project.roleTimeouts, probe), probe)
+        if (wrong !== undefined) throw new Error(`plain pg ${name} as ${caller.name}: ${wrong}`)
+        entries.push(entry)
+      }
+    }
+
+    console.log(
+      `REST benchmark: ${SIZES.posts} posts by ${SIZES.authors} authors, ${SIZES.comments} comments, RLS on; ${RUNS} runs of ${SECONDS} s per side and case, ` +
+        `wrk with ${CONNECTIONS} connections (the ${PLAN} plan's requests at once), ${THREADS} REST and GraphQL worker thread(s), ${os.cpus().length} CPUs, Node ${process.versions.node}`,
+    )
+    console.log('every answer checked (status and data) before timing; figures are medians of the runs, ratios the median of the runs\' ratios\n')
+    console.log(`${''.padEnd(20)}${'req/s'.padStart(8)} ${'p50 ms'.padStart(8)} ${'p99 ms'.padStart(8)} ${'errors'.padStart(7)}`)
+
+    for (let run = 0; run < RUNS; run++) {
+      // The sides take turns going first, so drift on the machine falls on each alike.
+      const order = SIDES.map((_, i) => SIDES[(i + run) % SIDES.length]!)
+      for (const entry of entries) {
+        for (const side of order) {
+          if (side === 'rest' && !timesRest(entry)) continue
+          const figures = side === 'plain pg' ? await loadLimit(entry.limit, SECONDS, CONNECTIONS) : await measureHttp(entry.http[side])
+          const runs = entry.runs.get(side) ?? []
+          runs.push(side === 'plain pg' ? { ...figures, sample: (figures as { firstError?: string }).firstError } : figures)
+          entry.runs.set(side, runs)
+        }
+      }
+    }
+
+    const vsPostgraphile: number[] = []
+    const vsGraphql: number[] = []
+    for (const entry of entries) {
+      const ratios = printEntry(entry)
+      if (ratios.vsPostgraphile !== undefined) vsPostgraphile.push(ratios.vsPostgraphile)
+      if (ratios.vsGraphql !== undefined) vsGraphql.push(ratios.vsGraphql)
+    }
+    const served = entries.filter(timesRest).length
+    const wrong = entries.filter((e) => e.restWrong !== undefined).length
+    console.log(`\nREST serves ${served} of ${entries.length} cases${wrong > 0 ? `; ${wrong} answered wrongly (exit status 1)` : ''}`)
+    if (served > 0) {
+      console.log(`lowest REST/PostGraphile: ${Math.min(...vsPostgraphile).toFixed(2)}x (goal >= 2); lowest REST/GraphQL: ${Math.min(...vsGraphql).toFixed(2)}x (goal >= 1)`)
+    }
+    const errors = entries.reduce((sum, e) => sum + [...e.runs.values()].flat().reduce((s, r) => s + r.errors, 0), 0)
+    if (errors > 0) {
+      console.log(`${errors} timed requests failed: the figures above count them as answers and are not to be trusted`)
+      process.exitCode = 1
+    }
+    console.log(`(${Math.round((Date.now() - started) / 1000)} s in all)`)
+  } finally {
+    for (const close of closers.reverse()) await close()
+    if (ref !== undefined) await deleteProject(controlPlane, ref)
+    await bench.close()
+  }
+}
+
+await main()
