@@ -25,6 +25,7 @@ import { Router } from '../lib/http/router.ts'
 import { authManifest } from '../workers/auth/manifest.ts'
 import { graphqlManifest } from '../workers/graphql/manifest.ts'
 import { pushManifest } from '../workers/push/manifest.ts'
+import { restManifest } from '../workers/rest/manifest.ts'
 import type { Gate, KeyRole } from './gate.ts'
 import type { PlatformHealth } from './platform-health.ts'
 import type { ProjectDirectory } from './project-directory.ts'
@@ -69,8 +70,9 @@ const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-allow-methods': 'GET, POST, PUT, PATCH, DELETE, OPTIONS',
   'access-control-allow-headers':
-    'authorization, apikey, content-type, x-client-info, x-supabase-api-version, accept-profile, content-profile, prefer, x-upsert, x-retry-count, traceparent, tracestate, baggage',
-  'access-control-expose-headers': 'x-sb-error-code, x-supabase-api-version, retry-after',
+    'authorization, apikey, content-type, x-client-info, x-supabase-api-version, accept-profile, content-profile, prefer, range, range-unit, x-upsert, x-retry-count, traceparent, tracestate, baggage',
+  // The data API's counts, locations and applied preferences are read by browser clients (as PostgREST exposes them).
+  'access-control-expose-headers': 'x-sb-error-code, x-supabase-api-version, retry-after, content-range, location, preference-applied, content-profile',
   'access-control-max-age': '86400',
 }
 
@@ -81,7 +83,7 @@ function withCors<R extends OutgoingResponse<ResponseBody>>(response: R, request
 }
 
 /** The concerns the data plane serves, each described by its own manifest. */
-const MANIFESTS: readonly ConcernManifest[] = [authManifest, graphqlManifest, pushManifest]
+const MANIFESTS: readonly ConcernManifest[] = [authManifest, graphqlManifest, pushManifest, restManifest]
 
 interface ConcernEntry {
   manifest: ConcernManifest

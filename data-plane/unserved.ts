@@ -5,7 +5,6 @@ import { BaseplaneError } from '../lib/errors.ts'
 import type { ConcernManifest } from '../lib/http/manifest.ts'
 
 const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
-  ['/rest/v1', 'the Data API (PostgREST: supabase.from() and .rpc())'],
   ['/storage/v1', 'Storage (supabase.storage)'],
   ['/realtime/v1', 'Realtime (supabase.channel())'],
   ['/functions/v1', 'Edge Functions (supabase.functions.invoke())'],

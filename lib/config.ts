@@ -22,7 +22,9 @@ export interface PlatformConfig {
   projectPoolSize: number
   /** Idle project connections are closed after this long, so idle projects cost nothing. */
   idleConnectionMillis: number
-  threads: { auth: number; graphql: number; push: number }
+  threads: { auth: number; graphql: number; push: number; rest: number }
+  /** The data API (`/rest/v1`): the most rows one response carries (PostgREST's db-max-rows). */
+  rest: { maxRows: number }
   /** Requests one worker thread interleaves (they mostly wait on PostgreSQL). */
   tasksPerThread: number
   /** Header holding the client address when Baseplane runs behind a proxy (e.g. x-forwarded-for). */
@@ -164,7 +166,9 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       auth: integer(env, 'BASEPLANE_AUTH_THREADS', 2, 1, 256),
       graphql: integer(env, 'BASEPLANE_GRAPHQL_THREADS', 2, 1, 256),
       push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
+      rest: integer(env, 'BASEPLANE_REST_THREADS', 2, 1, 256),
     },
+    rest: { maxRows: integer(env, 'BASEPLANE_REST_MAX_ROWS', 1000, 1, 1000000) },
     tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 16, 1, 1000),
     trustedProxyHeader: header,
     throttle: {

@@ -6,7 +6,7 @@ import type { RequestIdentity } from './db/request-transaction.ts'
 import type { SigningKey } from './jwt.ts'
 import type { QuotaCaps, RoleTimeouts } from './plans.ts'
 
-export type Concern = 'auth' | 'graphql' | 'push'
+export type Concern = 'auth' | 'graphql' | 'push' | 'rest'
 
 /**
  * What every concern's worker knows about the project a request is for. A
@@ -121,6 +121,8 @@ export interface WorkerOptions {
   push: { fcmTokenUrl: string; allowInsecureWebPushEndpoints: boolean }
   /** Google sign-in endpoints (platform-level overrides for tests). */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
+  /** The data API: the most rows one response carries (PostgREST's db-max-rows); 1,000 when absent. */
+  rest?: { maxRows: number }
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ServiceResponse {

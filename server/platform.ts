@@ -157,6 +157,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       mail: { smtpUrl: config.smtpUrl, from: config.mailFrom },
       push: { fcmTokenUrl: config.push.fcmTokenUrl, allowInsecureWebPushEndpoints: config.push.allowInsecureWebPushEndpoints },
       google: config.google,
+      rest: config.rest,
     },
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }

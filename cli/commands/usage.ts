@@ -6,7 +6,7 @@ import { openUsageExport, projectUsage, type ProjectUsageView, type UsageExportR
 import { PUSH_OUTCOMES, PUSH_PROVIDERS } from '../../lib/metrics/usage-counters.ts'
 import { stringOption, table, type Command } from '../command.ts'
 
-const SERVICES = ['auth', 'graphql', 'push', 'other'] as const
+const SERVICES = ['auth', 'graphql', 'push', 'rest', 'other'] as const
 
 /** 1234567 -> "1.2 MB" (powers of 1024, as pg_size_pretty). */
 function bytes(value: number | null): string {

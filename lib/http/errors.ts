@@ -4,7 +4,7 @@ import { BaseplaneError } from '../errors.ts'
 import type { OutgoingResponse } from '../http.ts'
 
 /** Which shape a doorway answers its errors in. */
-export type ErrorShape = 'gotrue' | 'platform'
+export type ErrorShape = 'gotrue' | 'platform' | 'postgrest'
 
 const JSON_TYPE = 'application/json'
 
@@ -43,9 +43,31 @@ function asGotrueRefusal(error: BaseplaneError): BaseplaneError {
   return new BaseplaneError('bad_jwt', `invalid JWT: unable to parse or verify signature, ${reason}`, 403, undefined, error.retryAfter)
 }
 
+/**
+ * PostgREST's shape, `{code, details, hint, message}` (null when absent), for
+ * the data API. The platform's own refusals keep their codes (`no_api_key`,
+ * `project_suspended`): postgrest-js hands the body to the app as `error`.
+ */
+export function postgrestErrorResponse(
+  status: number,
+  body: { code: string; message: string; details?: string | null; hint?: string | null },
+  headers: Record<string, string> = {},
+): OutgoingResponse {
+  return {
+    status,
+    headers: { 'content-type': `${JSON_TYPE}; charset=utf-8`, ...headers },
+    body: JSON.stringify({ code: body.code, details: body.details ?? null, hint: body.hint ?? null, message: body.message }),
+  }
+}
+
 /** The data plane's own refusals (before a worker runs), in the shape the concern's manifest names. */
 export function refusalResponse(error: BaseplaneError, shape: ErrorShape | undefined, requestHeaders: Record<string, string>): OutgoingResponse {
   if (shape === 'gotrue') return gotrueErrorResponse(asGotrueRefusal(error), requestHeaders)
+  if (shape === 'postgrest') {
+    const headers: Record<string, string> = { 'x-sb-error-code': error.code }
+    if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter)
+    return postgrestErrorResponse(error.status, { code: error.code, message: error.message, hint: error.hint }, headers)
+  }
   return platformErrorResponse(error)
 }
 

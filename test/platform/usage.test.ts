@@ -417,7 +417,7 @@ t.test('the CLI: baseplane usage [REF] [--month YYYY-MM] [--json]', async (t) =>
   t.same(JSON.parse(json.stdout), await projectUsage(controlPlane, project.ref), 'what the admin API answers')
   const human = await baseplane(['usage', project.ref, '--month', month])
   t.equal(human.code, 0, human.stderr)
-  t.match(human.stdout, `Usage of ${project.ref} in ${month} (UTC)\nrequests        auth 0, graphql 1, push 0, other 0\n`)
+  t.match(human.stdout, `Usage of ${project.ref} in ${month} (UTC)\nrequests        auth 0, graphql 1, push 0, rest 0, other 0\n`)
   t.match(human.stdout, /\nactive users    0 \(0 signed up, 0 anonymous\)\n/)
 
   const all = await baseplane(['usage', '--json'])

@@ -9,10 +9,10 @@ const platform = await startTestPlatform(t)
 const project = await platform.createProject({ auth: true, push: true })
 const { dataPlane } = platform.platform
 
-t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
-  for (const concern of ['graphql', 'push'] as const) {
+t.test('GraphQL, Push and REST get no secret and no auth settings', async (t) => {
+  for (const concern of ['graphql', 'push', 'rest'] as const) {
     const context = dataPlane.contextOf(project.record, concern)
-    t.same(Object.keys(context).sort(), ['database', 'plan', 'ref', 'roleTimeouts', 'version'], `${concern}: only what it reads`)
+    t.same(Object.keys(context).sort(), ['caps', 'database', 'plan', 'readOnly', 'ref', 'roleTimeouts', 'version'], `${concern}: only what it reads`)
     t.notOk(JSON.stringify(context).includes(project.record.jwtSecret), `${concern}: the JWT secret is nowhere in it`)
     t.notOk(JSON.stringify(context).includes(project.record.signingKeys[0]!.privateJwk.d!), `${concern}: nor the signing key`)
     t.equal(context.ref, project.ref)
@@ -21,7 +21,7 @@ t.test('GraphQL and Push get no secret and no auth settings', async (t) => {
 
 t.test('Auth gets its settings, the JWT secret and the base URL', async (t) => {
   const context = dataPlane.contextOf(project.record, 'auth')
-  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'database', 'jwtSecret', 'plan', 'projectName', 'projectRoles', 'ref', 'roleTimeouts', 'signingKeys', 'version'])
+  t.same(Object.keys(context).sort(), ['authSettings', 'baseUrl', 'caps', 'database', 'jwtSecret', 'plan', 'projectName', 'projectRoles', 'readOnly', 'ref', 'roleTimeouts', 'signingKeys', 'version'])
   t.match(context, {
     ref: project.ref,
     jwtSecret: project.record.jwtSecret,

@@ -10,9 +10,10 @@
 // PostgREST), PostgreSQL's text for a cancelled statement, 503 when the
 // database is unavailable. Routing and the body's parsing stay in worker.ts.
 import type pg from 'pg'
+import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, isConnectionLost, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
-import { identityStatement, type RequestIdentity } from '../../lib/db/request-transaction.ts'
-import { quotaRefusal, type QuotaCaps, type RoleTimeouts } from '../../lib/plans.ts'
+import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { quotaRefusal } from '../../lib/plans.ts'
 import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { log } from '../../lib/log.ts'
 import { json, type ServiceResponse } from '../../lib/service.ts'
@@ -23,25 +24,7 @@ import { resolve, type GraphqlRequest, type SchemaCache } from './index.ts'
 /** Texts longer than this are measured before a connection is taken (a 15,000-token document is far longer). */
 const PRECHECK_TEXT_LENGTH = 4096
 
-/** Who asks, and of which project: the role and claims the request runs with, and the project's timeouts. */
-export interface Caller {
-  identity: RequestIdentity
-  /** `readOnly` past the project's database size cap: reads answer, writes are refused with the quota's sentence. */
-  project: { ref: string; roleTimeouts: RoleTimeouts; readOnly?: boolean; caps?: QuotaCaps }
-}
-
-/** Where the request runs: a connection for its first round trip, given back afterwards. */
-export interface Connection<C extends pg.ClientBase> {
-  /**
-   * Runs `first` (the request's first round trips) on a connection with no
-   * open transaction and answers that connection, still held, with what
-   * `first` answered. A pool replaces a connection found dead once
-   * (lib/db/stale-retry.ts firstRoundTrip).
-   */
-  firstRoundTrip<T>(first: (client: C) => Promise<T>): Promise<{ client: C; result: T }>
-  /** Gives the connection back; `broken` when it broke mid-request. */
-  release(client: C, broken?: Error): void
-}
+export type { Caller, Connection }
 
 /** Answers `body` as the endpoint would, run as `caller` on `connection` with built schemas from `cache`. */
 export async function answerGraphql<C extends pg.ClientBase>(

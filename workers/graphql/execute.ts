@@ -15,7 +15,7 @@ import { collectFields, type CollectedField, type PlanContext } from './plan/con
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
 import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema/index.ts'
 import { jsonObject, SqlValues, text } from './sql.ts'
-import { preparedCall } from './statements.ts'
+import { preparedCall } from '../../lib/db/prepared-statements.ts'
 
 /** Errors that are the request's fault, listed in the response as they are. */
 export class RequestErrors extends Error {

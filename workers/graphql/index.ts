@@ -12,7 +12,7 @@ import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
 import { asks, type ExplainedStatement } from './explain.ts'
 import { reportedSchemas, schemaReport } from './schema-report.ts'
-import { isStatementMismatch, preparedCall, resync } from './statements.ts'
+import { isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
 
 export interface GraphqlRequest {
   /** The document; may be left out when `extensions.persistedQuery.sha256Hash` names a stored one. */

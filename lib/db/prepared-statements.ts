@@ -1,7 +1,9 @@
-// Query statements as prepared statements. Planning a GraphQL query's SQL
-// costs PostgreSQL about as much as running it, and a query's text depends
-// only on the document's shape (its values are parameters, sql.ts), so each
-// connection prepares a shape once and executes it from then on. PREPARE and
+// Query statements as prepared statements. Planning a GraphQL query's SQL (or
+// a REST request's) costs PostgreSQL about as much as running it, and a
+// query's text depends only on the request's shape (its values are
+// parameters), so each connection prepares a shape once and executes it from
+// then on. In lib/ so that both concerns run statements the same way (each
+// concern's threads have their own connections, so their lists never mix). PREPARE and
 // EXECUTE are SQL statements, so they travel in the request's one
 // simple-protocol round trip with its transaction and identity setup.
 //

@@ -1,0 +1,202 @@
+// One data API request answered as `{base_url}/rest/v1` answers it: parse and
+// check everything the request says before a connection is taken (PGRST100
+// and the limits in milliseconds), then run its one statement as the caller,
+// in one transaction (lib/db/request-transaction.ts's identity statement:
+// role, claims, the role's timeouts; read-only for GET and HEAD and past the
+// project's size quota), and shape the answer (respond.ts).
+//
+// Round trips: once this thread has seen the project's schema for the
+// caller's role, the request is planned against it and sent in one message
+// with the identity statement; the statement reads the schema key back
+// (lib/pg-catalog/schema-version.ts) and, if the schema moved, the answer is
+// dropped and the request planned again on the fresh schema. A read is then
+// one round trip (an implicit transaction); a write is its statement inside
+// BEGIN, then COMMIT once its result is checked (two round trips), or
+// ROLLBACK when the schema moved, so a write never lands planned on a stale
+// schema. A statement that fails is answered once the key, read again, shows
+// the schema did not move (so a failing write never runs twice). Otherwise (a cold thread, a moved schema, an error): BEGIN with the
+// identity and the key, the model from the cache (built on a miss), the
+// statement, COMMIT.
+import type pg from 'pg'
+import type { Caller, Connection } from '../../lib/db/caller.ts'
+import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-errors.ts'
+import { isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
+import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { metaColumns, PROBE_SQL, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
+import { quotaRefusal } from '../../lib/plans.ts'
+import { log } from '../../lib/log.ts'
+import type { ServiceResponse } from '../../lib/service.ts'
+import { RestError, restErrors } from './errors.ts'
+import type { ModelCache, RestModel } from './model.ts'
+import { plan, type Planned, type RestCall } from './plan.ts'
+import { checkResult, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
+
+export type { Caller, Connection }
+
+/** A request whose schema-free parts are parsed; the schema it names is checked against the model. */
+export type ParsedCall = Omit<RestCall, 'schema'> & { profile: string | undefined }
+
+const probes = new WeakMap<pg.ClientBase, Probe>()
+/** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
+const lastMeta = new Map<string, Meta>()
+
+function serverOf(client: pg.ClientBase): string {
+  const c = client as unknown as { host?: string; port?: number }
+  return `${c.host ?? ''}:${c.port ?? ''}`
+}
+
+function sameMeta(a: Meta, b: Meta): boolean {
+  return a.version === b.version && a.role === b.role && a.search_path === b.search_path && a.db === b.db
+}
+
+const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isArray(results) ? results[results.length - 1]! : results).rows[0] as T
+
+/** The model's schema for the request: the profile header's, or the first exposed one. */
+function planFor(model: RestModel, call: ParsedCall): { planned: Planned; full: RestCall } {
+  const schema = call.profile ?? model.schemas[0]!
+  if (!model.schemas.includes(schema)) throw restErrors.schema(schema, model.schemas)
+  const full: RestCall = { ...call, schema, query: { ...call.query, filters: [...call.query.filters], embedRefs: [...call.query.embedRefs] } }
+  return { planned: plan(model, full), full }
+}
+
+/** Whether an upsert's resolution was honoured (a primary key or on_conflict to resolve on). */
+function resolutionUsed(model: RestModel, call: RestCall): boolean {
+  if (call.prefs.resolution === undefined || call.target !== 'relation') return false
+  if (call.query.onConflict !== undefined) return true
+  return (model.tables.get(`${call.schema}\0${call.name}`)?.primaryKey?.length ?? 0) > 0
+}
+
+export async function answerRest<C extends pg.ClientBase>(call: ParsedCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
+  const { identity, project } = caller
+  try {
+    const { client, result } = await connection.firstRoundTrip((client) => run(client, call, caller, cache))
+    connection.release(client)
+    return result
+  } catch (error) {
+    if (RestError.is(error)) return restErrorResponse(error)
+    const failure = classifyDatabaseError(error)
+    log.error(failure === 'unavailable' ? 'project database unavailable' : 'rest request failed', error, { ref: project.ref })
+    if (failure === 'unavailable') return unavailableResponse()
+    if (isPgError(error)) return pgErrorResponse(error, identity.role)
+    return restErrorResponse(restErrors.internal())
+  }
+}
+
+/** The answer to a failure met while the request ran (its transaction already ended). */
+function failed(error: unknown, call: ParsedCall, caller: Caller): ServiceResponse {
+  if (RestError.is(error)) return restErrorResponse(error)
+  if (isPgError(error)) {
+    // Past the size quota the API roles' transactions are read-only: a write is refused with the quota's sentence.
+    const write = call.method !== 'GET' && call.method !== 'HEAD'
+    if (error.code === '25006' && write && caller.project.readOnly === true) {
+      return pgErrorResponse(error, caller.identity.role, { message: quotaRefusal('database_size_bytes', caller.project.caps?.database_size_bytes ?? 0), details: error.message })
+    }
+    return pgErrorResponse(error, caller.identity.role)
+  }
+  throw error
+}
+
+async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
+  let probe = probes.get(client)
+  if (probe === undefined) {
+    probe = (await client.query<Probe>(PROBE_SQL)).rows[0]!
+    probes.set(client, probe)
+  }
+  const { identity, project } = caller
+  const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
+  const setup = identityStatement(identity, project.roleTimeouts, readOnly)
+  const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
+  const last = lastMeta.get(key)
+  const model = last && probe.versioned ? cache.peek(serverOf(client), last) : undefined
+  if (last && model && call.prefs.count !== 'planned' && call.prefs.count !== 'estimated') {
+    const answer = await speculate(client, call, caller, setup, key, last, model, probe)
+    if (answer !== undefined) return answer
+  }
+  return ordinary(client, call, caller, cache, setup, key, probe, true)
+}
+
+/** One message planned against the schema last seen; undefined when the schema moved or the plan did not fit it. */
+async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller, setup: string, key: string, last: Meta, model: RestModel, probe: Probe): Promise<ServiceResponse | undefined> {
+  let planned: Planned
+  let full: RestCall
+  try {
+    ;({ planned, full } = planFor(model, call))
+  } catch (error) {
+    // Parse errors are the same on any schema; schema errors are decided on the current one.
+    if (RestError.is(error) && error.code === 'PGRST100') throw error
+    return undefined
+  }
+  if (planned.empty) return undefined
+  const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true)}, `), planned.params)
+  const text = [...(planned.write ? ['begin'] : []), setup, ...statement.before, statement.execute].join('; ')
+  let row: ResultRow & Omit<Meta, 'db'>
+  try {
+    row = lastRow(await client.query(text))
+  } catch (error) {
+    if (planned.write) await client.query('rollback').catch(() => {})
+    if (isConnectionLost(error)) throw error
+    if (isStatementMismatch(error)) {
+      await resync(client).catch(() => {})
+      return undefined
+    }
+    // A cancelled statement is the answer: running it again would cost the caller's timeout twice.
+    if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
+    // The error is the request's own unless the schema moved: one cheap look at the key decides,
+    // so a failing write is never run twice.
+    const now = lastRow<Omit<Meta, 'db'>>(await client.query(`${setup}; select ${metaColumns(true)}`))
+    const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
+    if (sameMeta(read, last)) return failed(error, call, caller)
+    lastMeta.set(key, read)
+    return undefined
+  }
+  const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db: probe.db }
+  if (!sameMeta(read, last)) {
+    lastMeta.set(key, read)
+    if (planned.write) await client.query('rollback')
+    return undefined
+  }
+  try {
+    checkResult(full, planned, row)
+    if (planned.write) await client.query('commit')
+    return respond(full, planned, row, resolutionUsed(model, full))
+  } catch (error) {
+    if (planned.write) await client.query('rollback').catch(() => {})
+    if (isConnectionLost(error)) throw error
+    return failed(error, call, caller)
+  }
+}
+
+async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, setup: string, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
+  const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)), db: probe.db }
+  lastMeta.set(key, meta)
+  try {
+    const model = await cache.get(client, serverOf(client), meta)
+    const { planned, full } = planFor(model, call)
+    let row: ResultRow
+    if (planned.empty) row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
+    else {
+      const statement = preparedCall(client, meta.role, planned.sql(''), planned.params)
+      row = lastRow(await client.query([...statement.before, statement.execute].join('; ')))
+      if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
+    }
+    checkResult(full, planned, row)
+    await client.query('commit')
+    return respond(full, planned, row, resolutionUsed(model, full))
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    if (isConnectionLost(error)) throw error
+    if (mayRetry && isStatementMismatch(error)) {
+      await resync(client)
+      return ordinary(client, call, caller, cache, setup, key, probe, false)
+    }
+    return failed(error, call, caller)
+  }
+}
+
+/** PostgreSQL's estimate of the rows a count statement would count (`count=planned`). */
+async function plannedCount(client: pg.ClientBase, role: string, count: { sql: string; params: Array<string | null> }): Promise<number> {
+  const statement = preparedCall(client, role, count.sql, count.params)
+  const results = await client.query([...statement.before, `explain (format json) ${statement.execute}`].join('; '))
+  const plan = lastRow<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(results)['QUERY PLAN']
+  return plan[0]!.Plan['Plan Rows']
+}

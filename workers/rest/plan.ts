@@ -1,0 +1,251 @@
+// A data API request made into one SQL statement (its JSON built by
+// PostgreSQL, as GraphQL's is) and what its answer needs: the statement of a
+// read (table, view or set-returning function) or a write (one
+// data-modifying CTE, `pgrst_source` as in PostgREST) with the count, the
+// page and the body in the same row. Needs the schema (model.ts) only for
+// what PostgREST's schema cache decides: which table or function, primary
+// keys, payload columns, argument types.
+import type { CatalogFunction, CatalogTable } from '../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
+import { restErrors } from './errors.ts'
+import type { Condition, Logic } from './filters.ts'
+import { closest, tableByType, type RestModel } from './model.ts'
+import { parseFilters, type Media, type ParsedQuery, type Preferences } from './request.ts'
+import { resolveFunction, type FunctionCall } from './rpc.ts'
+import type { SelectItem } from './select.ts'
+import { orderSql, outputNames, Params, selectListSql, whereSql, type FilterContext } from './sql.ts'
+import { insertSql, updateSql, deleteSql, putSql, type WriteParts } from './write.ts'
+
+export interface RestCall {
+  method: string
+  /** 'relation' or 'rpc' */
+  target: 'relation' | 'rpc'
+  name: string
+  schema: string
+  query: ParsedQuery
+  prefs: Preferences
+  media: Media
+  stripNulls: boolean
+  /** A Range header's window (GET only). */
+  range?: { offset: number; limit?: number }
+  /** The body as sent (JSON text), for writes and RPC POST. */
+  body: string
+  maxRows: number
+}
+
+export type AnswerKind = 'read' | 'insert' | 'update' | 'delete' | 'put' | 'rpc'
+
+export interface Planned {
+  /** The statement; `meta` goes first in its last select list (empty, or the schema key's columns and a comma). */
+  sql: (meta: string) => string
+  params: Array<string | null>
+  /** A write (or a volatile function): an explicit transaction, committed once the answer is checked. */
+  write: boolean
+  kind: AnswerKind
+  /** The count statement to EXPLAIN for `count=planned` (and `estimated` past max rows). */
+  countSql?: { sql: string; params: Array<string | null> }
+  offset: number
+  /** RPC: a bare JSON value, no result at all, or one object (a composite, not a set). */
+  result?: 'scalar' | 'void' | 'object'
+  csvHeader: string[]
+  /** headers-only: the table (for Location) and its primary key. */
+  location?: { table: string; pk: string[] }
+  /** No statement to run: an empty write answers at once. */
+  empty?: boolean
+}
+
+const ROW = 'pgrst_t'
+
+function refuseUnplannable(items: readonly SelectItem[], parent: string, schema: string): void {
+  for (const item of items) {
+    // Embedding is not served yet: every embed is a relationship the cache does not have.
+    if (item.kind === 'embed') throw restErrors.noRelationship(parent, item.name, schema, null)
+    if (item.kind === 'column' && item.aggregate !== undefined) throw restErrors.aggregates()
+  }
+}
+
+function refuseEmbedRefs(query: ParsedQuery): void {
+  const first = query.embedRefs[0]
+  if (first !== undefined) throw restErrors.notEmbedded(first)
+}
+
+export function findTable(model: RestModel, schema: string, name: string): CatalogTable {
+  const table = model.tables.get(`${schema}\0${name}`)
+  if (table) return table
+  const names = [...model.tables.values()].filter((t) => t.schema === schema).map((t) => t.name)
+  const near = closest(name, names)
+  throw restErrors.noTable(`${schema}.${name}`, near ? `Perhaps you meant the table '${schema}.${near}'` : null)
+}
+
+function bodyExpression(call: RestCall, row: string): string {
+  if (call.media === 'csv') return `coalesce(pg_catalog.string_agg(pg_catalog.substr(${row}::text, 2, pg_catalog.length(${row}::text) - 2), chr(10)), '')`
+  const agg = `pg_catalog.json_agg(${row})`
+  return call.stripNulls ? `coalesce(pg_catalog.json_strip_nulls(${agg}), '[]')::text` : `coalesce(${agg}, '[]')::text`
+}
+
+/** limit and offset: `limit=`, a Range header (GET), and max rows, intersected. */
+function window(call: RestCall): { limit: number; offset: number } {
+  let offset = call.query.offset ?? 0
+  let limit = call.query.limit ?? Infinity
+  if (call.range) {
+    offset += call.range.offset
+    if (call.range.limit !== undefined) limit = Math.min(limit, call.range.limit)
+  }
+  return { limit: Math.min(limit, call.maxRows), offset }
+}
+
+interface ReadSource {
+  /** FROM items, the relation named `alias`. */
+  from: string
+  alias: string
+  columns: string[]
+  columnType: (name: string) => string | undefined
+  /** Rows of a function returning a scalar set (`pgrst_scalar`). */
+  scalarSet?: boolean
+}
+
+function readStatement(call: RestCall, source: ReadSource, params: Params, kind: AnswerKind, write: boolean): Planned {
+  const query = call.query
+  refuseUnplannable(query.select, source.alias, call.schema)
+  refuseEmbedRefs(query)
+  const ctx: FilterContext = { alias: source.alias, params, columnType: source.columnType }
+  const where = whereSql(query.filters, ctx)
+  const whereParams = params.values.length
+  const order = orderSql(source.alias, query.order)
+  const { limit, offset } = window(call)
+  const list = source.scalarSet ? `${ident(source.alias)}.pgrst_scalar` : selectListSql(source.alias, query.select, `${ident(source.alias)}.*`)
+  const limitSql = Number.isFinite(limit) ? ` limit ${params.add(String(limit), 'int8')}` : ''
+  const offsetSql = offset > 0 ? ` offset ${params.add(String(offset), 'int8')}` : ''
+  const page = `select ${list} from ${source.from} where ${where}${order}${limitSql}${offsetSql}`
+  const count = call.prefs.count
+  let total = 'null::int8'
+  let countSql: Planned['countSql']
+  if (count === 'exact') total = `(select pg_catalog.count(*) from ${source.from} where ${where})`
+  else if (count === 'estimated') total = `(select pg_catalog.count(*) from (select 1 from ${source.from} where ${where} limit ${call.maxRows + 1}) pgrst_c)`
+  if (count === 'planned' || count === 'estimated') countSql = { sql: `select 1 from ${source.from} where ${where}`, params: params.values.slice(0, whereParams) }
+  const body = source.scalarSet ? `coalesce(pg_catalog.json_agg(${ROW}.pgrst_scalar), '[]')::text` : bodyExpression(call, ROW)
+  const values = params.values
+  return {
+    sql: (meta) => `select ${meta}pg_catalog.count(*)::int8 as rows, ${body} as body, ${total} as total from (${page}) ${ROW}`,
+    params: values,
+    write,
+    kind,
+    countSql,
+    offset,
+    csvHeader: outputNames(query.select, source.columns),
+  }
+}
+
+function tableSource(table: CatalogTable): ReadSource {
+  const types = new Map(table.columns.map((c) => [c.name, c.typeName]))
+  return { from: qualified(table.schema, table.name), alias: table.name, columns: table.columns.map((c) => c.name), columnType: (n) => types.get(n) }
+}
+
+export function plan(model: RestModel, call: RestCall): Planned {
+  if (call.target === 'rpc') return planRpc(model, call)
+  const table = findTable(model, call.schema, call.name)
+  const params = new Params()
+  if (call.method === 'GET' || call.method === 'HEAD') {
+    parseFilters(call.query)
+    return readStatement(call, tableSource(table), params, 'read', false)
+  }
+  parseFilters(call.query)
+  refuseUnplannable(call.query.select, table.name, call.schema)
+  refuseEmbedRefs(call.query)
+  const parts: WriteParts = { table, call, params }
+  switch (call.method) {
+    case 'POST':
+      return writeStatement(call, table, insertSql(parts), params, 'insert')
+    case 'PATCH':
+      return writeStatement(call, table, updateSql(parts), params, 'update')
+    case 'DELETE':
+      return writeStatement(call, table, deleteSql(parts), params, 'delete')
+    case 'PUT':
+      return writeStatement(call, table, putSql(parts), params, 'put')
+    default:
+      throw restErrors.method(call.method)
+  }
+}
+
+/** Wraps a data-modifying statement: its rows are `pgrst_source`; the answer row counts, shapes and locates them. */
+function writeStatement(call: RestCall, table: CatalogTable, cte: { sql: string; upsertFlag: boolean } | undefined, params: Params, kind: AnswerKind): Planned {
+  const columns = table.columns.map((c) => c.name)
+  const base: Omit<Planned, 'sql'> = { params: params.values, write: true, kind, offset: 0, csvHeader: outputNames(call.query.select, columns) }
+  if (cte === undefined) return { ...base, sql: () => '', empty: true }
+  const representation = call.prefs.return === 'representation'
+  // `*` of pgrst_source would include the upsert flag: the table's columns instead.
+  const star = columns.map((c) => `pgrst_source.${ident(c)}`).join(', ')
+  const list = selectListSql('pgrst_source', call.query.select, star)
+  const body = representation ? `(select ${bodyExpression(call, ROW)} from (select ${list} from pgrst_source) ${ROW})` : 'null::text'
+  const pk = table.primaryKey ?? []
+  const location =
+    call.prefs.return === 'headers-only' && pk.length > 0
+      ? `(select pg_catalog.json_build_object(${pk.map((c) => `${quoteName(c)}, pgrst_source.${ident(c)}`).join(', ')})::text from pgrst_source limit 1)`
+      : 'null::text'
+  const inserted = cte.upsertFlag ? `pg_catalog.count(*) filter (where pgrst_source.pgrst_inserted)` : 'null::int8'
+  const counted = call.prefs.count === 'exact' || call.prefs.count === 'estimated' || call.prefs.count === 'planned'
+  return {
+    ...base,
+    sql: (meta) =>
+      `${cte.sql} select ${meta}pg_catalog.count(*)::int8 as rows, ${body} as body, ${counted ? 'pg_catalog.count(*)::int8' : 'null::int8'} as total, ${location} as location, ${inserted}::int8 as inserted from pgrst_source`,
+    location: pk.length > 0 ? { table: table.name, pk } : undefined,
+  }
+}
+
+function quoteName(name: string): string {
+  return `'${name.replaceAll("'", "''")}'`
+}
+
+function planRpc(model: RestModel, call: RestCall): Planned {
+  const params = new Params()
+  const found: FunctionCall = resolveFunction(model, call, params)
+  const fn: CatalogFunction = found.fn
+  // A GET runs read-only (PostgREST: a writing function fails with 25006); a POST of a volatile function writes.
+  const write = call.method === 'POST' && fn.volatility === 'v'
+  const returnType = fn.returnType
+  const alias = fn.name
+  if (returnType.typeName === 'void') {
+    refuseEmbedRefs(call.query)
+    return {
+      // The count reads the result, so the call is never planned away.
+      sql: (meta) => `select ${meta}pg_catalog.count(pgrst_call.pgrst_scalar)::int8 as rows, null::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
+      params: params.values,
+      write,
+      kind: 'rpc',
+      offset: 0,
+      result: 'void',
+      csvHeader: [],
+    }
+  }
+  const composite = returnType.relid !== 0 || (returnType.typeName === 'record' && fn.args.some((a) => a.mode === 'o' || a.mode === 't' || a.mode === 'b'))
+  if (!composite && !fn.returnsSet) {
+    refuseEmbedRefs(call.query)
+    return {
+      sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
+      params: params.values,
+      write,
+      kind: 'rpc',
+      offset: 0,
+      result: 'scalar',
+      csvHeader: [],
+    }
+  }
+  const from = found.from === '' ? '' : `${found.from.replace(/^from /, '')} cross join lateral `
+  if (!composite) {
+    // A set of scalars: an array of values.
+    const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}(pgrst_scalar)`, alias, columns: [], columnType: () => undefined, scalarSet: true }
+    parseFilters(call.query, (key) => !found.argKeys.has(key))
+    return readStatement(call, source, params, 'rpc', write)
+  }
+  const table = returnType.relid !== 0 ? tableByType(model, returnType.oid) : undefined
+  const outs = fn.args.filter((a) => a.mode === 'o' || a.mode === 't' || a.mode === 'b').map((a) => a.name ?? '')
+  const columns = table ? table.columns.map((c) => c.name) : outs
+  const types = new Map(table ? table.columns.map((c) => [c.name, c.typeName]) : fn.args.map((a) => [a.name ?? '', a.typeName]))
+  const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}`, alias, columns, columnType: (n) => types.get(n) }
+  parseFilters(call.query, (key) => !found.argKeys.has(key))
+  const planned = readStatement(call, source, params, 'rpc', write)
+  if (!fn.returnsSet) planned.result = 'object'
+  return planned
+}
+
+export type { Condition, Logic }

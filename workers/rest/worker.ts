@@ -1,0 +1,81 @@
+// {base_url}/rest/v1, run in the data plane's rest Piscina pool: route,
+// parse what the request says (request.ts: query string, Prefer, Accept,
+// Range, profiles) and answer it through answer.ts on a connection of the
+// thread's pool for the project.
+import type pg from 'pg'
+import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
+import { Router } from '../../lib/http/router.ts'
+import type { ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
+import { projectPools, workerOptions } from '../../lib/worker-context.ts'
+import { answerRest, type ParsedCall } from './answer.ts'
+import { RestError, restErrors } from './errors.ts'
+import { restManifest } from './manifest.ts'
+import { ModelCache } from './model.ts'
+import { parseAccept, parsePrefer, parseQuery, parseRange } from './request.ts'
+import { restErrorResponse } from './respond.ts'
+
+/** Models this thread keeps: one per project, role and search path (as GraphQL's schemas per thread). */
+const MODELS_PER_THREAD = 3000
+const DEFAULT_MAX_ROWS = 1000
+
+const cache = new ModelCache(MODELS_PER_THREAD)
+const router = new Router(restManifest.routes)
+
+const JSON_BODY = /^application\/(?:[\w.+-]+\+)?json\b/i
+
+/** Everything the request says that needs no schema, checked before a connection is taken. */
+export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>, maxRows: number): ParsedCall {
+  const match = router.match(request.method, request.path)
+  if (match.kind === 'not_found') throw restErrors.invalidPath()
+  if (match.kind === 'method_not_allowed') throw restErrors.method(request.method)
+  if (match.route.name === 'root') throw restErrors.rootDisabled()
+  const rpc = match.route.name === 'rpc'
+  const method = request.method
+  if (rpc && method !== 'GET' && method !== 'HEAD' && method !== 'POST') throw restErrors.rpcMethod(method)
+  const read = method === 'GET' || method === 'HEAD'
+  const headers = request.headers
+  const contentType = headers['content-type']
+  if (!read && contentType && !JSON_BODY.test(contentType)) throw restErrors.contentType(contentType.split(';')[0]!.trim())
+  const prefs = parsePrefer(headers.prefer)
+  const { media, stripNulls } = parseAccept(headers.accept)
+  const query = parseQuery(request.query)
+  const profile = (read ? headers['accept-profile'] : headers['content-profile']) || undefined
+  let name: string
+  try {
+    name = decodeURIComponent(rpc ? match.params.fn! : match.params.relation!)
+  } catch {
+    throw restErrors.invalidPath()
+  }
+  return {
+    method,
+    target: rpc ? 'rpc' : 'relation',
+    name,
+    query,
+    prefs,
+    media,
+    stripNulls,
+    range: method === 'GET' ? parseRange(headers.range) : undefined,
+    body: request.body,
+    maxRows,
+    profile,
+  }
+}
+
+const handler: ServiceHandler = async (request): Promise<ServiceResponse> => {
+  let call: ParsedCall
+  try {
+    call = parseCall(request, workerOptions().rest?.maxRows ?? DEFAULT_MAX_ROWS)
+  } catch (error) {
+    if (!RestError.is(error)) throw error
+    return restErrorResponse(error)
+  }
+  return answerRest<pg.PoolClient>(call, { identity: request.identity!, project: request.project }, cache, {
+    firstRoundTrip: (first) => {
+      const pool = projectPools().get(request.project.database)
+      return firstRoundTrip(() => pool.connect(), first)
+    },
+    release: (client, broken) => client.release(broken),
+  })
+}
+
+export default handler
