@@ -113,6 +113,17 @@ export async function getAuthUser(controlPlane: ControlPlane, ref: string, id: s
   return asUser(await runAuth(controlPlane, ref, context, (scope) => usersAdmin.getUser(scope, id)))
 }
 
+/**
+ * The user an operator names by id or by email (the dashboard's explorers run
+ * as them): an id is read as it is, an email matched without regard to case.
+ */
+export async function findAuthUser(controlPlane: ControlPlane, ref: string, given: string, context: AuthUsersContext): Promise<AuthUser> {
+  if (isUuid(given)) return getAuthUser(controlPlane, ref, given, context)
+  const found = (await listAuthUsers(controlPlane, ref, { email: given, perPage: 50 }, context)).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
+  if (!found) throw authUsersErrors.invalid(`No user with the email ${given}`)
+  return found
+}
+
 /** The user's sessions, newest first. */
 export async function authUserSessions(controlPlane: ControlPlane, ref: string, id: string, context: AuthUsersContext): Promise<usersAdmin.UserSession[]> {
   checkId(id)

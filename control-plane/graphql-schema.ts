@@ -12,7 +12,7 @@
 // `setIntrospection` changes only the `introspection` key of the directive in
 // the comment on schema `public`, keeping the rest of the comment; COMMENT is
 // DDL, so the schema version moves and every node builds the schema again.
-import { readCatalog, type CatalogTable } from '../lib/pg-catalog/catalog.ts'
+import { readCatalog, type Catalog, type CatalogTable } from '../lib/pg-catalog/catalog.ts'
 import { baseTypeName, columnFieldName, lowerFirst } from '../lib/pg-catalog/names.ts'
 import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
@@ -75,10 +75,20 @@ function tableType(table: CatalogTable, inflect: boolean): SchemaType {
   }
 }
 
+/**
+ * The served schemas' catalogue (lib/pg-catalog, what GraphQL and the data
+ * API read per request), read as the server's admin role: every table, view
+ * and function, whatever the API roles may use. The dashboard's GraphQL and
+ * REST tabs name what a project holds from it.
+ */
+export async function readProjectCatalog(controlPlane: ControlPlane, ref: string): Promise<Catalog> {
+  const project = await getProject(controlPlane, ref)
+  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => readCatalog(client))
+}
+
 /** The served schemas' tables, views and enums as types, read as the server's admin role, whatever introspection says. */
 export async function schemaTypes(controlPlane: ControlPlane, ref: string): Promise<SchemaTypesView> {
-  const project = await getProject(controlPlane, ref)
-  const catalog = await runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => readCatalog(client))
+  const catalog = await readProjectCatalog(controlPlane, ref)
   const directives = new Map(catalog.schemas.map((schema) => [schema.oid, directiveOf(schema.comment) ?? {}]))
   const inflect = (schemaOid: number) => directives.get(schemaOid)?.inflect_names === true
   const types: SchemaType[] = [

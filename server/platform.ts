@@ -172,6 +172,8 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       push: { fcmTokenUrl: config.push.fcmTokenUrl },
       recentFigures: (ref) => figures.recent(ref),
       adminTokenAt: localAdminToken(config).source,
+      // The dashboard's REST tab sends its requests through this node's data plane, as an app's arrive.
+      dataPlane: async (request) => dataPlane.handle(request),
     },
     [recentFiguresRoute(figures, controlPlane)],
   )

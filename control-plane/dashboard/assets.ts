@@ -15,6 +15,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   'charts.js': { file: path.join(OWN, 'charts.js'), type: 'text/javascript' },
   'usage.js': { file: path.join(OWN, 'usage.js'), type: 'text/javascript' },
   'graphql.js': { file: path.join(OWN, 'graphql.js'), type: 'text/javascript' },
+  'rest.js': { file: path.join(OWN, 'rest.js'), type: 'text/javascript' },
   'users.js': { file: path.join(OWN, 'users.js'), type: 'text/javascript' },
   'push.js': { file: path.join(OWN, 'push.js'), type: 'text/javascript' },
   'uPlot.iife.min.js': { file: path.join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript' },

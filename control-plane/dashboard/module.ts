@@ -8,6 +8,7 @@
 import type pg from 'pg'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { REF_SOURCE } from '../../lib/refs.ts'
+import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../../lib/http.ts'
 import type { RouteSpec } from '../../lib/http/router.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import type { MailDelivery } from '../auth-users.ts'
@@ -16,7 +17,7 @@ import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'push' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'usage' | 'database' | 'keys' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -37,6 +38,14 @@ export interface DashboardContext {
    * dashboard beside it (server/platform.ts); absent, the charts stay empty.
    */
   recentFigures?: (ref: string) => MinuteFigures[]
+  /**
+   * This process's data plane, handed in by whoever assembles the dashboard
+   * beside it (server/platform.ts): a request given here is answered as its
+   * HTTP server's are (the project's endpoint: the key and token checks, the
+   * project's state, fair share, quotas, usage). The REST tab runs its
+   * requests through it; absent, it runs none.
+   */
+  dataPlane?: (request: IncomingRequest) => Promise<OutgoingResponse<ResponseBody>>
 }
 
 /** A rendered page: its body goes into the layout; with `project`, under that project's header and tabs. */
@@ -89,6 +98,8 @@ export interface CallInput {
   params: Record<string, string>
   query: URLSearchParams
   body: unknown
+  /** The address the dashboard's request came from. */
+  peerAddress: () => string
 }
 
 /** A JSON call from the page's own script (same origin, signed in): answers [status, body]. */
@@ -131,6 +142,21 @@ export type ModuleFactory = (context: DashboardContext) => DashboardModule
 /** The path of a project's tab under /dashboard. */
 export function tabPath(ref: string, tab: TabId): string {
   return tab === 'overview' ? `/projects/${ref}` : `/projects/${ref}/${tab}`
+}
+
+/** How long a token the dashboard signs for a chosen user lasts (the GraphQL and REST tabs run as that user with it). */
+export const USER_TOKEN_SECONDS = 300
+
+/**
+ * The explorers' "Run as" choice (ids `{prefix}-role`, `{prefix}-user-row`,
+ * `{prefix}-user`): anon, a user picked by email or id (while Auth is on), or
+ * service_role. The page's script shows the user's box for "a user".
+ */
+export function runAsChoice(prefix: string, project: ProjectRecord): Safe {
+  return html`<label for="${prefix}-role">Run as</label><select id="${prefix}-role" name="role">
+<option value="anon">anon (the anon key)</option><option value="user" ${project.authEnabled ? '' : 'disabled'}>a user${project.authEnabled ? '' : ' (turn Auth on first)'}</option><option value="service_role">service_role (bypasses row-level security)</option></select>
+<div id="${prefix}-user-row" hidden><label for="${prefix}-user">User's email or id</label><input type="text" id="${prefix}-user" name="user" autocomplete="off">
+<p class="muted">The dashboard signs a token for that user valid for ${USER_TOKEN_SECONDS / 60} minutes.</p></div>`
 }
 
 /** Said by every notice of a saved change: the data plane reads the catalogue again before its next request. */

@@ -81,6 +81,8 @@ export interface DashboardOptions {
   recentFigures?: (ref: string) => MinuteFigures[]
   /** Where this node's admin token is kept, for the sign-in page's hint. */
   adminTokenAt?: string
+  /** This process's data plane, which the REST tab's requests go through (DashboardContext.dataPlane). */
+  dataPlane?: DashboardContext['dataPlane']
 }
 
 export function dashboard(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: DashboardOptions): PlatformRoutes {
@@ -92,6 +94,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     push: options.push,
     mail: options.mail,
     recentFigures: options.recentFigures,
+    dataPlane: options.dataPlane,
   }
   const modules = MODULES.map((make) => make(context))
   const tabs = modules.flatMap((m) => (m.tab ? [m.tab] : []))
@@ -130,7 +133,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       } catch {
         return jsonResponse(400, { code: 'invalid_json', message: 'The body is not JSON' })
       }
-      const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body })
+      const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body, peerAddress: () => request.peerAddress() })
       return jsonResponse(status, answer)
     }
     const match = forms.match('POST', path)
@@ -169,7 +172,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       if (request.method === 'GET') {
         const call = calls.match('GET', path)
         if (call.kind === 'found') {
-          const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body: undefined })
+          const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body: undefined, peerAddress: () => request.peerAddress() })
           return jsonResponse(status, answer)
         }
         const answer = await get(path, new URLSearchParams(request.query))

@@ -16,6 +16,8 @@ import { projectsForms } from './projects/forms.ts'
 import { projectsScreens } from './projects/screen.ts'
 import { pushForms } from './push/forms.ts'
 import { pushScreens } from './push/screen.ts'
+import { restForms } from './rest/forms.ts'
+import { restScreens } from './rest/screen.ts'
 import { serversForms } from './servers/forms.ts'
 import { serversScreens } from './servers/screen.ts'
 import { settingsForms } from './settings/forms.ts'
@@ -41,6 +43,7 @@ export const MODULES: ModuleFactory[] = [
   room({ id: 'auth', label: 'Auth' }, authScreens, authForms),
   room({ id: 'users', label: 'Users' }, usersScreens, usersForms),
   room({ id: 'graphql', label: 'GraphQL' }, graphqlScreens, graphqlForms),
+  room({ id: 'rest', label: 'REST' }, restScreens, restForms),
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
   // Usage shows a month; it has no forms.
   room({ id: 'usage', label: 'Usage' }, usageScreens),

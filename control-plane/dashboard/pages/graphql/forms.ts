@@ -13,13 +13,12 @@ import type { RequestIdentity } from '../../../../lib/db/request-transaction.ts'
 import { BaseplaneError } from '../../../../lib/errors.ts'
 import { platformErrorResponse } from '../../../../lib/http/errors.ts'
 import { callerOf } from '../../../../lib/jwt.ts'
-import { isUuid } from '../../../../lib/uuid.ts'
 import { runAsRole } from '../../../../workers/graphql/face.ts'
-import { authUsersErrors, authUserToken, getAuthUser, listAuthUsers, type AuthUser } from '../../../auth-users.ts'
+import { authUserToken, findAuthUser } from '../../../auth-users.ts'
 import { INTROSPECTED_SCHEMA, schemaTypes, setIntrospection } from '../../../graphql-schema.ts'
 import { refusable, type Saved } from '../../form-state.ts'
-import { NEXT_REQUEST, projectCall, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
-import { graphqlScreen, USER_TOKEN_SECONDS } from './screen.ts'
+import { NEXT_REQUEST, projectCall, projectForm, USER_TOKEN_SECONDS, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
+import { graphqlScreen } from './screen.ts'
 import { getProject } from '../../../projects.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
@@ -44,18 +43,11 @@ function runInput(body: unknown): RunInput | string {
   return { query: b.query, variables: (b.variables ?? undefined) as Record<string, unknown> | undefined, role: b.role as RunInput['role'], user: typeof b.user === 'string' ? b.user.trim() : undefined }
 }
 
-async function userOf(context: DashboardContext, ref: string, given: string): Promise<AuthUser> {
-  if (isUuid(given)) return getAuthUser(context.controlPlane, ref, given, context)
-  const found = (await listAuthUsers(context.controlPlane, ref, { email: given, perPage: 50 }, context)).users.find((u) => u.email?.toLowerCase() === given.toLowerCase())
-  if (!found) throw authUsersErrors.invalid(`No user with the email ${given}`)
-  return found
-}
-
 /** Runs the document as the role, in this process, as the endpoint would; answers the endpoint's status and body. */
 async function run(context: DashboardContext, project: ProjectRecord, input: RunInput): Promise<[number, unknown]> {
   // The token the endpoint would be sent as Bearer: the key's own, or the user's.
   let token = input.role === 'service_role' ? project.serviceRoleKey : project.anonKey
-  if (input.role === 'user') token = await authUserToken(context.controlPlane, project.ref, await userOf(context, project.ref, input.user!), USER_TOKEN_SECONDS, context)
+  if (input.role === 'user') token = await authUserToken(context.controlPlane, project.ref, await findAuthUser(context.controlPlane, project.ref, input.user!, context), USER_TOKEN_SECONDS, context)
   const started = Date.now()
   let identity: RequestIdentity
   try {

@@ -9,11 +9,8 @@ import { keysView } from '../../../views.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { html, type Safe } from '../../html.ts'
 import { INTROSPECTED_SCHEMA, introspectionOn } from '../../../graphql-schema.ts'
-import { projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { projectPage, runAsChoice, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 import { getProject } from '../../../projects.ts'
-
-/** How long a token the dashboard signs for a chosen user lasts. */
-export const USER_TOKEN_SECONDS = 300
 
 /**
  * The document the explorer starts with: it must answer on a new project,
@@ -49,10 +46,7 @@ function explorer(project: ProjectRecord, baseUrl: string): Safe {
 <div class="explorer"><div>
 <label for="gql-query">Document</label><textarea id="gql-query" name="query" rows="14" spellcheck="false">${EXAMPLE}</textarea>
 <label for="gql-variables">Variables (JSON)</label><textarea id="gql-variables" name="variables" rows="4" spellcheck="false" style="min-height:4rem">{}</textarea>
-<label for="gql-role">Run as</label><select id="gql-role" name="role">
-<option value="anon">anon (the anon key)</option><option value="user" ${project.authEnabled ? '' : 'disabled'}>a user${project.authEnabled ? '' : ' (turn Auth on first)'}</option><option value="service_role">service_role (bypasses row-level security)</option></select>
-<div id="gql-user-row" hidden><label for="gql-user">User's email or id</label><input type="text" id="gql-user" name="user" autocomplete="off">
-<p class="muted">The dashboard signs a token for that user valid for ${USER_TOKEN_SECONDS / 60} minutes.</p></div>
+${runAsChoice('gql', project)}
 <p id="gql-problem" class="field-error" role="alert" hidden></p>
 <p><button id="gql-run">Run</button> <span id="gql-status" class="muted" aria-live="polite"></span></p>
 </div><div><label for="gql-answer">Answer</label><pre id="gql-answer" tabindex="0" aria-live="polite">Run a document to see the answer.</pre></div></div>

@@ -1,0 +1,74 @@
+// The project's REST tab as drawn: a request on the project's data API
+// (`{base_url}/rest/v1`): method, the path below /rest/v1 with its query
+// string, the Prefer choices, a JSON body for writes, the role to run as
+// (anon, a chosen user, service_role), and the answer (status, Content-Range,
+// the body, or PostgREST's error by its parts); then the tables, views and
+// functions to pick from, read by the platform from the database's catalogue
+// (rest-schema.ts), which the page's script (assets/rest.js) reads as
+// schema.json. The request itself is forms.ts's call.
+import { restSchema } from '../../../rest-schema.ts'
+import { getProject } from '../../../projects.ts'
+import { keysView } from '../../../views.ts'
+import { html, type Safe } from '../../html.ts'
+import { projectCall, projectPage, runAsChoice, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+
+/** The methods the tab sends (HEAD and PUT are the endpoint's too, but the form offers what apps mostly send). */
+export const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const
+
+/** The Prefer header's choices the form offers, sent joined by commas. */
+export const PREFER_CHOICES = ['return=representation', 'count=exact'] as const
+
+/** Asked (by the page, and by the call when the page did not say yes) before a write runs as service_role. */
+export const WRITE_CONFIRMATION =
+  'Send this write as service_role? service_role bypasses row-level security: it changes every row the request names, whatever the policies say.'
+
+function requestForm(project: ProjectRecord, baseUrl: string): Safe {
+  const ref = project.ref
+  return html`<section><h2>Request</h2>
+<p>Sent to <code id="rest-endpoint">${baseUrl}/rest/v1</code> through the project's endpoint, as an app's request arrives: the role's row-level security and grants, the project's quotas and fair share apply, and it counts in the project's usage.</p>
+<form id="rest" data-run="/dashboard/projects/${ref}/rest/run" data-schema="/dashboard/projects/${ref}/rest/schema.json" data-confirm-write="${WRITE_CONFIRMATION}">
+<div class="explorer"><div>
+<div style="display:grid;grid-template-columns:minmax(5.5rem,7rem) minmax(0,1fr);gap:.5rem">
+<div><label for="rest-method">Method</label><select id="rest-method" name="method">${METHODS.map((m) => html`<option value="${m}">${m}</option>`)}</select></div>
+<div><label for="rest-path">Path below /rest/v1</label><input type="text" id="rest-path" name="path" list="rest-paths" placeholder="notes?select=*&amp;limit=10" autocomplete="off" spellcheck="false" aria-describedby="rest-path-help"></div>
+</div>
+<datalist id="rest-paths"></datalist>
+<p id="rest-path-help" class="muted">A table or view with PostgREST's query string (<code>notes?select=id,body&amp;done=eq.false&amp;order=id.desc</code>), or a function (<code>rpc/add</code>; GET takes its arguments in the query string).</p>
+<fieldset><legend>Prefer</legend>
+<label class="check"><input type="checkbox" id="rest-prefer-return" name="prefer" value="return=representation"> return=representation: a write answers the rows it wrote</label>
+<label class="check"><input type="checkbox" id="rest-prefer-count" name="prefer" value="count=exact"> count=exact: the total in Content-Range</label></fieldset>
+<div id="rest-body-row" hidden><label for="rest-body">Body (JSON: an object, or an array of them to insert several rows)</label><textarea id="rest-body" name="body" rows="6" spellcheck="false">{}</textarea></div>
+${runAsChoice('rest', project)}
+<p id="rest-problem" class="field-error" role="alert" style="overflow-wrap:anywhere" hidden></p>
+<p><button id="rest-run">Send</button> <span id="rest-status" class="muted" aria-live="polite"></span></p>
+</div><div>
+<h3 id="rest-answer-label" style="margin:.5rem 0 .2rem">Answer</h3>
+<p id="rest-meta" aria-live="polite" style="margin-bottom:.2rem;overflow-wrap:anywhere">Send a request to see the answer.</p>
+<p style="margin-top:0"><code id="rest-sent" class="muted"></code></p>
+<div id="rest-error" hidden><dl style="display:grid;grid-template-columns:max-content minmax(0,1fr);gap:.2rem .75rem;margin:.25rem 0 .75rem;overflow-wrap:anywhere">
+<dt>code</dt><dd id="rest-error-code" style="margin:0"></dd><dt>message</dt><dd id="rest-error-message" style="margin:0"></dd>
+<dt>details</dt><dd id="rest-error-details" style="margin:0"></dd><dt>hint</dt><dd id="rest-error-hint" style="margin:0"></dd></dl></div>
+<pre id="rest-answer" tabindex="0" aria-labelledby="rest-answer-label"></pre>
+</div></div></form></section>`
+}
+
+const schemaSection = html`<section><h2>Tables and functions</h2>
+<p id="rest-schema-note" class="muted" aria-live="polite"></p>
+<h3>Tables and views</h3><p class="muted">Pick one to read its first rows.</p><ul id="rest-relations" class="types" aria-label="Tables and views" aria-busy="true"></ul>
+<h3>Functions</h3><p class="muted">Pick one to call it with its arguments.</p><ul id="rest-functions" class="types" aria-label="Functions"></ul></section>`
+
+/** The REST tab of project `ref`. */
+export async function restScreen(context: DashboardContext, ref: string): Promise<Screen> {
+  const project = await getProject(context.controlPlane, ref)
+  const keys = keysView(project, context.addressing)
+  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}`, project, tab: 'rest', scripts: ['rest.js'] }
+}
+
+export function restScreens(context: DashboardContext): ScreenPart {
+  return {
+    pages: [projectPage('/rest', (ref) => restScreen(context, ref))],
+    // What the project's data API serves, for the page's suggestions: read by the platform, not as a role.
+    calls: [projectCall('GET', '/rest/schema.json', async (ref) => [200, await restSchema(context.controlPlane, ref)])],
+  }
+}
