@@ -23,8 +23,12 @@ export interface PlatformConfig {
   /** Idle project connections are closed after this long, so idle projects cost nothing. */
   idleConnectionMillis: number
   threads: { auth: number; graphql: number; push: number; rest: number }
-  /** The data API (`/rest/v1`): the most rows one response carries (PostgREST's db-max-rows). */
-  rest: { maxRows: number }
+  /**
+   * The data API (`/rest/v1`): the most rows one response carries (PostgREST's db-max-rows), and
+   * whether `select=` may use aggregates (`count()`, `sum()` ...; PostgREST's db-aggregates-enabled,
+   * off by default: an aggregate over a large table is a full scan any caller could ask for).
+   */
+  rest: { maxRows: number; aggregates: boolean }
   /** Requests one worker thread interleaves (they mostly wait on PostgreSQL). */
   tasksPerThread: number
   /** Header holding the client address when Baseplane runs behind a proxy (e.g. x-forwarded-for). */
@@ -168,7 +172,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
       rest: integer(env, 'BASEPLANE_REST_THREADS', 2, 1, 256),
     },
-    rest: { maxRows: integer(env, 'BASEPLANE_REST_MAX_ROWS', 1000, 1, 1000000) },
+    rest: { maxRows: integer(env, 'BASEPLANE_REST_MAX_ROWS', 1000, 1, 1000000), aggregates: flag(env, 'BASEPLANE_REST_AGGREGATES', false) },
     tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 16, 1, 1000),
     trustedProxyHeader: header,
     throttle: {

@@ -122,7 +122,7 @@ export interface WorkerOptions {
   /** Google sign-in endpoints (platform-level overrides for tests). */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   /** The data API: the most rows one response carries (PostgREST's db-max-rows); 1,000 when absent. */
-  rest?: { maxRows: number }
+  rest?: { maxRows: number; aggregates: boolean }
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ServiceResponse {

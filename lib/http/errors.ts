@@ -50,7 +50,7 @@ function asGotrueRefusal(error: BaseplaneError): BaseplaneError {
  */
 export function postgrestErrorResponse(
   status: number,
-  body: { code: string; message: string; details?: string | null; hint?: string | null },
+  body: { code: string; message: string; details?: string | object[] | null; hint?: string | null },
   headers: Record<string, string> = {},
 ): OutgoingResponse {
   return {

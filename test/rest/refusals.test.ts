@@ -1,7 +1,7 @@
 // The data API's refusals, each with PostgREST's code, status and message,
 // and hostile input refused in milliseconds before any SQL: a large select,
 // thousands of or terms, unknown operators, bad casts, deep logic trees.
-// Also: the routes, embedding answered PGRST200 for now, aggregates off,
+// Also: the routes, an embed with no relationship (PGRST200), aggregates off,
 // profiles, media types, CORS, and the platform's own refusals in this shape.
 import t from 'tap'
 import { resumeProject, suspendProject } from '../../control-plane/suspension.ts'
@@ -25,6 +25,12 @@ t.test('parse errors are PGRST100 with the parser position', async (t) => {
   t.same(select.json, { code: 'PGRST100', details: 'unexpected end of input expecting field name (* or [a..z0..9_$])', hint: null, message: '"failed to parse select parameter (id,)" (line 1, column 4)' })
   const cast = await f.raw('/notes?select=id::int;drop')
   t.match(cast.json, { code: 'PGRST100', message: /failed to parse select parameter/ })
+  // A cast's words go into the statement: only a type name passes, never words that change the statement.
+  const smuggled = await f.raw(`/notes?select=${encodeURIComponent('id::int from notes as x')}`)
+  t.equal(smuggled.status, 400, 'words after a cast are refused')
+  t.match(smuggled.json, { code: 'PGRST100', message: /failed to parse select parameter/ })
+  const spaced = await f.raw(`/notes?select=${encodeURIComponent('id::double precision')}`)
+  t.equal(spaced.status, 200, 'a type name of several words is one')
   const is = await f.raw('/notes?id=is.maybe')
   t.match(is.json, { code: 'PGRST100', details: 'unexpected "m" expecting null, not_null, true, false or unknown' })
   const tree = await f.raw('/notes?or=(id.eq.1')
@@ -77,7 +83,7 @@ t.test('routes, methods, profiles, media types', async (t) => {
   t.equal(typed.headers['content-type'], 'application/json; charset=utf-8')
 })
 
-t.test('embedding and aggregates are refused for now, in PostgREST\'s words', async (t) => {
+t.test('an embed with no relationship and aggregates (off by default) are refused in PostgREST\'s words', async (t) => {
   const embed = await s.from('notes').select('id, author(name)')
   t.equal(embed.status, 400)
   t.same(embed.error, {

@@ -55,7 +55,7 @@ const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isA
 function planFor(model: RestModel, call: ParsedCall): { planned: Planned; full: RestCall } {
   const schema = call.profile ?? model.schemas[0]!
   if (!model.schemas.includes(schema)) throw restErrors.schema(schema, model.schemas)
-  const full: RestCall = { ...call, schema, query: { ...call.query, filters: [...call.query.filters], embedRefs: [...call.query.embedRefs] } }
+  const full: RestCall = { ...call, schema, query: { ...call.query, filters: [...call.query.filters], embedParams: [...call.query.embedParams] } }
   return { planned: plan(model, full), full }
 }
 

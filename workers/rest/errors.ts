@@ -9,11 +9,12 @@ const BRAND = Symbol.for('baseplane.rest.error')
 export class RestError extends Error {
   readonly code: string
   readonly status: number
-  readonly details: string | null
+  /** Text, or PGRST201's list of candidate relationships. */
+  readonly details: string | object[] | null
   readonly hint: string | null
   readonly [BRAND] = true
 
-  constructor(code: string, status: number, message: string, details: string | null = null, hint: string | null = null) {
+  constructor(code: string, status: number, message: string, details: string | object[] | null = null, hint: string | null = null) {
     super(message)
     this.name = 'RestError'
     this.code = code
@@ -27,7 +28,7 @@ export class RestError extends Error {
   }
 }
 
-const e = (code: string, status: number, message: string, details: string | null = null, hint: string | null = null) =>
+const e = (code: string, status: number, message: string, details: string | object[] | null = null, hint: string | null = null) =>
   new RestError(code, status, message, details, hint)
 
 /** PostgREST's parse-error message: the parser's input quoted, and where it stopped (1-based). */
@@ -52,6 +53,10 @@ export const restErrors = {
   putMismatch: () => e('PGRST115', 400, 'Payload values do not match URL in primary key column(s)'),
   singular: (rows: number) => e('PGRST116', 406, 'Cannot coerce the result to a single JSON object', `The result contains ${rows} rows`),
   method: (method: string) => e('PGRST117', 405, `Unsupported HTTP method: ${method}`),
+  relatedOrder: (origin: string, target: string) =>
+    e('PGRST118', 400, `A related order on '${target}' is not possible`, `'${origin}' and '${target}' do not form a many-to-one or one-to-one relationship`),
+  embedFilter: (target: string) =>
+    e('PGRST120', 400, `Bad operator on the '${target}' embedded resource`, 'Only is null or not is null filters are allowed on embedded resources'),
   strictPreferences: (invalid: readonly string[]) =>
     e('PGRST122', 400, 'Invalid preferences given with handling=strict', `Invalid preferences: ${invalid.join(', ')}`),
   aggregates: () => e('PGRST123', 400, 'Use of aggregate functions is not allowed'),
@@ -61,13 +66,21 @@ export const restErrors = {
   notImplemented: (details: string) => e('PGRST127', 400, 'Feature not implemented', details),
   maxAffectedScalar: () => e('PGRST128', 400, 'Function must return SETOF or TABLE when max-affected preference is used with handling=strict'),
   // Schema cache.
-  noRelationship: (parent: string, child: string, schema: string, hint: string | null) =>
+  noRelationship: (parent: string, child: string, schema: string, embedHint: string | null, hint: string | null) =>
     e(
       'PGRST200',
       400,
       `Could not find a relationship between '${parent}' and '${child}' in the schema cache`,
-      `Searched for a foreign key relationship between '${parent}' and '${child}' in the schema '${schema}', but no matches were found.`,
+      `Searched for a foreign key relationship between '${parent}' and '${child}'${embedHint === null ? '' : ` using the hint '${embedHint}'`} in the schema '${schema}', but no matches were found.`,
       hint,
+    ),
+  ambiguousRelationship: (parent: string, child: string, candidates: object[], hints: readonly string[]) =>
+    e(
+      'PGRST201',
+      300,
+      `Could not embed because more than one relationship was found for '${parent}' and '${child}'`,
+      candidates,
+      `Try changing '${child}' to one of the following: ${hints.join(', ')}. Find the desired relationship in the 'details' key.`,
     ),
   noFunction: (message: string, details: string, hint: string | null) => e('PGRST202', 404, message, details, hint),
   ambiguousFunction: (signatures: string) =>
@@ -84,6 +97,7 @@ export const restErrors = {
   tooLarge: (what: string, count: number, max: number) =>
     e('PGRST100', 400, `Request is too large: ${what} has ${count} items, more than the ${max} allowed`),
   tooDeep: (max: number) => e('PGRST100', 400, `Request is too deep: logic trees nest more than ${max} levels`),
+  tooDeepEmbed: (max: number) => e('PGRST100', 400, `Request is too deep: embedded resources nest more than ${max} levels`),
   // Connection trouble (PGRST001: PostgREST's "client error").
   unavailable: () => e('PGRST001', 503, 'Database client error. Retrying the connection.'),
   internal: () => e('PGRST000', 500, 'Unexpected failure, please check server logs for more information'),

@@ -42,6 +42,8 @@ export interface Logic {
 }
 
 export interface OrderTerm {
+  /** A related order (`order=rel(col)`): the to-one embed's name or alias. */
+  relation?: string
   field: Field
   direction?: 'asc' | 'desc'
   nulls?: 'first' | 'last'
@@ -177,26 +179,25 @@ function treeValue(cursor: Cursor): string {
   return cursor.text.slice(start, cursor.pos)
 }
 
-/** `order=`: terms of a field, `.asc`/`.desc` and `.nullsfirst`/`.nullslast`. An embed's term (`rel(col)`) answers its name. */
-export function parseOrder(text: string): Array<OrderTerm | { embed: string }> {
+/** `order=`: terms of a field (or of a to-one embed's field, `rel(col)`), `.asc`/`.desc` and `.nullsfirst`/`.nullslast`. */
+export function parseOrder(text: string): OrderTerm[] {
   const cursor = new Cursor(text, 'order')
-  const terms: Array<OrderTerm | { embed: string }> = []
+  const terms: OrderTerm[] = []
   do {
     if (terms.length >= MAX_ORDER_TERMS) throw restErrors.tooLarge('order', terms.length + 1, MAX_ORDER_TERMS)
-    const field = cursor.field()
-    if (field.path.length === 0 && cursor.peek('(')) {
-      // A related order names an embed; embedding is not served yet.
-      const close = text.indexOf(')', cursor.pos)
-      cursor.pos = close === -1 ? text.length : close + 1
-      terms.push({ embed: field.name })
-    } else {
-      const term: OrderTerm = { field }
-      if (cursor.eat('.asc')) term.direction = 'asc'
-      else if (cursor.eat('.desc')) term.direction = 'desc'
-      if (cursor.eat('.nullsfirst')) term.nulls = 'first'
-      else if (cursor.eat('.nullslast')) term.nulls = 'last'
-      terms.push(term)
+    let field = cursor.field()
+    const term: OrderTerm = { field }
+    if (field.path.length === 0 && cursor.eat('(')) {
+      term.relation = field.name
+      field = cursor.field()
+      cursor.expect(')', '"->", "->>" or ")"')
+      term.field = field
     }
+    if (cursor.eat('.asc')) term.direction = 'asc'
+    else if (cursor.eat('.desc')) term.direction = 'desc'
+    if (cursor.eat('.nullsfirst')) term.nulls = 'first'
+    else if (cursor.eat('.nullslast')) term.nulls = 'last'
+    terms.push(term)
   } while (cursor.eat(','))
   if (!cursor.done) cursor.fail('",", ".asc", ".desc", ".nullsfirst" or ".nullslast"')
   return terms
@@ -212,11 +213,15 @@ export function parseColumns(text: string): string[] {
   return names
 }
 
-/** A filter key: a field and its path; `rel.col` (an embed's filter) answers the embed's name. */
-export function parseFilterKey(key: string): { field: Field } | { embed: string } {
+/** A filter key: a field and its path, after the embeds it is in (`rel.col`, `a.b.col->k`; empty for the request's own table). */
+export function parseFilterKey(key: string): { path: string[]; field: Field } {
   const cursor = new Cursor(key, 'filter')
-  const field = cursor.field()
-  if (cursor.done) return { field }
-  if (cursor.peek('.') && field.path.length === 0) return { embed: field.name }
-  return cursor.fail('"->", "->>" or "="')
+  const path: string[] = []
+  let field = cursor.field()
+  while (field.path.length === 0 && cursor.eat('.')) {
+    path.push(field.name)
+    field = cursor.field()
+  }
+  if (!cursor.done) cursor.fail('"->", "->>" or "="')
+  return { path, field }
 }

@@ -8,10 +8,10 @@
 // apps send (tens of columns, a handful of filters) and keep the statement
 // well below PostgreSQL's own ceilings (stack depth, planning time).
 
-/** Select items (columns, embeds, `*`) across the whole `select=` tree. */
+/** Select items (columns, embeds, `*`) across the whole `select=` tree, embedded ones included. */
 export const MAX_SELECT_ITEMS = 500
-/** Embeds nested in embeds. */
-export const MAX_EMBED_DEPTH = 16
+/** Embeds nested in embeds (`a(b(c(...)))`): each level is a lateral subquery of the statement. */
+export const MAX_EMBED_DEPTH = 8
 /** Conditions across every filter and logic tree of the request. */
 export const MAX_CONDITIONS = 500
 /** Logic trees (`or=(and(...))`) nested in one another. */

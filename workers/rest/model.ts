@@ -7,6 +7,7 @@
 import type pg from 'pg'
 import { readCatalog, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { VersionedCache } from '../../lib/pg-catalog/schema-version.ts'
+import { relationshipsOf, type Relationship } from './relationships.ts'
 
 export interface RestModel {
   /** Exposed schemas, the default first. */
@@ -15,6 +16,8 @@ export interface RestModel {
   tables: Map<string, CatalogTable>
   /** Functions by `schema\0name` (overloads together). */
   functions: Map<string, CatalogFunction[]>
+  /** Relationships for embedding, by the origin table's oid (relationships.ts). */
+  relationships: Map<number, Relationship[]>
 }
 
 export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): RestModel {
@@ -28,7 +31,7 @@ export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): Re
     else functions.set(key, [fn])
   }
   const schemas = catalog.schemas.map((s) => s.name)
-  return { schemas: schemas.length > 0 ? schemas : ['public'], tables, functions }
+  return { schemas: schemas.length > 0 ? schemas : ['public'], tables, functions, relationships: relationshipsOf(catalog.tables) }
 }
 
 /** The table of a row type (a function returning `setof t`), by its type's oid. */

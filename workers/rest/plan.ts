@@ -12,8 +12,8 @@ import type { Condition, Logic } from './filters.ts'
 import { closest, tableByType, type RestModel } from './model.ts'
 import { parseFilters, type Media, type ParsedQuery, type Preferences } from './request.ts'
 import { resolveFunction, type FunctionCall } from './rpc.ts'
-import type { SelectItem } from './select.ts'
-import { orderSql, outputNames, Params, selectListSql, whereSql, type FilterContext } from './sql.ts'
+import { outputNamesOf, relationSql } from './embed.ts'
+import { Params } from './sql.ts'
 import { insertSql, updateSql, deleteSql, putSql, type WriteParts } from './write.ts'
 
 export interface RestCall {
@@ -31,6 +31,8 @@ export interface RestCall {
   /** The body as sent (JSON text), for writes and RPC POST. */
   body: string
   maxRows: number
+  /** Aggregates in `select=` are allowed (BASEPLANE_REST_AGGREGATES; else PGRST123). */
+  aggregates: boolean
 }
 
 export type AnswerKind = 'read' | 'insert' | 'update' | 'delete' | 'put' | 'rpc'
@@ -56,17 +58,16 @@ export interface Planned {
 
 const ROW = 'pgrst_t'
 
-function refuseUnplannable(items: readonly SelectItem[], parent: string, schema: string): void {
-  for (const item of items) {
-    // Embedding is not served yet: every embed is a relationship the cache does not have.
-    if (item.kind === 'embed') throw restErrors.noRelationship(parent, item.name, schema, null)
-    if (item.kind === 'column' && item.aggregate !== undefined) throw restErrors.aggregates()
+/** An answer with no rows to embed in (a scalar or void function): an embed or an embed's parameter is a relationship the cache does not have. */
+function refuseEmbeds(call: RestCall, origin: string): void {
+  for (const item of call.query.select) {
+    if (item.kind === 'embed') throw restErrors.noRelationship(origin, item.name, call.schema, item.hints[0] ?? null, null)
+    if (item.kind === 'column' && item.aggregate !== undefined && !call.aggregates) throw restErrors.aggregates()
   }
-}
-
-function refuseEmbedRefs(query: ParsedQuery): void {
-  const first = query.embedRefs[0]
-  if (first !== undefined) throw restErrors.notEmbedded(first)
+  const first = call.query.embedParams[0]
+  if (first !== undefined) throw restErrors.notEmbedded(first.path[0]!)
+  const related = call.query.order.find((term) => term.relation !== undefined)
+  if (related !== undefined) throw restErrors.notEmbedded(related.relation!)
 }
 
 export function findTable(model: RestModel, schema: string, name: string): CatalogTable {
@@ -98,31 +99,46 @@ interface ReadSource {
   /** FROM items, the relation named `alias`. */
   from: string
   alias: string
+  /** The table of its rows (for embedding), and its name in errors. */
+  table: CatalogTable | undefined
+  origin: string
   columns: string[]
   columnType: (name: string) => string | undefined
   /** Rows of a function returning a scalar set (`pgrst_scalar`). */
   scalarSet?: boolean
 }
 
-function readStatement(call: RestCall, source: ReadSource, params: Params, kind: AnswerKind, write: boolean): Planned {
+function readStatement(model: RestModel, call: RestCall, source: ReadSource, params: Params, kind: AnswerKind, write: boolean): Planned {
   const query = call.query
-  refuseUnplannable(query.select, source.alias, call.schema)
-  refuseEmbedRefs(query)
-  const ctx: FilterContext = { alias: source.alias, params, columnType: source.columnType }
-  const where = whereSql(query.filters, ctx)
-  const whereParams = params.values.length
-  const order = orderSql(source.alias, query.order)
+  if (source.scalarSet) refuseEmbeds(call, source.origin)
+  const rel = relationSql({
+    model,
+    schema: call.schema,
+    origin: { name: source.origin, table: source.table },
+    alias: source.alias,
+    items: query.select,
+    star: `${ident(source.alias)}.*`,
+    filters: query.filters,
+    order: query.order,
+    embedParams: query.embedParams,
+    params,
+    columnType: source.columnType,
+    aggregates: call.aggregates,
+  })
+  const { where, whereParams } = rel
   const { limit, offset } = window(call)
-  const list = source.scalarSet ? `${ident(source.alias)}.pgrst_scalar` : selectListSql(source.alias, query.select, `${ident(source.alias)}.*`)
+  const list = source.scalarSet ? `${ident(source.alias)}.pgrst_scalar` : rel.list
   const limitSql = Number.isFinite(limit) ? ` limit ${params.add(String(limit), 'int8')}` : ''
   const offsetSql = offset > 0 ? ` offset ${params.add(String(offset), 'int8')}` : ''
-  const page = `select ${list} from ${source.from} where ${where}${order}${limitSql}${offsetSql}`
+  const page = `select ${list} from ${source.from}${rel.joins} where ${where}${rel.groupBy}${rel.order}${limitSql}${offsetSql}`
+  // Counts join only the embeds that filter the parents (`!inner`, `rel=not.is.null`).
+  const counted = `${source.from}${rel.filteringJoins}`
   const count = call.prefs.count
   let total = 'null::int8'
   let countSql: Planned['countSql']
-  if (count === 'exact') total = `(select pg_catalog.count(*) from ${source.from} where ${where})`
-  else if (count === 'estimated') total = `(select pg_catalog.count(*) from (select 1 from ${source.from} where ${where} limit ${call.maxRows + 1}) pgrst_c)`
-  if (count === 'planned' || count === 'estimated') countSql = { sql: `select 1 from ${source.from} where ${where}`, params: params.values.slice(0, whereParams) }
+  if (count === 'exact') total = `(select pg_catalog.count(*) from ${counted} where ${where})`
+  else if (count === 'estimated') total = `(select pg_catalog.count(*) from (select 1 from ${counted} where ${where} limit ${call.maxRows + 1}) pgrst_c)`
+  if (count === 'planned' || count === 'estimated') countSql = { sql: `select 1 from ${counted} where ${where}`, params: params.values.slice(0, whereParams) }
   const body = source.scalarSet ? `coalesce(pg_catalog.json_agg(${ROW}.pgrst_scalar), '[]')::text` : bodyExpression(call, ROW)
   const values = params.values
   return {
@@ -132,13 +148,13 @@ function readStatement(call: RestCall, source: ReadSource, params: Params, kind:
     kind,
     countSql,
     offset,
-    csvHeader: outputNames(query.select, source.columns),
+    csvHeader: outputNamesOf(query.select, source.columns),
   }
 }
 
 function tableSource(table: CatalogTable): ReadSource {
   const types = new Map(table.columns.map((c) => [c.name, c.typeName]))
-  return { from: qualified(table.schema, table.name), alias: table.name, columns: table.columns.map((c) => c.name), columnType: (n) => types.get(n) }
+  return { from: qualified(table.schema, table.name), alias: table.name, table, origin: table.name, columns: table.columns.map((c) => c.name), columnType: (n) => types.get(n) }
 }
 
 export function plan(model: RestModel, call: RestCall): Planned {
@@ -147,36 +163,38 @@ export function plan(model: RestModel, call: RestCall): Planned {
   const params = new Params()
   if (call.method === 'GET' || call.method === 'HEAD') {
     parseFilters(call.query)
-    return readStatement(call, tableSource(table), params, 'read', false)
+    return readStatement(model, call, tableSource(table), params, 'read', false)
   }
   parseFilters(call.query)
-  refuseUnplannable(call.query.select, table.name, call.schema)
-  refuseEmbedRefs(call.query)
   const parts: WriteParts = { table, call, params }
   switch (call.method) {
     case 'POST':
-      return writeStatement(call, table, insertSql(parts), params, 'insert')
+      return writeStatement(model, call, table, insertSql(parts), params, 'insert')
     case 'PATCH':
-      return writeStatement(call, table, updateSql(parts), params, 'update')
+      return writeStatement(model, call, table, updateSql(parts), params, 'update')
     case 'DELETE':
-      return writeStatement(call, table, deleteSql(parts), params, 'delete')
+      return writeStatement(model, call, table, deleteSql(parts), params, 'delete')
     case 'PUT':
-      return writeStatement(call, table, putSql(parts), params, 'put')
+      return writeStatement(model, call, table, putSql(parts), params, 'put')
     default:
       throw restErrors.method(call.method)
   }
 }
 
 /** Wraps a data-modifying statement: its rows are `pgrst_source`; the answer row counts, shapes and locates them. */
-function writeStatement(call: RestCall, table: CatalogTable, cte: { sql: string; upsertFlag: boolean } | undefined, params: Params, kind: AnswerKind): Planned {
+function writeStatement(model: RestModel, call: RestCall, table: CatalogTable, cte: { sql: string; upsertFlag: boolean } | undefined, params: Params, kind: AnswerKind): Planned {
   const columns = table.columns.map((c) => c.name)
-  const base: Omit<Planned, 'sql'> = { params: params.values, write: true, kind, offset: 0, csvHeader: outputNames(call.query.select, columns) }
-  if (cte === undefined) return { ...base, sql: () => '', empty: true }
-  const representation = call.prefs.return === 'representation'
+  const base: Omit<Planned, 'sql'> = { params: params.values, write: true, kind, offset: 0, csvHeader: outputNamesOf(call.query.select, columns) }
   // `*` of pgrst_source would include the upsert flag: the table's columns instead.
   const star = columns.map((c) => `pgrst_source.${ident(c)}`).join(', ')
-  const list = selectListSql('pgrst_source', call.query.select, star)
-  const body = representation ? `(select ${bodyExpression(call, ROW)} from (select ${list} from pgrst_source) ${ROW})` : 'null::text'
+  // The representation's embeds (resolved even when there is none, so a wrong one is refused alike).
+  const rel = relationSql({
+    model, schema: call.schema, origin: { name: table.name, table }, alias: 'pgrst_source', items: call.query.select, star,
+    filters: [], order: [], embedParams: call.query.embedParams, params, columnType: () => undefined, aggregates: call.aggregates,
+  })
+  if (cte === undefined) return { ...base, sql: () => '', empty: true }
+  const representation = call.prefs.return === 'representation'
+  const body = representation ? `(select ${bodyExpression(call, ROW)} from (select ${rel.list} from pgrst_source${rel.joins}) ${ROW})` : 'null::text'
   const pk = table.primaryKey ?? []
   const location =
     call.prefs.return === 'headers-only' && pk.length > 0
@@ -205,7 +223,7 @@ function planRpc(model: RestModel, call: RestCall): Planned {
   const returnType = fn.returnType
   const alias = fn.name
   if (returnType.typeName === 'void') {
-    refuseEmbedRefs(call.query)
+    refuseEmbeds(call, alias)
     return {
       // The count reads the result, so the call is never planned away.
       sql: (meta) => `select ${meta}pg_catalog.count(pgrst_call.pgrst_scalar)::int8 as rows, null::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
@@ -219,7 +237,7 @@ function planRpc(model: RestModel, call: RestCall): Planned {
   }
   const composite = returnType.relid !== 0 || (returnType.typeName === 'record' && fn.args.some((a) => a.mode === 'o' || a.mode === 't' || a.mode === 'b'))
   if (!composite && !fn.returnsSet) {
-    refuseEmbedRefs(call.query)
+    refuseEmbeds(call, alias)
     return {
       sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
       params: params.values,
@@ -233,17 +251,17 @@ function planRpc(model: RestModel, call: RestCall): Planned {
   const from = found.from === '' ? '' : `${found.from.replace(/^from /, '')} cross join lateral `
   if (!composite) {
     // A set of scalars: an array of values.
-    const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}(pgrst_scalar)`, alias, columns: [], columnType: () => undefined, scalarSet: true }
+    const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}(pgrst_scalar)`, alias, table: undefined, origin: alias, columns: [], columnType: () => undefined, scalarSet: true }
     parseFilters(call.query, (key) => !found.argKeys.has(key))
-    return readStatement(call, source, params, 'rpc', write)
+    return readStatement(model, call, source, params, 'rpc', write)
   }
   const table = returnType.relid !== 0 ? tableByType(model, returnType.oid) : undefined
   const outs = fn.args.filter((a) => a.mode === 'o' || a.mode === 't' || a.mode === 'b').map((a) => a.name ?? '')
   const columns = table ? table.columns.map((c) => c.name) : outs
   const types = new Map(table ? table.columns.map((c) => [c.name, c.typeName]) : fn.args.map((a) => [a.name ?? '', a.typeName]))
-  const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}`, alias, columns, columnType: (n) => types.get(n) }
+  const source: ReadSource = { from: `${from}${found.call} as ${ident(alias)}`, alias, table, origin: table?.name ?? alias, columns, columnType: (n) => types.get(n) }
   parseFilters(call.query, (key) => !found.argKeys.has(key))
-  const planned = readStatement(call, source, params, 'rpc', write)
+  const planned = readStatement(model, call, source, params, 'rpc', write)
   if (!fn.returnsSet) planned.result = 'object'
   return planned
 }

@@ -33,10 +33,16 @@ export interface ParsedQuery {
   offset?: number
   columns?: string[]
   onConflict?: string[]
-  /** Embeds named by parameters (`rel.col=`, `rel.order=`): PGRST108 unless embedded. */
-  embedRefs: string[]
+  /** Parameters of embedded resources (`rel.col=`, `rel.or=`, `rel.order=`, `rel.limit=`, `rel.offset=`), by their path of embed names: PGRST108 unless embedded. */
+  embedParams: EmbedParam[]
   budget: ConditionBudget
 }
+
+export type EmbedParam = { path: string[] } & (
+  | { kind: 'filter'; filter: Condition | Logic }
+  | { kind: 'order'; terms: OrderTerm[] }
+  | { kind: 'limit' | 'offset'; value: number }
+)
 
 const RESERVED_LAST = new Set(['order', 'limit', 'offset', 'or', 'and'])
 
@@ -49,7 +55,7 @@ function integer(name: string, text: string): number {
 
 /** The query string, decoded as URLSearchParams does (what postgrest-js encodes with). */
 export function parseQuery(query: string): ParsedQuery {
-  const parsed: ParsedQuery = { select: [{ kind: 'star' }], filters: [], rawFilters: [], order: [], embedRefs: [], budget: new ConditionBudget() }
+  const parsed: ParsedQuery = { select: [{ kind: 'star' }], filters: [], rawFilters: [], order: [], embedParams: [], budget: new ConditionBudget() }
   let select: string | undefined
   for (const [key, value] of new URLSearchParams(query)) {
     if (key === 'select') select = value
@@ -61,16 +67,23 @@ export function parseQuery(query: string): ParsedQuery {
       const last = dot === -1 ? key : key.slice(dot + 1)
       const head = dot === -1 ? '' : key.slice(0, dot)
       if (RESERVED_LAST.has(last) && !key.includes('->')) {
-        if (head === 'not' && (last === 'or' || last === 'and')) parsed.filters.push(parseLogic(last, true, value, parsed.budget))
-        else if (head !== '') parsed.embedRefs.push(head.startsWith('not.') ? head.slice(4) : head)
-        else if (last === 'or' || last === 'and') parsed.filters.push(parseLogic(last, false, value, parsed.budget))
-        else if (last === 'order') {
-          for (const term of parseOrder(value)) {
-            if ('embed' in term) parsed.embedRefs.push(term.embed)
-            else parsed.order.push(term)
-          }
-        } else if (last === 'limit') parsed.limit = integer('limit', value)
-        else parsed.offset = integer('offset', value)
+        const path = head === '' ? [] : head.split('.')
+        const negated = (last === 'or' || last === 'and') && path[path.length - 1] === 'not'
+        if (negated) path.pop()
+        if (last === 'or' || last === 'and') {
+          const tree = parseLogic(last, negated, value, parsed.budget)
+          if (path.length > 0) parsed.embedParams.push({ path, kind: 'filter', filter: tree })
+          else parsed.filters.push(tree)
+        } else if (last === 'order') {
+          const terms = parseOrder(value)
+          if (path.length > 0) parsed.embedParams.push({ path, kind: 'order', terms })
+          else parsed.order.push(...terms)
+        } else {
+          const n = integer(last, value)
+          if (path.length > 0) parsed.embedParams.push({ path, kind: last as 'limit' | 'offset', value: n })
+          else if (last === 'limit') parsed.limit = n
+          else parsed.offset = n
+        }
       } else parsed.rawFilters.push([key, value])
     }
   }
@@ -82,9 +95,10 @@ export function parseQuery(query: string): ParsedQuery {
 export function parseFilters(parsed: ParsedQuery, keep: (key: string) => boolean = () => true): void {
   for (const [key, value] of parsed.rawFilters) {
     if (!keep(key)) continue
-    const target = parseFilterKey(key)
-    if ('embed' in target) parsed.embedRefs.push(target.embed)
-    else parsed.filters.push(parseFilter(target.field, value, parsed.budget))
+    const { path, field } = parseFilterKey(key)
+    const filter = parseFilter(field, value, parsed.budget)
+    if (path.length > 0) parsed.embedParams.push({ path, kind: 'filter', filter })
+    else parsed.filters.push(filter)
   }
 }
 

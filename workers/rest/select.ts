@@ -1,9 +1,9 @@
 // The `select=` parameter (shared/reference/postgrest.md section 1 "select"),
 // parsed into a tree before any SQL: columns, `*`, `alias:col`, `col::type`,
 // JSON paths `col->a->>b`, aggregates `col.sum()`, and embeds `rel(...)`,
-// `alias:rel!hint!inner(...)`, `...rel(...)`. Embeds are nodes of the tree so
-// that the planner can answer for them (today: PGRST200, embedding is not
-// served yet). Errors are PostgREST's PGRST100 with the parser's position.
+// `alias:rel!hint!inner(...)`, `...rel(...)`. Embeds are nodes of the tree
+// that the planner resolves to relationships (embed.ts). Errors are
+// PostgREST's PGRST100 with the parser's position.
 import { restErrors } from './errors.ts'
 import { MAX_SELECT_ITEMS, MAX_EMBED_DEPTH } from './limits.ts'
 
@@ -26,8 +26,19 @@ export type SelectItem =
 
 export const AGGREGATES = ['count', 'sum', 'avg', 'min', 'max'] as const
 
-/** A cast's type: a plain type name, optionally an array of it (`int`, `text[]`, `varchar`). */
-const CAST = /^[A-Za-z_][A-Za-z0-9_ ]*(\[\])?$/
+/**
+ * A cast's type: a plain type name, optionally an array of it (`int`,
+ * `text[]`, `varchar`), or one of PostgreSQL's type names of several words.
+ * The text goes into the statement as it is, so nothing else passes: words
+ * such as `int from other_table` would change the statement.
+ */
+const CAST = /^[A-Za-z_][A-Za-z0-9_]*(\[\])?$/
+const SPACED_TYPES = new Set(['double precision', 'character varying', 'bit varying', 'timestamp with time zone', 'timestamp without time zone', 'time with time zone', 'time without time zone'])
+
+function isCast(text: string): boolean {
+  const words = text.trim().toLowerCase().split(/\s+/).join(' ')
+  return CAST.test(words) || SPACED_TYPES.has(words.replace(/\[\]$/, ''))
+}
 
 /** Reads PostgREST's grammar over one parameter's text; `what` names it in errors. */
 export class Cursor {
@@ -111,7 +122,7 @@ export function parseSelect(text: string | undefined): SelectItem[] {
 }
 
 function list(cursor: Cursor, depth: number, counter: { items: number }): SelectItem[] {
-  if (depth > MAX_EMBED_DEPTH) throw restErrors.tooDeep(MAX_EMBED_DEPTH)
+  if (depth > MAX_EMBED_DEPTH) throw restErrors.tooDeepEmbed(MAX_EMBED_DEPTH)
   const items: SelectItem[] = []
   do {
     counter.items += 1
@@ -159,8 +170,8 @@ function castOf(cursor: Cursor): { cast?: string } {
   if (!cursor.eat('::')) return {}
   const start = cursor.pos
   while (!cursor.done && /[A-Za-z0-9_ [\]]/.test(cursor.text[cursor.pos]!)) cursor.pos++
-  const cast = cursor.text.slice(start, cursor.pos)
-  if (!CAST.test(cast)) {
+  const cast = cursor.text.slice(start, cursor.pos).trim()
+  if (!isCast(cast)) {
     cursor.pos = start
     cursor.fail('type name')
   }

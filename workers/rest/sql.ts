@@ -6,6 +6,7 @@
 // request reaches the text unquoted except casts (checked: a type name) and
 // integers.
 import { ident, quoteText } from '../../lib/pg-catalog/quote.ts'
+import { restErrors } from './errors.ts'
 import type { Condition, Logic, OrderTerm } from './filters.ts'
 import type { Field, SelectItem } from './select.ts'
 
@@ -29,17 +30,48 @@ export function outputName(field: Field): string {
   return field.path.length > 0 ? field.path[field.path.length - 1]!.key : field.name
 }
 
-/** One select list; `star` is what `*` stands for (`"t".*`, or the columns listed). Embeds and aggregates are refused by plan.ts first. */
-export function selectListSql(alias: string, items: readonly SelectItem[], star: string): string {
+/**
+ * One select list; `star` is what `*` stands for (`"t".*`, or the columns
+ * listed); `embed` gives an embed's items (embed.ts). Aggregates are refused
+ * by the planner first.
+ */
+export function selectListSql(
+  alias: string,
+  items: readonly SelectItem[],
+  star: string,
+  embed?: (item: SelectItem & { kind: 'embed' }) => string[],
+  group?: (expr: string) => void,
+): string {
   return items
-    .map((item) => {
-      if (item.kind === 'star') return star
-      if (item.kind !== 'column') throw new Error('embeds are planned elsewhere')
-      const expr = fieldSql(alias, item.field)
-      const name = item.alias ?? outputName(item.field)
-      return `${item.cast ? `(${expr})::${item.cast}` : expr} as ${ident(name)}`
+    .flatMap((item) => {
+      if (item.kind === 'star') {
+        group?.(star)
+        return [star]
+      }
+      if (item.kind !== 'column') {
+        if (embed === undefined) throw new Error('embeds are planned by embed.ts')
+        return embed(item)
+      }
+      if (item.aggregate !== undefined) return [aggregateSql(alias, item)]
+      const field = fieldSql(alias, item.field)
+      const expr = item.cast ? `(${field})::${item.cast}` : field
+      group?.(expr)
+      return [`${expr} as ${ident(item.alias ?? outputName(item.field))}`]
     })
     .join(', ')
+}
+
+/** `count()`, `col.sum()`, `col::numeric.avg()::int` ...: the key is the aggregate's name unless aliased (PostgREST). */
+function aggregateSql(alias: string, item: SelectItem & { kind: 'column' }): string {
+  const fn = item.aggregate!
+  let expr: string
+  if (item.field.name === '*') expr = 'pg_catalog.count(*)'
+  else {
+    const field = fieldSql(alias, item.field)
+    expr = `pg_catalog.${fn}(${item.cast ? `(${field})::${item.cast}` : field})`
+  }
+  if (item.aggregateCast) expr = `(${expr})::${item.aggregateCast}`
+  return `${expr} as ${ident(item.alias ?? fn)}`
 }
 
 /** The answer's keys in order (for the CSV header), `starColumns` standing for `*`. */
@@ -69,9 +101,18 @@ export interface FilterContext {
   params: Params
   /** The column's type name when known (full-text search wraps other types in to_tsvector, as PostgREST 13). */
   columnType: (name: string) => string | undefined
+  /** An embed of the select named by a filter (`rel=not.is.null`): what is null when it found no rows, and its name. */
+  embed?: (name: string) => { marker: string; name: string } | undefined
 }
 
 export function conditionSql(c: Condition, ctx: FilterContext): string {
+  const embed = c.field.path.length === 0 ? ctx.embed?.(c.field.name) : undefined
+  if (embed !== undefined) {
+    // Only `is.null` (an anti-join) and `not.is.null` filter parents by an embed.
+    const value = c.value.kind === 'is' ? c.value.value : undefined
+    if (value !== 'null' && value !== 'not_null') throw restErrors.embedFilter(embed.name)
+    return `${embed.marker} ${(value === 'null') === c.negated ? 'is not null' : 'is null'}`
+  }
   const lhs = fieldSql(ctx.alias, c.field)
   let sql: string
   const value = c.value
@@ -104,13 +145,15 @@ export function whereSql(filters: ReadonlyArray<Condition | Logic>, ctx: FilterC
   return filters.map((f) => (f.kind === 'logic' ? logicSql(f, ctx) : `(${conditionSql(f, ctx)})`)).join(' and ')
 }
 
+/** One order term over `expr`: its direction and nulls. */
+export function orderTermSql(expr: string, term: OrderTerm): string {
+  let sql = expr
+  if (term.direction) sql += ` ${term.direction}`
+  if (term.nulls) sql += ` nulls ${term.nulls}`
+  return sql
+}
+
 export function orderSql(alias: string, order: readonly OrderTerm[]): string {
   if (order.length === 0) return ''
-  const terms = order.map((term) => {
-    let sql = fieldSql(alias, term.field)
-    if (term.direction) sql += ` ${term.direction}`
-    if (term.nulls) sql += ` nulls ${term.nulls}`
-    return sql
-  })
-  return ` order by ${terms.join(', ')}`
+  return ` order by ${order.map((term) => orderTermSql(fieldSql(alias, term.field), term)).join(', ')}`
 }

@@ -24,7 +24,7 @@ const router = new Router(restManifest.routes)
 const JSON_BODY = /^application\/(?:[\w.+-]+\+)?json\b/i
 
 /** Everything the request says that needs no schema, checked before a connection is taken. */
-export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>, maxRows: number): ParsedCall {
+export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>, maxRows: number, aggregates = false): ParsedCall {
   const match = router.match(request.method, request.path)
   if (match.kind === 'not_found') throw restErrors.invalidPath()
   if (match.kind === 'method_not_allowed') throw restErrors.method(request.method)
@@ -57,6 +57,7 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
     range: method === 'GET' ? parseRange(headers.range) : undefined,
     body: request.body,
     maxRows,
+    aggregates,
     profile,
   }
 }
@@ -64,7 +65,8 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
 const handler: ServiceHandler = async (request): Promise<ServiceResponse> => {
   let call: ParsedCall
   try {
-    call = parseCall(request, workerOptions().rest?.maxRows ?? DEFAULT_MAX_ROWS)
+    const options = workerOptions().rest
+    call = parseCall(request, options?.maxRows ?? DEFAULT_MAX_ROWS, options?.aggregates ?? false)
   } catch (error) {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)

@@ -2,6 +2,7 @@
 // directives), as a to-one field on the referencing side and a collection
 // (or a single row, when the key is unique) on the referenced side.
 import { relationFieldName } from '../../../lib/pg-catalog/names.ts'
+import { foreignKeyEdgesOf, isUniqueKey, sameColumns } from '../../../lib/pg-catalog/relationships.ts'
 import { foreignKeysOf, optionalString, parseDirective } from '../directives.ts'
 import type { FieldNames } from './field-names.ts'
 import type { PendingTable } from './settings.ts'
@@ -21,12 +22,12 @@ export interface Link {
 /** Real foreign keys, then the `foreign_keys` directives of views, between tables in the model. */
 export function linksOf(pending: PendingTable[]): Link[] {
   const byOid = new Map(pending.map((p) => [p.catalog.oid, p]))
+  const catalogByOid = new Map(pending.map((p) => [p.catalog.oid, p.catalog]))
   const bySqlName = new Map(pending.map((p) => [`${p.catalog.schema}\0${p.catalog.name}`, p]))
   const links: Link[] = []
   for (const p of pending) {
-    for (const fk of p.catalog.foreignKeys) {
-      const foreign = byOid.get(fk.refTable)
-      if (!foreign) continue
+    for (const { fk, refTable } of foreignKeyEdgesOf(p.catalog, catalogByOid)) {
+      const foreign = byOid.get(refTable.oid)!
       const d = parseDirective(fk.comment)
       links.push({
         real: true, local: p, columns: fk.columns, foreign, foreignColumns: fk.refColumns,
@@ -75,10 +76,9 @@ export function relateReferencing(link: Link, fields: FieldNames): void {
   if (!linkIsUsable(link)) return
   const local = link.local.model
   const foreign = link.foreign.model
-  const sorted = [...link.columns].sort().join('\0')
   const unique =
-    link.local.catalog.uniques.some((u) => [...u].sort().join('\0') === sorted) ||
-    [...local.primaryKey.map((c) => c.name)].sort().join('\0') === sorted
+    isUniqueKey(link.local.catalog, link.columns) ||
+    sameColumns(local.primaryKey.map((c) => c.name), link.columns)
   const back = relationFieldName(local.typeName, link.foreignColumns, unique, link.local.settings.inflect, link.localName)
   if (!fields.claim(foreign, back)) return
   foreign.relations.push({

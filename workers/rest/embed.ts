@@ -1,0 +1,294 @@
+// Embedded resources (shared/reference/postgrest.md section 1 "select",
+// "Embed filters", "order"): a relation's select list with its embeds, each
+// a LATERAL subquery of the one statement, as PostgREST 13 builds them.
+//
+// - to-one `rel(..)`: `row_to_json` of the related row, or null;
+// - to-many: `json_agg` of the related rows (filtered, ordered, limited by
+//   `rel.col=`, `rel.or=`, `rel.order=`, `rel.limit=`, `rel.offset=`), `[]`
+//   when none; many-to-many joins the junction inside the subquery;
+// - `...rel(..)`: to-one lifts the columns into the parent; to-many (13)
+//   gives one array per column, in the same order;
+// - `!inner` (an inner lateral join), `rel=not.is.null` / `rel=is.null`
+//   (also inside `or=`) filter the parents; `order=rel(col)` orders by a
+//   to-one embed's column (a to-many one is PGRST118).
+//
+// Each embedded table is read under the caller's role like the parent, so
+// its own RLS policies decide which rows appear inside the embed. Every
+// identifier is quoted; filter values are parameters (sql.ts).
+import type { CatalogTable } from '../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
+import { restErrors } from './errors.ts'
+import type { Condition, Logic, OrderTerm } from './filters.ts'
+import type { RestModel } from './model.ts'
+import { findRelationship, isToOne, type Relationship } from './relationships.ts'
+import type { EmbedParam } from './request.ts'
+import type { SelectItem } from './select.ts'
+import { fieldSql, orderTermSql, outputName, selectListSql, whereSql, type FilterContext, type Params } from './sql.ts'
+
+type EmbedItem = SelectItem & { kind: 'embed' }
+
+interface EmbedArgs {
+  filters: Array<Condition | Logic>
+  order: OrderTerm[]
+  limit?: number
+  offset?: number
+}
+
+/** An embed resolved to its relationship, with the SQL names it gets. */
+interface Node {
+  item: EmbedItem
+  rel: Relationship
+  /** The lateral subquery's alias. */
+  lateral: string
+  /** The embedded table's alias inside it. */
+  rows: string
+  toOne: boolean
+  children: Node[]
+  args: EmbedArgs
+  /** It filters the parents (`!inner`, or `rel=[not.]is.null`): the count must join it too. */
+  filtering: boolean
+  /** Columns of a to-one embed the parent orders by (`order=rel(col)`), selected as `pgrst_o<i>`. */
+  orderBy: string[]
+}
+
+export interface RelationQuery {
+  model: RestModel
+  schema: string
+  /** The relation's name in errors and its table (undefined: a function's rows of no table type, which have no relationships). */
+  origin: { name: string; table: CatalogTable | undefined }
+  /** The SQL name of the relation's rows. */
+  alias: string
+  items: readonly SelectItem[]
+  /** What `*` stands for. */
+  star: string
+  filters: ReadonlyArray<Condition | Logic>
+  order: readonly OrderTerm[]
+  embedParams: readonly EmbedParam[]
+  params: Params
+  columnType: (name: string) => string | undefined
+  /** Aggregates are allowed (else PGRST123). */
+  aggregates: boolean
+}
+
+export interface RelationSql {
+  list: string
+  where: string
+  /** Parameters used by `where` and `filteringJoins` (the planned count's). */
+  whereParams: number
+  /** Joins of the embeds that filter the parents (what a count needs). */
+  filteringJoins: string
+  /** Every join, the filtering ones included. */
+  joins: string
+  /** ` group by ...` when the select list aggregates: its other items. */
+  groupBy: string
+  order: string
+}
+
+/** Output names of a select list (the CSV header), `starColumns` for `*`, embeds by their key. */
+export function outputNamesOf(items: readonly SelectItem[], starColumns: readonly string[]): string[] {
+  return items.flatMap((item) => {
+    if (item.kind === 'star') return starColumns
+    if (item.kind === 'column') return [item.alias ?? outputName(item.field)]
+    return item.spread || item.select.length === 0 ? [] : [item.alias ?? item.name]
+  })
+}
+
+/** The relation's select list, where, order and joins, its embeds resolved against the model's relationships. */
+export function relationSql(q: RelationQuery): RelationSql {
+  const planner = new EmbedPlanner(q.model, q.schema, q.params, q.aggregates)
+  const nodes = planner.resolve(q.origin, q.items)
+  planner.attach(nodes, q.embedParams)
+  return planner.level(
+    { alias: q.alias, name: q.origin.name, columnType: q.columnType },
+    nodes,
+    q.items,
+    q.star,
+    { filters: [...q.filters], order: [...q.order] },
+    [],
+  )
+}
+
+/** Finds the embed a name refers to: by alias first, then by the relation's name. */
+function byName(nodes: readonly Node[], name: string): Node | undefined {
+  return nodes.find((n) => n.item.alias === name) ?? nodes.find((n) => n.item.alias === undefined && n.item.name === name)
+}
+
+class EmbedPlanner {
+  private count = 0
+
+  constructor(
+    private readonly model: RestModel,
+    private readonly schema: string,
+    private readonly params: Params,
+    private readonly aggregates: boolean,
+  ) {}
+
+  /** Resolves every embed of a select list (and theirs) to a relationship: PGRST200 or PGRST201 before any SQL. */
+  resolve(origin: { name: string; table: CatalogTable | undefined }, items: readonly SelectItem[]): Node[] {
+    const nodes: Node[] = []
+    for (const item of items) {
+      if (item.kind === 'column' && item.aggregate !== undefined && !this.aggregates) throw restErrors.aggregates()
+      if (item.kind !== 'embed') continue
+      const rel = findRelationship(this.model.relationships, this.model.tables.values(), this.schema, origin, item.name, item.hints)
+      if (item.spread && !isToOne(rel) && item.select.some((i) => i.kind === 'column' && i.aggregate !== undefined)) {
+        throw restErrors.notImplemented('Aggregates are not implemented for one-to-many or many-to-many spreads.')
+      }
+      const n = ++this.count
+      nodes.push({
+        item,
+        rel,
+        lateral: `pgrst_e${n}`,
+        rows: `${rel.foreign.name}_${n}`,
+        toOne: isToOne(rel),
+        children: this.resolve({ name: rel.foreign.name, table: rel.foreign }, item.select),
+        args: { filters: [], order: [] },
+        filtering: item.inner,
+        orderBy: [],
+      })
+    }
+    return nodes
+  }
+
+  /** Gives each embed its parameters (`a.b.col=`, `a.order=` ...): a path naming no embed of the select is PGRST108. */
+  attach(roots: readonly Node[], embedParams: readonly EmbedParam[]): void {
+    for (const param of embedParams) {
+      let nodes = roots
+      let node: Node | undefined
+      for (const name of param.path) {
+        node = byName(nodes, name)
+        if (node === undefined) throw restErrors.notEmbedded(name)
+        nodes = node.children
+      }
+      const args = node!.args
+      if (param.kind === 'filter') args.filters.push(param.filter)
+      else if (param.kind === 'order') args.order.push(...param.terms)
+      else if (param.kind === 'limit') args.limit = param.value
+      else args.offset = param.value
+    }
+  }
+
+  /** One relation's pieces: `conditions` (a join's) go first in its where. */
+  level(
+    relation: { alias: string; name: string; columnType: (name: string) => string | undefined },
+    nodes: readonly Node[],
+    items: readonly SelectItem[],
+    star: string,
+    args: EmbedArgs,
+    conditions: string[],
+  ): RelationSql {
+    // Related orders first: they add columns to the to-one embeds' subqueries.
+    const orderTerms: string[] = []
+    for (const term of args.order) {
+      if (term.relation === undefined) {
+        orderTerms.push(orderTermSql(fieldSql(relation.alias, term.field), term))
+        continue
+      }
+      const node = byName(nodes, term.relation)
+      if (node === undefined) throw restErrors.notEmbedded(term.relation)
+      if (!node.toOne) throw restErrors.relatedOrder(relation.name, term.relation)
+      node.orderBy.push(fieldSql(node.rows, term.field))
+      orderTerms.push(orderTermSql(`${ident(node.lateral)}.pgrst_o${node.orderBy.length - 1}`, term))
+    }
+    const ctx: FilterContext = {
+      alias: relation.alias,
+      params: this.params,
+      columnType: relation.columnType,
+      embed: (name) => {
+        const node = nodes.find((n) => (n.item.alias ?? n.item.name) === name)
+        if (node === undefined) return undefined
+        node.filtering = true
+        return { marker: marker(node), name: node.item.name }
+      },
+    }
+    const filters = args.filters.length > 0 ? whereSql(args.filters, ctx) : ''
+    const where = [...conditions, ...(filters === '' ? [] : [filters])].join(' and ') || 'true'
+    let filteringJoins = ''
+    for (const node of nodes) if (node.filtering) filteringJoins += this.join(node, relation.alias)
+    const whereParams = this.params.values.length
+    let joins = filteringJoins
+    for (const node of nodes) if (!node.filtering) joins += this.join(node, relation.alias)
+    // With an aggregate, the other items are the groups (PostgREST's rule); an embed groups by its JSON's text.
+    const grouped = items.some((i) => i.kind === 'column' && i.aggregate !== undefined)
+    const groups: string[] = []
+    const list = selectListSql(relation.alias, items, star, (item) => {
+      const node = nodes.find((n) => n.item === item)!
+      return outputOf(node).map(({ expr, key }) => {
+        if (!grouped) return `${expr} as ${key}`
+        if (node.item.spread) {
+          groups.push(expr)
+          return `${expr} as ${key}`
+        }
+        groups.push(`(${expr})::text`)
+        return `((${expr})::text)::json as ${key}`
+      })
+    }, (expr) => groups.push(expr))
+    const groupBy = grouped && groups.length > 0 ? ` group by ${groups.join(', ')}` : ''
+    return { list, where, whereParams, filteringJoins, joins, groupBy, order: orderTerms.length > 0 ? ` order by ${orderTerms.join(', ')}` : '' }
+  }
+
+  /** The lateral join of one embed, its parent's rows named `parent`. */
+  private join(node: Node, parent: string): string {
+    const child = node.rel.foreign
+    const rows = ident(node.rows)
+    let from = `${qualified(child.schema, child.name)} as ${rows}`
+    let conditions: string[]
+    const junction = node.rel.junction
+    if (junction) {
+      const j = ident(`${node.lateral}_j`)
+      from += ` join ${qualified(junction.table.schema, junction.table.name)} as ${j} on ${junction.target.map(([c, jc]) => `${j}.${ident(jc)} = ${rows}.${ident(c)}`).join(' and ')}`
+      conditions = junction.source.map(([c, jc]) => `${j}.${ident(jc)} = ${ident(parent)}.${ident(c)}`)
+    } else conditions = node.rel.columns.map(([c, fc]) => `${rows}.${ident(fc)} = ${ident(parent)}.${ident(c)}`)
+    const types = new Map(child.columns.map((c) => [c.name, c.typeName]))
+    const inner = this.level(
+      { alias: node.rows, name: child.name, columnType: (n) => types.get(n) },
+      node.children,
+      node.item.select,
+      `${rows}.*`,
+      node.args,
+      conditions,
+    )
+    const body = `from ${from}${inner.joins} where ${inner.where}`
+    const lateral = ident(node.lateral)
+    const orderBy = node.orderBy.map((sql, i) => `, ${sql} as pgrst_o${i}`).join('')
+    let sql: string
+    if (node.toOne) {
+      sql = node.item.spread
+        ? `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
+        : `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
+    } else {
+      const limit = node.args.limit !== undefined ? ` limit ${this.params.add(String(node.args.limit), 'int8')}` : ''
+      const offset = node.args.offset ? ` offset ${this.params.add(String(node.args.offset), 'int8')}` : ''
+      const page = `(select ${inner.list} ${body}${inner.groupBy}${inner.order}${limit}${offset}) pgrst_r`
+      if (node.item.spread) {
+        const arrays = spreadNames(node).map((n) => `coalesce(pg_catalog.json_agg(pgrst_r.${ident(n)}), '[]') as ${ident(n)}`)
+        sql = `select ${arrays.map((a) => `${a}, `).join('')}case when pg_catalog.count(*) > 0 then 1 end as pgrst_hit from ${page}`
+      } else sql = `select pg_catalog.json_agg(pgrst_r) as body from ${page}`
+    }
+    const join = node.item.inner ? 'inner join lateral' : 'left join lateral'
+    return ` ${join} (${sql}) as ${lateral} on ${node.item.inner ? `${lateral}.${node.item.spread ? 'pgrst_hit' : 'body'} is not null` : 'true'}`
+  }
+}
+
+/** What says whether an embed found rows: null when it found none. */
+function marker(node: Node): string {
+  return `${ident(node.lateral)}.${node.item.spread ? 'pgrst_hit' : 'body'}`
+}
+
+/** The parent's select items for one embed: expressions and their (quoted) keys. */
+function outputOf(node: Node): Array<{ expr: string; key: string }> {
+  const lateral = ident(node.lateral)
+  if (node.item.spread) return spreadNames(node).map((n) => ({ expr: `${lateral}.${ident(n)}`, key: ident(n) }))
+  if (node.item.select.length === 0) return []
+  const key = ident(node.item.alias ?? node.item.name)
+  return [{ expr: node.toOne ? `${lateral}.body` : `coalesce(${lateral}.body, '[]')`, key }]
+}
+
+/** The keys a spread lifts into its parent (its columns, `*` as the table's, its embeds', nested spreads'). */
+function spreadNames(node: Node): string[] {
+  const columns = node.rel.foreign.columns.map((c) => c.name)
+  return node.item.select.flatMap((item) => {
+    if (item.kind !== 'embed') return outputNamesOf([item], columns)
+    const child = node.children.find((n) => n.item === item)!
+    return child.item.spread ? spreadNames(child) : outputNamesOf([item], columns)
+  })
+}
