@@ -15,7 +15,7 @@ import { log } from '../lib/log.ts'
 import type { RequestLogEntry } from '../lib/request-log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { effectiveQuotas, quotaCaps } from '../lib/plans.ts'
-import type { AuthProjectContext, Concern, ProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
+import type { AuthProjectContext, Concern, ProjectContext, RestProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
 import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
@@ -209,7 +209,9 @@ export class DataPlane {
               projectName: project.name,
             }
           : undefined
-      context = auth ?? common
+      const rest: RestProjectContext | undefined =
+        concern === 'rest' ? { ...common, baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain) } : undefined
+      context = auth ?? rest ?? common
       contexts.set(concern, context)
     }
     return context

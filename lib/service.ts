@@ -27,6 +27,12 @@ export interface ProjectContext {
   readOnly: boolean
 }
 
+/** What the data API's worker knows besides: where the project is served, for its OpenAPI description's host and base path. */
+export interface RestProjectContext extends ProjectContext {
+  /** Public base URL of the project (`{base_url}`), without a trailing slash. */
+  baseUrl: string
+}
+
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */
 export interface AuthProjectContext extends ProjectContext {
   /** Public base URL of the project (`{base_url}`), without a trailing slash. */

@@ -45,8 +45,12 @@ function timeoutMs(value: number): string {
  * left in the session can lift them. PostgreSQL reads statement_timeout when
  * each statement starts, so the value holds from the next statement on, also
  * for the later statements of the same simple-protocol message.
+ *
+ * `more` are further select items a concern adds to the same statement, so
+ * they cost no round trip of their own (REST's `request.*` settings and its
+ * pre-request read: workers/rest/settings.ts); they come after the role.
  */
-export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly = false): string {
+export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly = false, more: readonly string[] = []): string {
   const role = identity.role
   // 'none' is no role: set_config('role', 'none') would fall back to the login role itself.
   if (typeof role !== 'string' || role === '' || role === 'none') throw new TypeError(`not a role: ${String(role)}`)
@@ -69,7 +73,8 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
     `, set_config('statement_timeout', '${statementTimeout}', true)` +
     `, set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)` +
     // Past the project's database size cap (lib/plans.ts): reads answer, writes are refused (25006).
-    (readOnly ? `, set_config('transaction_read_only', 'on', true)` : '')
+    (readOnly ? `, set_config('transaction_read_only', 'on', true)` : '') +
+    more.map((item) => `, ${item}`).join('')
   )
 }
 

@@ -28,17 +28,21 @@ import { log } from '../../lib/log.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { RestError, restErrors } from './errors.ts'
 import type { ModelCache, RestModel } from './model.ts'
+import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
+import { preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
 
 /** A request whose schema-free parts are parsed; the schema it names is checked against the model. */
-export type ParsedCall = Omit<RestCall, 'schema'> & { profile: string | undefined }
+export type ParsedCall = Omit<RestCall, 'schema'> & { profile: string | undefined; facts: RequestFacts }
 
 const probes = new WeakMap<pg.ClientBase, Probe>()
 /** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
 const lastMeta = new Map<string, Meta>()
+/** The pre-request function (settings.ts) last read per project and role on this thread, null for none: what a speculative message calls. */
+const lastPreRequest = new Map<string, string | null>()
 
 function serverOf(client: pg.ClientBase): string {
   const c = client as unknown as { host?: string; port?: number }
@@ -50,6 +54,13 @@ function sameMeta(a: Meta, b: Meta): boolean {
 }
 
 const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isArray(results) ? results[results.length - 1]! : results).rows[0] as T
+
+/** The pre-request function's name the setup statement (the `at`th result of a message) read. */
+const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
+  ((Array.isArray(results) ? results[at]! : results).rows[0] as { pgrst_pre_request: string | null }).pgrst_pre_request ?? null
+
+/** The pre-request function's call, when there is one, to run after the setup and before the statement. */
+const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
 
 /** The model's schema for the request: the profile header's, or the first exposed one. */
 function planFor(model: RestModel, call: ParsedCall): { planned: Planned; full: RestCall } {
@@ -67,9 +78,50 @@ function resolutionUsed(model: RestModel, call: RestCall): boolean {
 }
 
 export async function answerRest<C extends pg.ClientBase>(call: ParsedCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
+  return guarded(caller, connection, (client) => run(client, call, caller, cache))
+}
+
+/** A request for the OpenAPI description (`GET /`): what it needs of the request, and where the project is served. */
+export interface RootCall {
+  method: 'GET' | 'HEAD'
+  profile: string | undefined
+  facts: RequestFacts
+  baseUrl: string
+}
+
+/**
+ * `GET /rest/v1/`: the description of the exposed schema as the caller's role
+ * sees it (openapi.ts), from the model cache (the catalogue query only on a
+ * miss), in a transaction set up as any request's, the pre-request function
+ * included (PostgREST runs it for the root too).
+ */
+export async function answerRoot<C extends pg.ClientBase>(call: RootCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
+  return guarded(caller, connection, async (client) => {
+    const probe = await probeOf(client)
+    const { identity, project } = caller
+    const setup = identityStatement(identity, project.roleTimeouts, true, requestSettings(call.facts, identity.role))
+    const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)
+    const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
+    try {
+      const model = await cache.get(client, serverOf(client), meta)
+      const schema = call.profile ?? model.schemas[0]!
+      if (!model.schemas.includes(schema)) throw restErrors.schema(schema, model.schemas)
+      await client.query([...preRequest(preRequestOf(opened, 1)), 'commit'].join('; '))
+      const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
+      return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8' }, body }
+    } catch (error) {
+      await client.query('rollback').catch(() => {})
+      if (isConnectionLost(error)) throw error
+      return failed(error, { method: call.method }, caller)
+    }
+  })
+}
+
+/** Runs `work` on a connection of the project and answers what it answers; a failure it lets through is answered here. */
+async function guarded<C extends pg.ClientBase>(caller: Caller, connection: Connection<C>, work: (client: C) => Promise<ServiceResponse>): Promise<ServiceResponse> {
   const { identity, project } = caller
   try {
-    const { client, result } = await connection.firstRoundTrip((client) => run(client, call, caller, cache))
+    const { client, result } = await connection.firstRoundTrip(work)
     connection.release(client)
     return result
   } catch (error) {
@@ -83,7 +135,7 @@ export async function answerRest<C extends pg.ClientBase>(call: ParsedCall, call
 }
 
 /** The answer to a failure met while the request ran (its transaction already ended). */
-function failed(error: unknown, call: ParsedCall, caller: Caller): ServiceResponse {
+function failed(error: unknown, call: Pick<ParsedCall, 'method'>, caller: Caller): ServiceResponse {
   if (RestError.is(error)) return restErrorResponse(error)
   if (isPgError(error)) {
     // Past the size quota the API roles' transactions are read-only: a write is refused with the quota's sentence.
@@ -96,15 +148,20 @@ function failed(error: unknown, call: ParsedCall, caller: Caller): ServiceRespon
   throw error
 }
 
-async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
+async function probeOf(client: pg.ClientBase): Promise<Probe> {
   let probe = probes.get(client)
   if (probe === undefined) {
     probe = (await client.query<Probe>(PROBE_SQL)).rows[0]!
     probes.set(client, probe)
   }
+  return probe
+}
+
+async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
+  const probe = await probeOf(client)
   const { identity, project } = caller
   const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
-  const setup = identityStatement(identity, project.roleTimeouts, readOnly)
+  const setup = identityStatement(identity, project.roleTimeouts, readOnly, requestSettings(call.facts, identity.role))
   const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
   const last = lastMeta.get(key)
   const model = last && probe.versioned ? cache.peek(serverOf(client), last) : undefined
@@ -128,10 +185,16 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   }
   if (planned.empty) return undefined
   const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true)}, `), planned.params)
-  const text = [...(planned.write ? ['begin'] : []), setup, ...statement.before, statement.execute].join('; ')
+  // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
+  // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
+  const assumed = lastPreRequest.get(key) ?? null
+  const text = [...(planned.write ? ['begin'] : []), setup, ...statement.before, ...preRequest(assumed), statement.execute].join('; ')
   let row: ResultRow & Omit<Meta, 'db'>
+  let seen: string | null
   try {
-    row = lastRow(await client.query(text))
+    const results = await client.query(text)
+    row = lastRow(results)
+    seen = preRequestOf(results, planned.write ? 1 : 0)
   } catch (error) {
     if (planned.write) await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error
@@ -143,15 +206,19 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
     // The error is the request's own unless the schema moved: one cheap look at the key decides,
     // so a failing write is never run twice.
-    const now = lastRow<Omit<Meta, 'db'>>(await client.query(`${setup}; select ${metaColumns(true)}`))
+    const results = await client.query(`${setup}; select ${metaColumns(true)}`)
+    const now = lastRow<Omit<Meta, 'db'>>(results)
     const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
-    if (sameMeta(read, last)) return failed(error, call, caller)
+    const nowSeen = preRequestOf(results, 0)
+    if (sameMeta(read, last) && nowSeen === assumed) return failed(error, call, caller)
     lastMeta.set(key, read)
+    lastPreRequest.set(key, nowSeen)
     return undefined
   }
   const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db: probe.db }
-  if (!sameMeta(read, last)) {
+  if (!sameMeta(read, last) || seen !== assumed) {
     lastMeta.set(key, read)
+    lastPreRequest.set(key, seen)
     if (planned.write) await client.query('rollback')
     return undefined
   }
@@ -167,16 +234,22 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
 }
 
 async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, setup: string, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
-  const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)), db: probe.db }
+  const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)
+  const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
+  const pre = preRequest(preRequestOf(opened, 1))
   lastMeta.set(key, meta)
+  lastPreRequest.set(key, preRequestOf(opened, 1))
   try {
     const model = await cache.get(client, serverOf(client), meta)
     const { planned, full } = planFor(model, call)
     let row: ResultRow
-    if (planned.empty) row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
-    else {
+    if (planned.empty) {
+      if (pre.length > 0) await client.query(pre[0]!)
+      row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
+    } else {
+      // The pre-request call rides in the statement's message (after its PREPARE): no round trip of its own.
       const statement = preparedCall(client, meta.role, planned.sql(''), planned.params)
-      row = lastRow(await client.query([...statement.before, statement.execute].join('; ')))
+      row = lastRow(await client.query([...statement.before, ...pre, statement.execute].join('; ')))
       if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
     }
     checkResult(full, planned, row)

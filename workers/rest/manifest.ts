@@ -1,6 +1,6 @@
 // The data API's doorway: PostgREST's routes under {base_url}/rest/v1
 // (shared/reference/postgrest.md section 1): `/<table|view>`, `/rpc/<fn>`, and
-// `/` (OpenAPI, not served yet). The worker answers every method itself, in
+// `/` (the OpenAPI description, GET and HEAD). The worker answers every method itself, in
 // PostgREST's words (405 PGRST117 for an unknown one, PGRST101 on /rpc).
 import type { ConcernManifest } from '../../lib/http/manifest.ts'
 

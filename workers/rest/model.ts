@@ -18,6 +18,9 @@ export interface RestModel {
   functions: Map<string, CatalogFunction[]>
   /** Relationships for embedding, by the origin table's oid (relationships.ts). */
   relationships: Map<number, Relationship[]>
+  /** Enum labels by the type's oid, and the exposed schemas' comments: for the OpenAPI description (openapi.ts). */
+  enums: Map<number, string[]>
+  schemaComments: Map<string, string | null>
 }
 
 export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): RestModel {
@@ -31,7 +34,14 @@ export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): Re
     else functions.set(key, [fn])
   }
   const schemas = catalog.schemas.map((s) => s.name)
-  return { schemas: schemas.length > 0 ? schemas : ['public'], tables, functions, relationships: relationshipsOf(catalog.tables) }
+  return {
+    schemas: schemas.length > 0 ? schemas : ['public'],
+    tables,
+    functions,
+    relationships: relationshipsOf(catalog.tables),
+    enums: new Map(catalog.enums.map((e) => [e.oid, e.labels])),
+    schemaComments: new Map(catalog.schemas.map((s) => [s.name, s.comment])),
+  }
 }
 
 /** The table of a row type (a function returning `setof t`), by its type's oid. */

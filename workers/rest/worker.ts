@@ -5,9 +5,9 @@
 import type pg from 'pg'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
 import { Router } from '../../lib/http/router.ts'
-import type { ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
+import type { RestProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
-import { answerRest, type ParsedCall } from './answer.ts'
+import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer.ts'
 import { RestError, restErrors } from './errors.ts'
 import { restManifest } from './manifest.ts'
 import { ModelCache } from './model.ts'
@@ -28,6 +28,7 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
   const match = router.match(request.method, request.path)
   if (match.kind === 'not_found') throw restErrors.invalidPath()
   if (match.kind === 'method_not_allowed') throw restErrors.method(request.method)
+  // The root is the OpenAPI description's (parseRoot); a caller of this function alone has it disabled.
   if (match.route.name === 'root') throw restErrors.rootDisabled()
   const rpc = match.route.name === 'rpc'
   const method = request.method
@@ -59,10 +60,43 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
     maxRows,
     aggregates,
     profile,
+    facts: { method, path: request.path, headers },
   }
 }
 
-const handler: ServiceHandler = async (request): Promise<ServiceResponse> => {
+/** The media the OpenAPI description answers in (PostgREST: its own, JSON, or anything). */
+const OPENAPI_MEDIA = new Set(['application/openapi+json', 'application/json', 'application/*', '*/*'])
+
+/** `GET /` and `HEAD /`: what the OpenAPI description needs of the request, checked before a connection is taken. */
+export function parseRoot(request: Pick<ServiceRequest, 'method' | 'path' | 'headers'>, baseUrl: string): RootCall {
+  const method = request.method
+  if (method !== 'GET' && method !== 'HEAD') throw restErrors.method(method)
+  const accept = request.headers.accept
+  if (accept && accept.trim() !== '' && !accept.split(',').some((part) => OPENAPI_MEDIA.has(part.split(';')[0]!.trim().toLowerCase()))) {
+    throw restErrors.mediaType(accept)
+  }
+  return { method, profile: request.headers['accept-profile'] || undefined, facts: { method, path: request.path, headers: request.headers }, baseUrl }
+}
+
+const connectionOf = (request: ServiceRequest<RestProjectContext>) => ({
+  firstRoundTrip: <T>(first: (client: pg.PoolClient) => Promise<T>) => {
+    const pool = projectPools().get(request.project.database)
+    return firstRoundTrip(() => pool.connect(), first)
+  },
+  release: (client: pg.PoolClient, broken?: Error) => client.release(broken),
+})
+
+const handler: ServiceHandler<RestProjectContext> = async (request): Promise<ServiceResponse> => {
+  if (request.path === '' || request.path === '/') {
+    let root: RootCall
+    try {
+      root = parseRoot(request, request.project.baseUrl)
+    } catch (error) {
+      if (!RestError.is(error)) throw error
+      return restErrorResponse(error)
+    }
+    return answerRoot<pg.PoolClient>(root, { identity: request.identity!, project: request.project }, cache, connectionOf(request))
+  }
   let call: ParsedCall
   try {
     const options = workerOptions().rest
@@ -71,13 +105,7 @@ const handler: ServiceHandler = async (request): Promise<ServiceResponse> => {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)
   }
-  return answerRest<pg.PoolClient>(call, { identity: request.identity!, project: request.project }, cache, {
-    firstRoundTrip: (first) => {
-      const pool = projectPools().get(request.project.database)
-      return firstRoundTrip(() => pool.connect(), first)
-    },
-    release: (client, broken) => client.release(broken),
-  })
+  return answerRest<pg.PoolClient>(call, { identity: request.identity!, project: request.project }, cache, connectionOf(request))
 }
 
 export default handler

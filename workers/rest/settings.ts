@@ -1,0 +1,96 @@
+// What PostgREST tells SQL about the request (shared/reference/postgrest.md
+// section 6): the transaction-local settings `request.method`, `request.path`,
+// `request.headers` and `request.cookies`, beside the caller's role and claims,
+// and the optional pre-request function (`db-pre-request`). All of them are
+// select items of the identity statement (lib/db/request-transaction.ts), so
+// they cost no round trip; the pre-request function's name is read there too.
+import { escapeIdentifier, escapeLiteral } from 'pg'
+
+/** What the settings are made of: the request as the worker received it. */
+export interface RequestFacts {
+  method: string
+  /** The path below `/rest/v1` ("" for the prefix itself). */
+  path: string
+  /** Lower-cased names. */
+  headers: Record<string, string>
+}
+
+/**
+ * Headers left out of `request.headers`. `cookie` as PostgREST (its pairs are
+ * `request.cookies`); `apikey` and `authorization` because they are bearer
+ * credentials (the service_role key among them) and the statement carrying
+ * them is text PostgreSQL writes to its log beside any error it raises
+ * (`log_min_error_statement`); what SQL may trust of them is in
+ * `request.jwt.claims`, verified (workers/rest/README.md).
+ */
+const LEFT_OUT = new Set(['cookie', 'apikey', 'authorization'])
+
+/** The Cookie header's pairs, the first of a name kept; values as sent. */
+export function cookiesOf(header: string | undefined): Record<string, string> {
+  const cookies: Record<string, string> = {}
+  if (!header) return cookies
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=')
+    if (eq <= 0) continue
+    const name = part.slice(0, eq).trim()
+    if (name !== '' && !Object.hasOwn(cookies, name)) cookies[name] = part.slice(eq + 1).trim()
+  }
+  return cookies
+}
+
+/** The setting PostgREST's in-database configuration would hold `db-pre-request` in. */
+const PRE_REQUEST_SETTING = 'pgrst.db_pre_request'
+
+/**
+ * The pre-request function's name as the project configured it, most specific
+ * first, as PostgreSQL applies role and database defaults: for the caller's
+ * role in this database, for the role, for this database, then the session's
+ * own value. Read from `pg_db_role_setting` rather than only
+ * `current_setting()`, because `ALTER DATABASE ... SET` reaches a pooled
+ * connection only when it reconnects and `ALTER ROLE ... SET` never reaches a
+ * `SET ROLE`: read here, a change holds from the next request on.
+ */
+function preRequestRead(role: string): string {
+  const prefix = `${PRE_REQUEST_SETTING}=`
+  return (
+    `nullif(coalesce((select substr(c, ${prefix.length + 1}) from pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c` +
+    ` where s.setdatabase in (0, (select oid from pg_catalog.pg_database where datname = current_database()))` +
+    ` and s.setrole in (0, (select oid from pg_catalog.pg_roles where rolname = ${escapeLiteral(role)}))` +
+    ` and c like 'pgrst.db\\_pre\\_request=%' order by s.setrole <> 0 desc, s.setdatabase <> 0 desc limit 1),` +
+    ` current_setting('${PRE_REQUEST_SETTING}', true)), '') as pgrst_pre_request`
+  )
+}
+
+/** The select items the REST setup adds to the identity statement. */
+export function requestSettings(facts: RequestFacts, role: string): string[] {
+  const headers: Record<string, string> = {}
+  for (const name in facts.headers) if (!LEFT_OUT.has(name)) headers[name] = facts.headers[name]!
+  const set = (name: string, value: string) => `set_config('${name}', ${escapeLiteral(value)}, true)`
+  return [
+    set('request.method', facts.method),
+    // PostgREST's path is below its root; ours is below the prefix, "" being the root.
+    set('request.path', facts.path === '' ? '/' : facts.path),
+    set('request.headers', JSON.stringify(headers)),
+    set('request.cookies', JSON.stringify(cookiesOf(facts.headers.cookie))),
+    preRequestRead(role),
+  ]
+}
+
+const IDENTIFIER = /^(?:("(?:[^"]|"")+"|[^."]+)\.)?("(?:[^"]|"")+"|[^."]+)$/
+
+function identifier(part: string): string {
+  return escapeIdentifier(part.startsWith('"') ? part.slice(1, -1).replaceAll('""', '"') : part)
+}
+
+/**
+ * The call of the pre-request function named `name` (`schema.fn`, either part
+ * quoted, or `fn` found on the search path), as PostgREST calls it: `select
+ * "schema"."fn"()`, under the caller's role, after the settings and before the
+ * request's statement. A name of another form is taken whole as the
+ * function's, which then is not found (42883).
+ */
+export function preRequestCall(name: string): string {
+  const match = IDENTIFIER.exec(name.trim())
+  if (!match) return `select ${escapeIdentifier(name)}()`
+  return `select ${match[1] ? `${identifier(match[1])}.` : ''}${identifier(match[2]!)}()`
+}
