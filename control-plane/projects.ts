@@ -92,6 +92,9 @@ export async function createProject(controlPlane: ControlPlane, input: CreatePro
   }
   const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
   const server = await placeProject(controlPlane.catalogue, controlPlane.defaultServerUrl, controlPlane.defaultServerBudget)
+  // Read before the transaction: asked inside it, the pool's other connection could be held by
+  // concurrent creations each waiting the same way (four at once held all four, forever).
+  const apiLimit = apiRoleLimit(plan, await controlPlane.liveNodes(), server.connectionBudget)
   // The catalogue row is committed only once the database is ready, so a
   // failure leaves neither a row nor a half-made database behind.
   await withPoolTransaction(controlPlane.catalogue, async (client) => {
@@ -112,7 +115,7 @@ export async function createProject(controlPlane: ControlPlane, input: CreatePro
     if (!inserted) throw platformErrors.invalidArgument(`A project with ref "${ref}" already exists`)
     await addFirstSigningKey(client, ref, signingAlg)
     await appendEvent(client, 'project.created', ref, { name, plan })
-    await createProjectDatabase(server.url, names, plan, apiRoleLimit(plan, await controlPlane.liveNodes(), server.connectionBudget))
+    await createProjectDatabase(server.url, names, plan, apiLimit)
   })
   await controlPlane.changed()
   return getProject(controlPlane, ref)
