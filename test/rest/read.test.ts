@@ -36,7 +36,8 @@ t.test('select: columns, star, alias, cast, JSON paths', async (t) => {
 })
 
 t.test('every filter operator', async (t) => {
-  const cases: Array<[string, (q: any) => any, number[]]> = [
+  type NotesQuery = ReturnType<ReturnType<typeof s.from>['select']>
+  const cases: Array<[string, (q: NotesQuery) => NotesQuery, number[]]> = [
     ['eq', (q) => q.eq('title', 'beta'), [2]],
     ['neq', (q) => q.neq('id', 1), [2, 3, 4]],
     ['gt', (q) => q.gt('rank', 1), [1, 4]],
@@ -84,9 +85,8 @@ t.test('every filter operator', async (t) => {
     ['or with and', (q) => q.or('id.eq.4,and(done.is.false,rank.lt.2)'), [3, 4]],
     ['or with quoted', (q) => q.or('title.eq."Gamma, delta",id.eq.2'), [2, 3]],
     ['or with in', (q) => q.or('id.in.(1,2),title.eq.omega'), [1, 2, 4]],
-    ['not.or', (q) => q.filter('id', 'gt', 0).not('or', undefined, undefined), []],
   ]
-  for (const [name, apply, expected] of cases.slice(0, -1)) {
+  for (const [name, apply, expected] of cases) {
     const r = await apply(s.from('notes').select('id')).order('id')
     t.equal(r.error, null, `${name}: ${JSON.stringify(r.error)}`)
     t.same(r.data && ids(r.data), expected, name)

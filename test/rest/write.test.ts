@@ -1,6 +1,7 @@
 // POST, PATCH, DELETE and PUT through supabase-js: one row or many,
 // `columns=`, return preferences, upserts, missing=default, max-affected,
 // one transaction per request with nothing kept on failure.
+import type { SupabaseClient } from '@supabase/supabase-js'
 import t from 'tap'
 import { restProject } from './helpers.ts'
 
@@ -109,9 +110,15 @@ t.test('update and delete with filters', async (t) => {
   t.equal(defaults.headers['preference-applied'], 'missing=default, return=representation')
 })
 
+/** A schema-less database that declares PostgREST 13, as supabase-js's generated types do. */
+type Postgrest13 = {
+  __InternalSupabase: { PostgrestVersion: '13' }
+  public: { Tables: Record<string, { Row: Record<string, unknown>; Insert: Record<string, unknown>; Update: Record<string, unknown>; Relationships: [] }>; Views: {}; Functions: {} }
+}
+
 t.test('max-affected with handling=strict', async (t) => {
   // maxAffected is typed for clients that declare PostgREST 13 (the Database type's __InternalSupabase); the wire is the same.
-  const s = f.anon() as any
+  const s = f.anon() as unknown as SupabaseClient<Postgrest13>
   const before = await count()
   const refused = await s.from('notes').delete().gt('id', 0).maxAffected(1)
   t.equal(refused.status, 400)
