@@ -79,11 +79,12 @@ function tableType(table: CatalogTable, inflect: boolean): SchemaType {
  * The served schemas' catalogue (lib/pg-catalog, what GraphQL and the data
  * API read per request), read as the server's admin role: every table, view
  * and function, whatever the API roles may use. The dashboard's GraphQL and
- * REST tabs name what a project holds from it.
+ * REST tabs name what a project holds from it; the REST tab's of the
+ * project's exposed `schemas` (the search path's when not given).
  */
-export async function readProjectCatalog(controlPlane: ControlPlane, ref: string): Promise<Catalog> {
+export async function readProjectCatalog(controlPlane: ControlPlane, ref: string, schemas?: readonly string[]): Promise<Catalog> {
   const project = await getProject(controlPlane, ref)
-  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => readCatalog(client))
+  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => readCatalog(client, schemas))
 }
 
 /** The served schemas' tables, views and enums as types, read as the server's admin role, whatever introspection says. */

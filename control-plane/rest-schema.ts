@@ -1,6 +1,6 @@
 // What a project's data API (`{base_url}/rest/v1`) can be asked for, for the
 // dashboard's REST tab to suggest: the tables and views (a path `/<name>`)
-// and the functions (`/rpc/<name>`) of the served schemas. Read with the
+// and the functions (`/rpc/<name>`) of its exposed schemas (rest-settings.ts). Read with the
 // platform's rights from the catalogue GraphQL's tab reads too
 // (graphql-schema.ts readProjectCatalog), so it is the catalogue's view: a
 // role may still be refused one by its grants, and row-level security still
@@ -8,6 +8,7 @@
 import type { CatalogFunction, CatalogTable } from '../lib/pg-catalog/catalog.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { readProjectCatalog } from './graphql-schema.ts'
+import { getProject } from './projects.ts'
 
 export interface RestRelation {
   schema: string
@@ -32,7 +33,7 @@ export interface RestFunction {
 
 export interface RestSchemaView {
   ref: string
-  /** The exposed schemas: those on the API roles' search path, as the data API serves them. */
+  /** The exposed schemas, the default first, as the data API serves them (also those not created yet). */
   schemas: string[]
   relations: RestRelation[]
   functions: RestFunction[]
@@ -70,11 +71,12 @@ function functionOf(fn: CatalogFunction): RestFunction {
 
 /** The served schemas' tables, views and callable functions, read as the server's admin role. */
 export async function restSchema(controlPlane: ControlPlane, ref: string): Promise<RestSchemaView> {
-  const catalog = await readProjectCatalog(controlPlane, ref)
+  const { restSchemas } = await getProject(controlPlane, ref)
+  const catalog = await readProjectCatalog(controlPlane, ref, restSchemas)
   const byName = <T extends { name: string }>(a: T, b: T) => a.name.localeCompare(b.name)
   return {
     ref,
-    schemas: catalog.schemas.map((s) => s.name),
+    schemas: restSchemas,
     relations: catalog.tables.map(relationOf).sort(byName),
     functions: catalog.functions.filter((fn) => !NOT_CALLABLE.has(fn.returnType.typeName)).map(functionOf).sort(byName),
   }

@@ -65,6 +65,8 @@ export interface ProjectRecord {
   quotaOverrides: QuotaOverrides
   /** Past its database size cap: the API roles' writes are refused (sql/catalogue/0016). */
   readOnly: boolean
+  /** The schemas its data API exposes, the default first (sql/catalogue/0017; lib/pg-catalog/exposed-schemas.ts). */
+  restSchemas: string[]
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -78,7 +80,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
-  p.quota_overrides, p.read_only,
+  p.quota_overrides, p.read_only, p.rest_schemas,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -111,6 +113,7 @@ interface Row {
   state_changed_at: Date | null
   quota_overrides: QuotaOverrides
   read_only: boolean
+  rest_schemas: string[]
   version: string
   created_at: Date
   admin_url: string | null
@@ -184,6 +187,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     stateChangedAt: row.state_changed_at?.toISOString(),
     quotaOverrides: row.quota_overrides,
     readOnly: row.read_only,
+    restSchemas: row.rest_schemas,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

@@ -27,10 +27,12 @@ export interface ProjectContext {
   readOnly: boolean
 }
 
-/** What the data API's worker knows besides: where the project is served, for its OpenAPI description's host and base path. */
+/** What the data API's worker knows besides: where the project is served (its OpenAPI description's host and base path), and what it exposes. */
 export interface RestProjectContext extends ProjectContext {
   /** Public base URL of the project (`{base_url}`), without a trailing slash. */
   baseUrl: string
+  /** The schemas the data API exposes, the default first (PostgREST's `db-schemas`; lib/pg-catalog/exposed-schemas.ts). */
+  schemas: readonly string[]
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */

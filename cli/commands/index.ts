@@ -14,5 +14,6 @@ import { statusCommand } from './status.ts'
 import { timeoutCommands } from './timeouts.ts'
 import { usageCommand } from './usage.ts'
 import { quotaCommands } from './quotas.ts'
+import { restCommands } from './rest.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]

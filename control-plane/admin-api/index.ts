@@ -19,6 +19,7 @@ import { keyRoutes, productRoutes, projectRoutes } from './projects.ts'
 import { pushAdminRoutes } from './push.ts'
 import { quotaRoutes } from './quotas.ts'
 import { projectRoleRoutes } from './roles.ts'
+import { restSettingsRoutes } from './rest.ts'
 import { ADMIN_PREFIX, adminBody, adminTokenMatches, StreamedAnswer, type AdminRoute } from './route.ts'
 import { serverRoutes } from './servers.ts'
 import { suspensionRoutes } from './suspension.ts'
@@ -56,6 +57,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...anonymousUserRoutes(controlPlane),
     ...usageRoutes(controlPlane),
     ...quotaRoutes(controlPlane),
+    ...restSettingsRoutes(controlPlane),
     ...usageChartRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),

@@ -1,9 +1,10 @@
 // Reads what an API over a project's database is made of (the GraphQL schema
-// today, the REST concern's routes next), through the caller's own connection
-// and under its current role: the schemas on the search path the role may
-// use, their tables, views, columns, keys, foreign keys, enums and functions,
-// with the role's privileges on each. One round trip; run only when the
-// schema cache misses. In lib/ so that both concerns read the one catalogue.
+// and the REST concern's routes), through the caller's own connection and
+// under its current role: the schemas on the search path the role may use (or
+// those a list names: REST's exposed schemas), their tables, views, columns,
+// keys, foreign keys, enums and functions, with the role's privileges on each.
+// One round trip; run only when the schema cache misses. In lib/ so that both
+// concerns read the one catalogue.
 import type pg from 'pg'
 
 /** Schemas never served, even when on the search path (platform and system schemas). */
@@ -136,6 +137,12 @@ export interface CatalogSchema {
   oid: number
   name: string
   comment: string | null
+  /**
+   * Whether the role has USAGE on it. Always true for the schemas of the
+   * search path (the others are not read); a listed schema is read without it,
+   * so a request on it fails as PostgreSQL refuses it (42501), as PostgREST's.
+   */
+  usable: boolean
 }
 
 export interface Catalog {
@@ -154,17 +161,25 @@ export interface Catalog {
 const typeFields = (alias: string, elemAlias: string) =>
   `'oid', ${alias}.oid::int8, 'typtype', ${alias}.typtype, 'category', ${alias}.typcategory, 'elem', ${alias}.typelem::int8, 'elemTyptype', ${elemAlias}.typtype`
 
-export const CATALOG_SQL = `
-with served as (
-  select n.oid, n.nspname, pg_catalog.obj_description(n.oid, 'pg_namespace') as comment, s.pos
-  from unnest(pg_catalog.current_schemas(false)) with ordinality s(name, pos)
+/**
+ * The served schemas: those on the role's search path it may use (GraphQL's,
+ * `listed` false), or those of the list in `$1`, in its order (REST's exposed
+ * schemas: lib/pg-catalog/exposed-schemas.ts). The platform's and system
+ * schemas are never served either way.
+ */
+const servedSql = (listed: boolean) => `
+  select n.oid, n.nspname, pg_catalog.obj_description(n.oid, 'pg_namespace') as comment, s.pos,
+    pg_catalog.has_schema_privilege(n.oid, 'USAGE') as usable
+  from unnest(${listed ? '$1::text[]' : 'pg_catalog.current_schemas(false)'}) with ordinality s(name, pos)
   join pg_catalog.pg_namespace n on n.nspname = s.name
   where n.nspname <> all (array[${HIDDEN_SCHEMAS.map((s) => `'${s}'`).join(', ')}])
-    and n.nspname not like 'pg\\_temp%'
-    and pg_catalog.has_schema_privilege(n.oid, 'USAGE')
+    and n.nspname not like ${listed ? "'pg\\_%'" : "'pg\\_temp%' and pg_catalog.has_schema_privilege(n.oid, 'USAGE')"}`
+
+const catalogSql = (listed: boolean) => `
+with served as (${servedSql(listed)}
 )
 select pg_catalog.json_build_object(
-  'schemas', (select coalesce(json_agg(json_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment) order by s.pos), '[]') from served s),
+  'schemas', (select coalesce(json_agg(json_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment, 'usable', s.usable) order by s.pos), '[]') from served s),
   'tables', (
     select coalesce(json_agg(json_build_object(
       'oid', c.oid::int8, 'schema', s.nspname, 'schemaOid', s.oid::int8, 'name', c.relname, 'kind', c.relkind, 'reltype', c.reltype::int8,
@@ -315,7 +330,19 @@ select pg_catalog.json_build_object(
   )
 ) as catalog`
 
-export async function readCatalog(client: pg.ClientBase): Promise<Catalog> {
-  const { rows } = await client.query<{ catalog: Catalog }>(CATALOG_SQL)
+/** The catalogue query over the role's search path (GraphQL's). */
+export const CATALOG_SQL = catalogSql(false)
+const LISTED_CATALOG_SQL = catalogSql(true)
+
+/**
+ * The catalogue as the connection's current role sees it: of the schemas on
+ * its search path, or of `schemas` when given (in that order; a name that is
+ * no schema yet is left out).
+ */
+export async function readCatalog(client: pg.ClientBase, schemas?: readonly string[]): Promise<Catalog> {
+  const { rows } =
+    schemas === undefined
+      ? await client.query<{ catalog: Catalog }>(CATALOG_SQL)
+      : await client.query<{ catalog: Catalog }>(LISTED_CATALOG_SQL, [schemas])
   return rows[0]!.catalog
 }

@@ -6,13 +6,18 @@
 // catalogue keys its cache the same way; each concern says what it builds.
 import { LRUCache } from 'lru-cache'
 import type pg from 'pg'
+import { escapeLiteral } from 'pg'
 
 /**
  * What each request reads about its connection: with the database (read once
- * per connection, see PROBE_SQL), everything the cache key needs.
+ * per connection, see PROBE_SQL), everything the cache key needs. A concern
+ * that names the schemas it serves (REST: the project's exposed schemas, with
+ * a search path set per request) gives them as `served`: they stand in the
+ * key for the search path, as `Meta.search_path` (a JSON array).
  */
-export function metaColumns(versioned: boolean): string {
-  return `current_user as role, pg_catalog.current_schemas(false)::text as search_path, ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
+export function metaColumns(versioned: boolean, served?: readonly string[]): string {
+  const schemas = served === undefined ? 'pg_catalog.current_schemas(false)::text' : `${escapeLiteral(JSON.stringify(served))}::text`
+  return `current_user as role, ${schemas} as search_path, ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
 }
 
 /** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */
@@ -26,6 +31,7 @@ export interface Probe {
 
 export interface Meta {
   role: string
+  /** current_schemas(false) as text, or the schemas a concern serves (metaColumns' `served`). */
   search_path: string
   db: string
   version: string | null
@@ -38,13 +44,14 @@ export interface Meta {
  * alike). Concurrent misses for one key share a single build.
  */
 export class VersionedCache<T extends {}> {
-  readonly #build: (client: pg.ClientBase) => Promise<T>
+  readonly #build: (client: pg.ClientBase, meta: Meta) => Promise<T>
   readonly #entries: LRUCache<string, T>
   readonly #building = new Map<string, Promise<T>>()
   /** Builds done so far (for tests and metrics: a steady request adds none). */
   builds = 0
 
-  constructor(build: (client: pg.ClientBase) => Promise<T>, max = 200) {
+  /** `build` is given the key it builds for (what a concern that names its schemas reads them from). */
+  constructor(build: (client: pg.ClientBase, meta: Meta) => Promise<T>, max = 200) {
     this.#build = build
     this.#entries = new LRUCache({ max })
   }
@@ -60,7 +67,7 @@ export class VersionedCache<T extends {}> {
     if (meta.version === null) {
       // No version to trust (a database without sql/project/0020): build every time.
       this.builds += 1
-      return this.#build(client)
+      return this.#build(client, meta)
     }
     const key = `${server}\0${meta.db}\0${meta.version}\0${meta.role}\0${meta.search_path}`
     const hit = this.#entries.get(key)
@@ -68,7 +75,7 @@ export class VersionedCache<T extends {}> {
     let pending = this.#building.get(key)
     if (!pending) {
       this.builds += 1
-      pending = this.#build(client).finally(() => this.#building.delete(key))
+      pending = this.#build(client, meta).finally(() => this.#building.delete(key))
       this.#building.set(key, pending)
       const built = await pending
       this.#entries.set(key, built)

@@ -6,7 +6,8 @@
 // first, and not sent when the operator says no (nor by a call that did not
 // confirm); a bad filter shown as PostgREST's PGRST100 by its parts; the
 // request going through the data plane (a suspended project is refused as
-// an app would be); the page fitting 1280x800 and 390x844.
+// an app would be); the page fitting 1280x800 and 390x844; the exposed
+// schemas' form and the Schema choice.
 import pg from 'pg'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
@@ -286,6 +287,40 @@ if (haveChromium(t)) {
       t.ok(box !== null && box.x >= 0 && box.x + box.width <= width, `${width}x${height}: the answer within the window`)
     }
     await page.setViewportSize({ width: 1280, height: 800 })
+  })
+
+  t.test('the exposed schemas: refused beside the field, saved, and a second schema asked for by the Schema choice', async (t) => {
+    await sql(`create schema api; create table api.books (id int primary key, title text not null); insert into api.books values (1, 'Dune');
+      grant usage on schema api to anon, authenticated, service_role; grant select on api.books to anon;`)
+    const settings = `${platform.origin}/platform/v1/projects/${project.ref}/rest`
+    const admin = { authorization: `Bearer ${platform.config.adminToken}` }
+    const exposed = async () => (await request<{ schemas: string[] }>(settings, { headers: admin })).json.schemas
+    await page.goto(rest)
+    t.equal(await page.inputValue('#rest-schemas'), 'public')
+    t.equal(await page.locator('#rest-profile').count(), 0, 'one schema exposed: no Schema choice')
+
+    await page.fill('#rest-schemas', 'public, auth')
+    await Promise.all([page.waitForNavigation(), page.click('#rest-schemas-save')])
+    t.match(await text('#rest_schemas-schemas-error'), 'may not name "auth"')
+    t.equal(await page.getAttribute('#rest-schemas', 'aria-invalid'), 'true')
+    t.equal(await page.inputValue('#rest-schemas'), 'public, auth', 'the typed list kept')
+    t.same(await exposed(), ['public'], 'nothing saved')
+
+    await page.fill('#rest-schemas', 'public, api')
+    await Promise.all([page.waitForNavigation(), page.click('#rest-schemas-save')])
+    t.equal(await text('[role=status]'), 'Exposed schemas saved (the first is the default). It applies from the next request.')
+    t.same(await exposed(), ['public', 'api'])
+    t.equal(await page.inputValue('#rest-schemas'), 'public, api')
+    await page.waitForSelector('#rest-relations[aria-busy="false"]')
+    t.match(await text('#rest-schema-note'), 'exposed schemas: public, api')
+    await page.click('button[aria-label="Read table api.books"]')
+    t.equal(await page.inputValue('#rest-profile'), 'api', 'picking a table picks its schema')
+    await page.selectOption('#rest-role', 'anon')
+    await send()
+    t.equal(await status(), 200)
+    t.same(await answer(), [{ id: 1, title: 'Dune' }], 'sent with Accept-Profile: api')
+
+    t.equal((await request(settings, { method: 'PATCH', headers: admin, body: { schemas: ['public'] } })).status, 200)
   })
 
   t.test('no request left 127.0.0.1', async (t) => {

@@ -30,13 +30,14 @@ import { RestError, restErrors } from './errors.ts'
 import type { ModelCache, RestModel } from './model.ts'
 import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
+import { profileHeaders, type Profile } from './profiles.ts'
 import { preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
 
-/** A request whose schema-free parts are parsed; the schema it names is checked against the model. */
-export type ParsedCall = Omit<RestCall, 'schema'> & { profile: string | undefined; facts: RequestFacts }
+/** A request whose schema-free parts are parsed, its schema chosen among the exposed ones (profiles.ts). */
+export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts }
 
 const probes = new WeakMap<pg.ClientBase, Probe>()
 /** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
@@ -62,11 +63,12 @@ const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): s
 /** The pre-request function's call, when there is one, to run after the setup and before the statement. */
 const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
 
-/** The model's schema for the request: the profile header's, or the first exposed one. */
+/** The request planned on the model, for the schema its profile chose (checked again: the model may be of an older list). */
 function planFor(model: RestModel, call: ParsedCall): { planned: Planned; full: RestCall } {
-  const schema = call.profile ?? model.schemas[0]!
+  const { schema, named } = call.profile
   if (!model.schemas.includes(schema)) throw restErrors.schema(schema, model.schemas)
-  const full: RestCall = { ...call, schema, query: { ...call.query, filters: [...call.query.filters], embedParams: [...call.query.embedParams] } }
+  const contentProfile = named ? schema : undefined
+  const full: RestCall = { ...call, schema, contentProfile, query: { ...call.query, filters: [...call.query.filters], embedParams: [...call.query.embedParams] } }
   return { planned: plan(model, full), full }
 }
 
@@ -84,7 +86,7 @@ export async function answerRest<C extends pg.ClientBase>(call: ParsedCall, call
 /** A request for the OpenAPI description (`GET /`): what it needs of the request, and where the project is served. */
 export interface RootCall {
   method: 'GET' | 'HEAD'
-  profile: string | undefined
+  profile: Profile
   facts: RequestFacts
   baseUrl: string
 }
@@ -100,15 +102,14 @@ export async function answerRoot<C extends pg.ClientBase>(call: RootCall, caller
     const probe = await probeOf(client)
     const { identity, project } = caller
     const setup = identityStatement(identity, project.roleTimeouts, true, requestSettings(call.facts, identity.role))
-    const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)
+    const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned, call.profile.exposed)}`)
     const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
     try {
       const model = await cache.get(client, serverOf(client), meta)
-      const schema = call.profile ?? model.schemas[0]!
-      if (!model.schemas.includes(schema)) throw restErrors.schema(schema, model.schemas)
+      const { schema } = call.profile
       await client.query([...preRequest(preRequestOf(opened, 1)), 'commit'].join('; '))
       const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
-      return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8' }, body }
+      return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8', ...profileHeaders(call.profile) }, body }
     } catch (error) {
       await client.query('rollback').catch(() => {})
       if (isConnectionLost(error)) throw error
@@ -184,7 +185,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     return undefined
   }
   if (planned.empty) return undefined
-  const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true)}, `), planned.params)
+  const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true, call.profile.exposed)}, `), planned.params)
   // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
   // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
   const assumed = lastPreRequest.get(key) ?? null
@@ -206,7 +207,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
     // The error is the request's own unless the schema moved: one cheap look at the key decides,
     // so a failing write is never run twice.
-    const results = await client.query(`${setup}; select ${metaColumns(true)}`)
+    const results = await client.query(`${setup}; select ${metaColumns(true, call.profile.exposed)}`)
     const now = lastRow<Omit<Meta, 'db'>>(results)
     const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
     const nowSeen = preRequestOf(results, 0)
@@ -234,7 +235,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
 }
 
 async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, setup: string, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
-  const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned)}`)
+  const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned, call.profile.exposed)}`)
   const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
   const pre = preRequest(preRequestOf(opened, 1))
   lastMeta.set(key, meta)

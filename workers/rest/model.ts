@@ -1,17 +1,18 @@
 // What the data API knows of a project's database, built from the one
-// catalogue query shared with GraphQL (lib/pg-catalog/catalog.ts) and cached
-// by the shared key (server, database, schema version, role, search path:
-// lib/pg-catalog/schema-version.ts), so a DDL is followed on the next request.
-// The exposed schemas are those on the role's search path (public for the API
-// roles), the first one the default, as PostgREST's `db-schemas`.
+// catalogue query shared with GraphQL (lib/pg-catalog/catalog.ts), read for
+// the project's exposed schemas (PostgREST's `db-schemas`, the first the
+// default: lib/pg-catalog/exposed-schemas.ts), and cached by the shared key
+// (server, database, schema version, role, and the exposed schemas in place of
+// the search path: lib/pg-catalog/schema-version.ts), so a DDL or a change of
+// the list is followed on the next request.
 import type pg from 'pg'
 import { readCatalog, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { VersionedCache } from '../../lib/pg-catalog/schema-version.ts'
+import { VersionedCache, type Meta } from '../../lib/pg-catalog/schema-version.ts'
 import { relationshipsOf, type Relationship } from './relationships.ts'
 
 export interface RestModel {
-  /** Exposed schemas, the default first. */
-  schemas: string[]
+  /** Exposed schemas, the default first (also those not created yet: they serve nothing). */
+  schemas: readonly string[]
   /** Tables, views, materialized views and foreign tables by `schema\0name`. */
   tables: Map<string, CatalogTable>
   /** Functions by `schema\0name` (overloads together). */
@@ -21,9 +22,11 @@ export interface RestModel {
   /** Enum labels by the type's oid, and the exposed schemas' comments: for the OpenAPI description (openapi.ts). */
   enums: Map<number, string[]>
   schemaComments: Map<string, string | null>
+  /** The exposed schemas that exist and the role may use (USAGE): the OpenAPI description offers nothing of the others. */
+  usable: ReadonlySet<string>
 }
 
-export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): RestModel {
+export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>, exposed: readonly string[]): RestModel {
   const tables = new Map<string, CatalogTable>()
   for (const table of catalog.tables) tables.set(`${table.schema}\0${table.name}`, table)
   const functions = new Map<string, CatalogFunction[]>()
@@ -33,14 +36,14 @@ export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>): Re
     if (list) list.push(fn)
     else functions.set(key, [fn])
   }
-  const schemas = catalog.schemas.map((s) => s.name)
   return {
-    schemas: schemas.length > 0 ? schemas : ['public'],
+    schemas: exposed,
     tables,
     functions,
     relationships: relationshipsOf(catalog.tables),
     enums: new Map(catalog.enums.map((e) => [e.oid, e.labels])),
     schemaComments: new Map(catalog.schemas.map((s) => [s.name, s.comment])),
+    usable: new Set(catalog.schemas.filter((s) => s.usable).map((s) => s.name)),
   }
 }
 
@@ -50,9 +53,15 @@ export function tableByType(model: RestModel, typeOid: number): CatalogTable | u
   return undefined
 }
 
+/** The exposed schemas a key stands for: answer.ts reads them into `search_path` (metaColumns' `served`). */
+export const exposedOf = (meta: Pick<Meta, 'search_path'>): string[] => JSON.parse(meta.search_path) as string[]
+
 export class ModelCache extends VersionedCache<RestModel> {
   constructor(max = 200) {
-    super(async (client: pg.ClientBase) => buildModel(await readCatalog(client)), max)
+    super(async (client: pg.ClientBase, meta: Meta) => {
+      const exposed = exposedOf(meta)
+      return buildModel(await readCatalog(client, exposed), exposed)
+    }, max)
   }
 }
 

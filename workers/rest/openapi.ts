@@ -173,10 +173,12 @@ export function openApiDocument(model: RestModel, schema: string, baseUrl: strin
   const url = new URL(baseUrl)
   const names = new Map<number, CatalogTable>()
   for (const table of model.tables.values()) names.set(table.oid, table)
-  const tables = [...model.tables.values()].filter((t) => t.schema === schema && t.canSelect).sort((a, b) => (a.name < b.name ? -1 : 1))
+  // Without USAGE on the schema the role may use nothing in it, whatever its grants on the tables say.
+  const usable = model.usable.has(schema)
+  const tables = [...model.tables.values()].filter((t) => usable && t.schema === schema && t.canSelect).sort((a, b) => (a.name < b.name ? -1 : 1))
   const functions = [...model.functions.values()]
     .map((overloads) => overloads.find((f) => f.canExecute))
-    .filter((f): f is CatalogFunction => f !== undefined && f.schema === schema && f.returnType.typeName !== 'trigger' && f.returnType.typeName !== 'event_trigger')
+    .filter((f): f is CatalogFunction => usable && f !== undefined && f.schema === schema && f.returnType.typeName !== 'trigger' && f.returnType.typeName !== 'event_trigger')
     .sort((a, b) => (a.name < b.name ? -1 : 1))
 
   const paths: Json = {

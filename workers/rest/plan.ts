@@ -33,6 +33,8 @@ export interface RestCall {
   maxRows: number
   /** Aggregates in `select=` are allowed (BASEPLANE_REST_AGGREGATES; else PGRST123). */
   aggregates: boolean
+  /** The schema the reply names in `Content-Profile`, when it names one (profiles.ts). */
+  contentProfile?: string
 }
 
 export type AnswerKind = 'read' | 'insert' | 'update' | 'delete' | 'put' | 'rpc'

@@ -109,7 +109,7 @@ export function respond(call: RestCall, planned: Planned, row: ResultRow, resolu
   const rows = Number(row.rows)
   const counted = call.prefs.count !== undefined && row.total !== null && row.total !== undefined
   const total = counted ? Number(row.total) : undefined
-  const headers: Record<string, string> = {}
+  const headers: Record<string, string> = call.contentProfile === undefined ? {} : { 'content-profile': call.contentProfile }
   const applied = preferenceApplied(call, planned, resolutionUsed)
   if (applied) headers['preference-applied'] = applied
   const head = call.method === 'HEAD'

@@ -1,10 +1,12 @@
 // What PostgREST tells SQL about the request (shared/reference/postgrest.md
-// section 6): the transaction-local settings `request.method`, `request.path`,
-// `request.headers` and `request.cookies`, beside the caller's role and claims,
-// and the optional pre-request function (`db-pre-request`). All of them are
-// select items of the identity statement (lib/db/request-transaction.ts), so
-// they cost no round trip; the pre-request function's name is read there too.
+// section 6): the transaction-local `search_path` (the request's schema first:
+// profiles.ts), `request.method`, `request.path`, `request.headers` and
+// `request.cookies`, beside the caller's role and claims, and the optional
+// pre-request function (`db-pre-request`). All of them are select items of the
+// identity statement (lib/db/request-transaction.ts), so they cost no round
+// trip; the pre-request function's name is read there too.
 import { escapeIdentifier, escapeLiteral } from 'pg'
+import { searchPathSetting } from './profiles.ts'
 
 /** What the settings are made of: the request as the worker received it. */
 export interface RequestFacts {
@@ -13,6 +15,8 @@ export interface RequestFacts {
   path: string
   /** Lower-cased names. */
   headers: Record<string, string>
+  /** The schema the request is for (profiles.ts): first on its search path. */
+  schema: string
 }
 
 /**
@@ -67,6 +71,7 @@ export function requestSettings(facts: RequestFacts, role: string): string[] {
   for (const name in facts.headers) if (!LEFT_OUT.has(name)) headers[name] = facts.headers[name]!
   const set = (name: string, value: string) => `set_config('${name}', ${escapeLiteral(value)}, true)`
   return [
+    searchPathSetting(facts.schema),
     set('request.method', facts.method),
     // PostgREST's path is below its root; ours is below the prefix, "" being the root.
     set('request.path', facts.path === '' ? '/' : facts.path),

@@ -1,9 +1,10 @@
 // {base_url}/rest/v1, run in the data plane's rest Piscina pool: route,
 // parse what the request says (request.ts: query string, Prefer, Accept,
-// Range, profiles) and answer it through answer.ts on a connection of the
-// thread's pool for the project.
+// Range; profiles.ts: the schema among the project's exposed ones) and answer
+// it through answer.ts on a connection of the thread's pool for the project.
 import type pg from 'pg'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
+import { DEFAULT_EXPOSED_SCHEMAS } from '../../lib/pg-catalog/exposed-schemas.ts'
 import { Router } from '../../lib/http/router.ts'
 import type { RestProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
@@ -11,6 +12,7 @@ import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer
 import { RestError, restErrors } from './errors.ts'
 import { restManifest } from './manifest.ts'
 import { ModelCache } from './model.ts'
+import { profileOf } from './profiles.ts'
 import { parseAccept, parsePrefer, parseQuery, parseRange } from './request.ts'
 import { restErrorResponse } from './respond.ts'
 
@@ -23,8 +25,13 @@ const router = new Router(restManifest.routes)
 
 const JSON_BODY = /^application\/(?:[\w.+-]+\+)?json\b/i
 
-/** Everything the request says that needs no schema, checked before a connection is taken. */
-export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>, maxRows: number, aggregates = false): ParsedCall {
+/** Everything the request says that needs no schema, and its schema among `exposed`, checked before a connection is taken. */
+export function parseCall(
+  request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>,
+  maxRows: number,
+  aggregates = false,
+  exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS,
+): ParsedCall {
   const match = router.match(request.method, request.path)
   if (match.kind === 'not_found') throw restErrors.invalidPath()
   if (match.kind === 'method_not_allowed') throw restErrors.method(request.method)
@@ -35,12 +42,13 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
   if (rpc && method !== 'GET' && method !== 'HEAD' && method !== 'POST') throw restErrors.rpcMethod(method)
   const read = method === 'GET' || method === 'HEAD'
   const headers = request.headers
+  // PostgREST decides the schema before it reads the body, the preferences or the query string.
+  const profile = profileOf(read ? headers['accept-profile'] : headers['content-profile'], exposed)
   const contentType = headers['content-type']
   if (!read && contentType && !JSON_BODY.test(contentType)) throw restErrors.contentType(contentType.split(';')[0]!.trim())
   const prefs = parsePrefer(headers.prefer)
   const { media, stripNulls } = parseAccept(headers.accept)
   const query = parseQuery(request.query)
-  const profile = (read ? headers['accept-profile'] : headers['content-profile']) || undefined
   let name: string
   try {
     name = decodeURIComponent(rpc ? match.params.fn! : match.params.relation!)
@@ -60,7 +68,7 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
     maxRows,
     aggregates,
     profile,
-    facts: { method, path: request.path, headers },
+    facts: { method, path: request.path, headers, schema: profile.schema },
   }
 }
 
@@ -68,14 +76,15 @@ export function parseCall(request: Pick<ServiceRequest, 'method' | 'path' | 'que
 const OPENAPI_MEDIA = new Set(['application/openapi+json', 'application/json', 'application/*', '*/*'])
 
 /** `GET /` and `HEAD /`: what the OpenAPI description needs of the request, checked before a connection is taken. */
-export function parseRoot(request: Pick<ServiceRequest, 'method' | 'path' | 'headers'>, baseUrl: string): RootCall {
+export function parseRoot(request: Pick<ServiceRequest, 'method' | 'path' | 'headers'>, baseUrl: string, exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS): RootCall {
   const method = request.method
   if (method !== 'GET' && method !== 'HEAD') throw restErrors.method(method)
   const accept = request.headers.accept
   if (accept && accept.trim() !== '' && !accept.split(',').some((part) => OPENAPI_MEDIA.has(part.split(';')[0]!.trim().toLowerCase()))) {
     throw restErrors.mediaType(accept)
   }
-  return { method, profile: request.headers['accept-profile'] || undefined, facts: { method, path: request.path, headers: request.headers }, baseUrl }
+  const profile = profileOf(request.headers['accept-profile'], exposed)
+  return { method, profile, facts: { method, path: request.path, headers: request.headers, schema: profile.schema }, baseUrl }
 }
 
 const connectionOf = (request: ServiceRequest<RestProjectContext>) => ({
@@ -90,7 +99,7 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
   if (request.path === '' || request.path === '/') {
     let root: RootCall
     try {
-      root = parseRoot(request, request.project.baseUrl)
+      root = parseRoot(request, request.project.baseUrl, request.project.schemas)
     } catch (error) {
       if (!RestError.is(error)) throw error
       return restErrorResponse(error)
@@ -100,7 +109,7 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
   let call: ParsedCall
   try {
     const options = workerOptions().rest
-    call = parseCall(request, options?.maxRows ?? DEFAULT_MAX_ROWS, options?.aggregates ?? false)
+    call = parseCall(request, options?.maxRows ?? DEFAULT_MAX_ROWS, options?.aggregates ?? false, request.project.schemas)
   } catch (error) {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)

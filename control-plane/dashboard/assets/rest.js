@@ -33,6 +33,8 @@ if (form) {
   const meta = $('rest-meta')
   const errorBox = $('rest-error')
   const answer = $('rest-answer')
+  // Drawn only when the project exposes several schemas: sent as Accept-Profile / Content-Profile.
+  const profile = $('rest-profile')
   const fields = { method, path, body, role, user: $('rest-user') }
 
   const showUser = () => (userRow.hidden = role.value !== 'user')
@@ -104,6 +106,7 @@ if (form) {
         body: bodyRow.hidden ? undefined : body.value,
         role: role.value,
         user: fields.user.value,
+        profile: profile ? profile.value : undefined,
         confirmed: role.value === 'service_role' && writes,
       }),
     })
@@ -119,9 +122,10 @@ if (form) {
   const functions = $('rest-functions')
   const paths = $('rest-paths')
 
-  function pick(chosen, text, json) {
+  function pick(chosen, text, json, schema) {
     method.value = chosen
     path.value = text
+    if (profile && schema) profile.value = schema
     if (json !== undefined) body.value = json
     showBody()
     say('')
@@ -149,16 +153,18 @@ if (form) {
     }
     $('rest-schema-note').textContent = `Read by the platform from the database's catalogue (exposed schemas: ${json.schemas.join(', ') || 'none'}), not as the role you run as: its grants and row-level security still decide what it may read or write.`
     if (json.relations.length === 0) relations.append(el('li', 'No tables or views yet: create one (baseplane db url gives the connection string) and load this page again.', { id: 'rest-relations-none' }))
+    // With several schemas exposed, a name says its schema (the pick chooses it as the profile).
+    const named = (x) => (json.schemas.length > 1 ? `${x.schema}.${x.name}` : x.name)
     for (const r of json.relations) {
       const columns = r.columns.map((c) => `${c.name} ${c.type}`).join(', ')
-      item(relations, r.name, `Read ${r.kind} ${r.name}`, () => pick('GET', `${r.name}?select=*&limit=10`))
+      item(relations, named(r), `Read ${r.kind} ${named(r)}`, () => pick('GET', `${r.name}?select=*&limit=10`, undefined, r.schema))
       relations.lastChild.firstChild.title = `${r.kind} ${r.schema}.${r.name}${r.rls ? ' (row-level security on)' : ''}: ${columns}`
       paths.append(el('option', undefined, { value: r.name }))
     }
     if (json.functions.length === 0) functions.append(el('li', 'No functions.', { id: 'rest-functions-none' }))
     for (const f of json.functions) {
       const args = Object.fromEntries(f.args.filter((a) => a.name).map((a) => [a.name, null]))
-      item(functions, `rpc/${f.name}`, `Call function ${f.name}`, () => pick('POST', `rpc/${f.name}`, JSON.stringify(args, null, 2)))
+      item(functions, `rpc/${f.name}`, `Call function ${named(f)}`, () => pick('POST', `rpc/${f.name}`, JSON.stringify(args, null, 2), f.schema))
       functions.lastChild.firstChild.title = `${f.schema}.${f.name}(${f.args.map((a) => `${a.name} ${a.type}${a.optional ? ' = default' : ''}`).join(', ')}) returns ${f.returnsSet ? 'setof ' : ''}${f.returns}${f.readOnly ? '' : ' (volatile: POST only)'}`
       paths.append(el('option', undefined, { value: `rpc/${f.name}` }))
     }

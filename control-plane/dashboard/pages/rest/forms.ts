@@ -1,5 +1,6 @@
-// The REST tab's one call, posted by its script (assets/rest.js): run a
-// request on the project's data API as a chosen role. Unlike the GraphQL
+// The REST tab's call, posted by its script (assets/rest.js): run a request
+// on the project's data API as a chosen role; and its form, the exposed
+// schemas (rest-settings.ts, as the CLI and the admin API change them). Unlike the GraphQL
 // explorer, which runs GraphQL's code in this process, the request goes
 // through this process's data plane (DashboardContext.dataPlane, handed in by
 // server/platform.ts) as an app's request arrives over HTTP: the project's
@@ -13,8 +14,11 @@ import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../../../../lib/http.ts'
 import { authUserToken, findAuthUser } from '../../../auth-users.ts'
 import { getProject } from '../../../projects.ts'
-import { projectCall, USER_TOKEN_SECONDS, type CallInput, type DashboardContext, type FormsPart } from '../../module.ts'
-import { METHODS, PREFER_CHOICES, WRITE_CONFIRMATION } from './screen.ts'
+import { setRestSettings } from '../../../rest-settings.ts'
+import { exposedSchemasFromText } from '../../../../lib/pg-catalog/exposed-schemas.ts'
+import { refusable, type FormState, type Saved } from '../../form-state.ts'
+import { NEXT_REQUEST, projectCall, projectForm, USER_TOKEN_SECONDS, type CallInput, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
+import { METHODS, PREFER_CHOICES, restScreen, WRITE_CONFIRMATION } from './screen.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
 /** The HTTP servers refuse a request line and headers past 16 KB (README: Data API, Limits). */
@@ -35,6 +39,8 @@ interface RunInput {
   body?: string
   role: (typeof ROLES)[number]
   user?: string
+  /** The schema asked for (Accept-Profile / Content-Profile); none: the default. */
+  profile?: string
   confirmed: boolean
 }
 
@@ -76,6 +82,8 @@ function runInput(ref: string, body: unknown): RunInput | Refusal {
   if (!Array.isArray(prefer) || !prefer.every((p) => (PREFER_CHOICES as readonly unknown[]).includes(p))) return refused('prefer', `Prefer may say ${PREFER_CHOICES.join(', ')}`)
   if (!(ROLES as readonly unknown[]).includes(b.role)) return refused('role', `Choose a role: ${ROLES.join(', ')}`)
   if (b.role === 'user' && (typeof b.user !== 'string' || b.user.trim() === '')) return refused('user', "Give the user's email or id to run as")
+  // Any name is passed on: the endpoint answers one it does not expose with PGRST106, as it answers an app.
+  if (b.profile !== undefined && (typeof b.profile !== 'string' || b.profile.length > 63)) return refused('profile', 'Choose one of the exposed schemas')
   const method = b.method as Method
   let text: string | undefined
   if ((method === 'POST' || method === 'PATCH') && typeof b.body === 'string' && b.body.trim() !== '') {
@@ -94,6 +102,7 @@ function runInput(ref: string, body: unknown): RunInput | Refusal {
     body: text,
     role: b.role as RunInput['role'],
     user: typeof b.user === 'string' ? b.user.trim() : undefined,
+    profile: typeof b.profile === 'string' && b.profile !== '' ? b.profile : undefined,
     confirmed: b.confirmed === true,
   }
 }
@@ -136,6 +145,7 @@ async function run(context: DashboardContext, project: ProjectRecord, input: Run
   const headers: Record<string, string> = { apikey, authorization: `Bearer ${bearer}`, accept: 'application/json', 'x-client-info': 'baseplane-dashboard' }
   if (input.prefer.length > 0) headers.prefer = input.prefer.join(', ')
   if (input.body !== undefined) headers['content-type'] = 'application/json'
+  if (input.profile !== undefined) headers[input.method === 'GET' ? 'accept-profile' : 'content-profile'] = input.profile
   const request: IncomingRequest = {
     method: input.method,
     path: input.path,
@@ -166,6 +176,20 @@ async function call(context: DashboardContext, ref: string, { body, peerAddress 
   }
 }
 
+/** Saves the exposed schemas as typed (names separated by commas), checked whole first. */
+async function saveSchemas(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const schemas = exposedSchemasFromText(input.field('schemas'), 'schemas', 'The list')
+  await setRestSettings(context.controlPlane, ref, { schemas })
+  // The list is not a notice value (a name may hold `$`, which the notice's URL drops): the field shows it.
+  return { to: `/projects/${ref}/rest`, notice: 'rest_schemas' }
+}
+
 export function restForms(context: DashboardContext): FormsPart {
-  return { calls: [projectCall('POST', '/rest/run', (ref, input) => call(context, ref, input))] }
+  const screen = (input: FormInput, state: FormState) => restScreen(context, input.params.ref!, state)
+  return {
+    forms: [projectForm('/rest/schemas', refusable({ form: 'rest_schemas', fields: ['schemas'], run: (input) => saveSchemas(context, input), screen }))],
+    calls: [projectCall('POST', '/rest/run', (ref, input) => call(context, ref, input))],
+    notices: { rest_schemas: () => `Exposed schemas saved (the first is the default). ${NEXT_REQUEST}` },
+  }
 }

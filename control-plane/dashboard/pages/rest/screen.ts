@@ -5,10 +5,12 @@
 // the body, or PostgREST's error by its parts); then the tables, views and
 // functions to pick from, read by the platform from the database's catalogue
 // (rest-schema.ts), which the page's script (assets/rest.js) reads as
-// schema.json. The request itself is forms.ts's call.
+// schema.json; and the exposed schemas, which the operator may change. The
+// request itself is forms.ts's call, the schemas' form its form.
 import { restSchema } from '../../../rest-schema.ts'
 import { getProject } from '../../../projects.ts'
 import { keysView } from '../../../views.ts'
+import { NO_STATE, type FormState } from '../../form-state.ts'
 import { html, type Safe } from '../../html.ts'
 import { projectCall, projectPage, runAsChoice, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
@@ -23,6 +25,13 @@ export const PREFER_CHOICES = ['return=representation', 'count=exact'] as const
 export const WRITE_CONFIRMATION =
   'Send this write as service_role? service_role bypasses row-level security: it changes every row the request names, whatever the policies say.'
 
+/** The schema to send the request for (Accept-Profile / Content-Profile), when the project exposes several. */
+function profileChoice(project: ProjectRecord): Safe | string {
+  if (project.restSchemas.length < 2) return ''
+  return html`<label for="rest-profile">Schema (sent as Accept-Profile or Content-Profile)</label>
+<select id="rest-profile" name="profile">${project.restSchemas.map((schema) => html`<option value="${schema}">${schema}</option>`)}</select>`
+}
+
 function requestForm(project: ProjectRecord, baseUrl: string): Safe {
   const ref = project.ref
   return html`<section><h2>Request</h2>
@@ -34,6 +43,7 @@ function requestForm(project: ProjectRecord, baseUrl: string): Safe {
 <div><label for="rest-path">Path below /rest/v1</label><input type="text" id="rest-path" name="path" list="rest-paths" placeholder="notes?select=*&amp;limit=10" autocomplete="off" spellcheck="false" aria-describedby="rest-path-help"></div>
 </div>
 <datalist id="rest-paths"></datalist>
+${profileChoice(project)}
 <p id="rest-path-help" class="muted">A table or view with PostgREST's query string (<code>notes?select=id,body&amp;done=eq.false&amp;order=id.desc</code>), or a function (<code>rpc/add</code>; GET takes its arguments in the query string).</p>
 <fieldset><legend>Prefer</legend>
 <label class="check"><input type="checkbox" id="rest-prefer-return" name="prefer" value="return=representation"> return=representation: a write answers the rows it wrote</label>
@@ -58,11 +68,23 @@ const schemaSection = html`<section><h2>Tables and functions</h2>
 <h3>Tables and views</h3><p class="muted">Pick one to read its first rows.</p><ul id="rest-relations" class="types" aria-label="Tables and views" aria-busy="true"></ul>
 <h3>Functions</h3><p class="muted">Pick one to call it with its arguments.</p><ul id="rest-functions" class="types" aria-label="Functions"></ul></section>`
 
-/** The REST tab of project `ref`. */
-export async function restScreen(context: DashboardContext, ref: string): Promise<Screen> {
+/** The exposed schemas (PostgREST's db-schemas): the list, the default first, to change. */
+function exposedSection(project: ProjectRecord, state: FormState): Safe {
+  const ref = project.ref
+  return html`<section><h2>Exposed schemas</h2>
+<p>The schemas the data API serves, the first the default; another is asked for with <code>Accept-Profile</code> / <code>Content-Profile</code> (<code>supabase.schema('api')</code>). The API roles need <code>usage</code> on each schema and privileges on its tables; a schema not created yet serves nothing until it is.</p>
+<form method="post" action="/dashboard/projects/${ref}/rest/schemas">
+<label for="rest-schemas">Schemas, separated by commas</label>
+<input type="text" id="rest-schemas" name="schemas" autocomplete="off" spellcheck="false" value="${state.value('rest_schemas', 'schemas', project.restSchemas.join(', '))}" ${state.attrs('rest_schemas', 'schemas')}>
+${state.error('rest_schemas', 'schemas')}
+<p><button class="secondary" id="rest-schemas-save">Save schemas</button></p></form></section>`
+}
+
+/** The REST tab of project `ref`, with a form's state. */
+export async function restScreen(context: DashboardContext, ref: string, state: FormState = NO_STATE): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
   const keys = keysView(project, context.addressing)
-  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}`, project, tab: 'rest', scripts: ['rest.js'] }
+  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}`, project, tab: 'rest', scripts: ['rest.js'] }
 }
 
 export function restScreens(context: DashboardContext): ScreenPart {

@@ -1,0 +1,20 @@
+// The admin API's data API settings of a project
+// (`/platform/v1/projects/{ref}/rest`): GET them, PATCH `{schemas: [...]}`
+// (the exposed schemas, the default first); the operations of
+// rest-settings.ts, as the CLI's `projects rest`.
+import type { ControlPlane } from '../control-plane.ts'
+import { getRestSettings, restSettingsChangeFromBody, setRestSettings } from '../rest-settings.ts'
+import { REF_PARAM, type AdminRoute } from './route.ts'
+
+export function restSettingsRoutes(controlPlane: ControlPlane): AdminRoute[] {
+  const path = '/projects/:ref/rest'
+  return [
+    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRestSettings(controlPlane, params.ref!)] },
+    {
+      method: 'PATCH',
+      path,
+      where: REF_PARAM,
+      handler: async ({ params, body }) => [200, await setRestSettings(controlPlane, params.ref!, restSettingsChangeFromBody(await body()))],
+    },
+  ]
+}
