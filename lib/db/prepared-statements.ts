@@ -66,6 +66,16 @@ export function preparedCall(client: pg.ClientBase, role: string, sql: string, p
   return { before, execute: args.length > 0 ? `execute ${name}(${args.join(', ')})` : `execute ${name}` }
 }
 
+/** Makes a value part of a statement being written: a literal, or a parameter of a prepared one (its `$n`). */
+export type Bind = (value: string) => string
+
+/** How to run the statement `build` writes, the values it binds as its parameters, on `client` as `role`. */
+export function boundCall(client: pg.ClientBase, role: string, build: (bind: Bind) => string): PreparedCall {
+  const params: string[] = []
+  const sql = build((value) => `$${params.push(value)}`)
+  return preparedCall(client, role, sql, params)
+}
+
 /** A failure that says our list of the connection's prepared statements is wrong. */
 export function isStatementMismatch(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code

@@ -4,6 +4,7 @@
 import type pg from 'pg'
 import { escapeLiteral } from 'pg'
 import type { DatabasePool } from './project-pools.ts'
+import { boundCall, type Bind, type PreparedCall } from './prepared-statements.ts'
 import { firstRoundTrip } from './stale-retry.ts'
 import type { RoleTimeouts } from '../plans.ts'
 
@@ -33,11 +34,9 @@ function timeoutMs(value: number): string {
 }
 
 /**
- * The statement that makes the open transaction the caller's: role, claims
- * and the role's timeouts, all local to the transaction. The role and the
- * claims are escaped. GraphQL sends it in the same message
- * as its first query (after `begin`, or as the first statement of a message
- * that is one implicit transaction).
+ * The select items that make the open transaction the caller's: role, claims
+ * and the role's timeouts, all local to the transaction, each value through
+ * `bind`.
  *
  * The timeouts are set here, per request, because `ALTER ROLE ... SET` does
  * not apply on SET ROLE (PostgREST applies role settings per request for the
@@ -45,37 +44,49 @@ function timeoutMs(value: number): string {
  * left in the session can lift them. PostgreSQL reads statement_timeout when
  * each statement starts, so the value holds from the next statement on, also
  * for the later statements of the same simple-protocol message.
- *
- * `more` are further select items a concern adds to the same statement, so
- * they cost no round trip of their own (REST's `request.*` settings and its
- * pre-request read: workers/rest/settings.ts); they come after the role.
  */
-export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly = false, more: readonly string[] = []): string {
+function identityItems(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly: boolean, bind: Bind): string[] {
   const role = identity.role
   // 'none' is no role: set_config('role', 'none') would fall back to the login role itself.
   if (typeof role !== 'string' || role === '' || role === 'none') throw new TypeError(`not a role: ${String(role)}`)
   // A role of the project's own is a signed-in caller's: it gets authenticated's limit.
   const statementTimeout = timeoutMs(timeouts.statementTimeoutMs[isApiRole(role) ? role : 'authenticated'])
   const idleTimeout = timeoutMs(timeouts.idleInTransactionTimeoutMs)
-  const claims = escapeLiteral(JSON.stringify(identity.claims))
+  const items = [`set_config('role', ${bind(role)}, true)`, `set_config('request.jwt.claims', ${bind(JSON.stringify(identity.claims))}, true)`]
   // auth.uid(), auth.role() and auth.email() read the single-claim settings
   // first (as in Supabase); set, they spare a policy parsing the claims JSON
   // on every row it checks.
-  const single = (name: string) => {
+  for (const name of ['sub', 'role', 'email']) {
     const value = identity.claims[name]
-    return typeof value === 'string' ? `, set_config('request.jwt.claim.${name}', ${escapeLiteral(value)}, true)` : ''
+    if (typeof value === 'string') items.push(`set_config('request.jwt.claim.${name}', ${bind(value)}, true)`)
   }
-  return (
-    `select set_config('role', ${escapeLiteral(role)}, true), set_config('request.jwt.claims', ${claims}, true)` +
-    single('sub') +
-    single('role') +
-    single('email') +
-    `, set_config('statement_timeout', '${statementTimeout}', true)` +
-    `, set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)` +
-    // Past the project's database size cap (lib/plans.ts): reads answer, writes are refused (25006).
-    (readOnly ? `, set_config('transaction_read_only', 'on', true)` : '') +
-    more.map((item) => `, ${item}`).join('')
-  )
+  items.push(`set_config('statement_timeout', '${statementTimeout}', true)`, `set_config('idle_in_transaction_session_timeout', '${idleTimeout}', true)`)
+  // Past the project's database size cap (lib/plans.ts): reads answer, writes are refused (25006).
+  if (readOnly) items.push(`set_config('transaction_read_only', 'on', true)`)
+  return items
+}
+
+/**
+ * The statement that makes the open transaction the caller's, its values as
+ * escaped literals. GraphQL sends it in the same message as its first query
+ * (after `begin`, or as the first statement of a message that is one implicit
+ * transaction).
+ */
+export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeouts, readOnly = false): string {
+  return `select ${identityItems(identity, timeouts, readOnly, escapeLiteral).join(', ')}`
+}
+
+/**
+ * The identity statement as a prepared statement of `client` (its values
+ * parameters), with `more` select items a concern adds, binding their values
+ * the same way (REST's `request.*` settings and its pre-request read:
+ * workers/rest/settings.ts). Prepared, PostgreSQL plans it once per
+ * connection: planning the pre-request read's catalogue subqueries cost it
+ * more than the request's own statement.
+ */
+export function identityCall(client: pg.ClientBase, identity: RequestIdentity, timeouts: RoleTimeouts, readOnly: boolean, more: (bind: Bind) => readonly string[]): PreparedCall {
+  // The values are parameters, so one text (and one prepared statement) serves every role.
+  return boundCall(client, '', (bind) => `select ${[...identityItems(identity, timeouts, readOnly, bind), ...more(bind)].join(', ')}`)
 }
 
 /** The statement that opens a request transaction: one simple-protocol round trip. */

@@ -20,6 +20,17 @@ export function metaColumns(versioned: boolean, served?: readonly string[]): str
   return `current_user as role, ${schemas} as search_path, ${versioned ? 'graphql.schema_version()::text' : 'null::text'} as version`
 }
 
+/**
+ * A condition that holds while the key is still `meta` (as metaColumns reads
+ * it, with the same `served`), its values through `bind`: what a statement
+ * guards on when it must not run on a schema other than the one it was
+ * planned for. Served schemas are the caller's to compare, not the database's.
+ */
+export function metaStillIs(meta: Pick<Meta, 'role' | 'search_path' | 'version'>, served: readonly string[] | undefined, bind: (value: string) => string): string {
+  const path = served === undefined ? `pg_catalog.current_schemas(false)::text = ${bind(meta.search_path)}` : String(JSON.stringify(served) === meta.search_path)
+  return `current_user = ${bind(meta.role)} and ${path} and graphql.schema_version()::text = ${bind(meta.version ?? '')}`
+}
+
 /** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */
 export const PROBE_SQL = `select pg_catalog.to_regprocedure('graphql.schema_version()') is not null as versioned,
   (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database())::text as db`

@@ -125,3 +125,19 @@ t.test('the pre-request function named by pgrst.db_pre_request', async (t) => {
   const off = await s.rpc('whoami').setHeader('x-blocked', 'yes')
   t.equal(off.error, null, 'reset, the next request is not checked')
 })
+
+t.test('a write right after the pre-request function is named is checked by it', async (t) => {
+  await f.sql('create table marks (id serial primary key, v text); grant insert on marks to anon; grant usage on marks_id_seq to anon')
+  const s = f.anon()
+  // Every REST thread plans inserts with no pre-request function and sends them with their commit, behind a guard.
+  for (let i = 0; i < 6; i++) t.equal((await s.from('marks').insert({ v: 'warm' })).error, null)
+  await admin(`alter database ${escapeIdentifier(database)} set pgrst.db_pre_request = 'public.check_request'`)
+  t.teardown(() => admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`).catch(() => {}))
+  for (let i = 0; i < 3; i++) {
+    const refused = await s.from('marks').insert({ v: 'blocked' }).setHeader('x-blocked', 'yes')
+    t.equal(refused.status, 403, 'the function ran, though the thread assumed none')
+    t.equal(refused.error?.code, 'PT403')
+  }
+  t.equal((await f.sql(`select count(*)::int as n from marks where v = 'blocked'`)).rows[0].n, 0, 'nothing written')
+  await admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`)
+})

@@ -152,3 +152,20 @@ t.test('put one row', async (t) => {
   const limited = await f.raw('/notes?id=eq.50&limit=1', { method: 'PUT', body: { id: 50, title: 'x' } })
   t.same(limited.json, { code: 'PGRST114', details: null, hint: null, message: 'limit/offset querystring parameters are not allowed for PUT' })
 })
+
+t.test('a write planned on a schema that moved is run once, on the new one', async (t) => {
+  await f.sql('create table tallies (id serial primary key, label text not null, weight int not null default 1); grant all on tallies to anon; grant usage on tallies_id_seq to anon')
+  // Warm every REST thread: each plans the next insert on this schema and sends it with its commit, behind the guard.
+  for (let i = 0; i < 6; i++) t.equal((await s.from('tallies').insert({ label: `warm ${i}` })).error, null)
+  await f.sql('alter table tallies alter column weight set default 5')
+  const moved = await s.from('tallies').insert({ label: 'after' })
+  t.equal(moved.error, null)
+  t.equal(moved.status, 201)
+  const { rows } = await f.sql(`select id, weight from tallies where label = 'after'`)
+  t.same(rows, [{ id: 7, weight: 5 }], 'written once (no id spent by a dropped attempt), with the new default')
+  const failing = await s.from('tallies').insert({ label: null as unknown as string })
+  t.equal(failing.status, 400)
+  t.match(failing.error, { code: '23502' })
+  t.equal((await s.from('tallies').insert({ label: 'next' })).error, null)
+  t.same((await f.sql(`select id from tallies where label = 'next'`)).rows, [{ id: 9 }], 'the failing insert ran once (one id spent)')
+})

@@ -20,8 +20,8 @@
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-errors.ts'
-import { isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
-import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { boundCall, isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
+import { identityCall } from '../../lib/db/request-transaction.ts'
 import { metaColumns, PROBE_SQL, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { log } from '../../lib/log.ts'
@@ -31,8 +31,8 @@ import type { ModelCache, RestModel } from './model.ts'
 import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
-import { preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
-import { checkResult, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
+import { keyGuard, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
+import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
 
@@ -59,6 +59,37 @@ const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isA
 /** The pre-request function's name the setup statement (the `at`th result of a message) read. */
 const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
   ((Array.isArray(results) ? results[at]! : results).rows[0] as { pgrst_pre_request: string | null }).pgrst_pre_request ?? null
+
+/**
+ * The statements that make the transaction the caller's (role, claims,
+ * timeouts, the request settings, the pre-request function's name) as a
+ * prepared statement of `client`: its PREPARE when new, then its EXECUTE,
+ * whose row is the last of them.
+ */
+function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts): string[] {
+  const { identity, project } = caller
+  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind))
+  return [...call.before, call.execute]
+}
+
+/**
+ * `begin`, the setup and the schema key, in one round trip; the results of
+ * the message, and where the setup's row is among them. A prepared statement
+ * the server lost (DISCARD) is prepared again once.
+ */
+async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, versioned: boolean, served: readonly string[]): Promise<{ results: pg.QueryResult[]; at: number }> {
+  for (let attempt = 0; ; attempt++) {
+    const setup = setupOf(client, caller, readOnly, facts)
+    try {
+      const results = (await client.query(['begin', ...setup, `select ${metaColumns(versioned, served)}`].join('; '))) as unknown as pg.QueryResult[]
+      return { results, at: setup.length }
+    } catch (error) {
+      await client.query('rollback').catch(() => {})
+      if (attempt > 0 || !isStatementMismatch(error)) throw error
+      await resync(client)
+    }
+  }
+}
 
 /** The pre-request function's call, when there is one, to run after the setup and before the statement. */
 const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
@@ -100,14 +131,12 @@ export interface RootCall {
 export async function answerRoot<C extends pg.ClientBase>(call: RootCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
   return guarded(caller, connection, async (client) => {
     const probe = await probeOf(client)
-    const { identity, project } = caller
-    const setup = identityStatement(identity, project.roleTimeouts, true, requestSettings(call.facts, identity.role))
-    const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned, call.profile.exposed)}`)
+    const { results: opened, at } = await open(client, caller, true, call.facts, probe.versioned, call.profile.exposed)
     const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
     try {
       const model = await cache.get(client, serverOf(client), meta)
       const { schema } = call.profile
-      await client.query([...preRequest(preRequestOf(opened, 1)), 'commit'].join('; '))
+      await client.query([...preRequest(preRequestOf(opened, at)), 'commit'].join('; '))
       const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
       return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8', ...profileHeaders(call.profile) }, body }
     } catch (error) {
@@ -162,19 +191,18 @@ async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cach
   const probe = await probeOf(client)
   const { identity, project } = caller
   const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
-  const setup = identityStatement(identity, project.roleTimeouts, readOnly, requestSettings(call.facts, identity.role))
   const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
   const last = lastMeta.get(key)
   const model = last && probe.versioned ? cache.peek(serverOf(client), last) : undefined
   if (last && model && call.prefs.count !== 'planned' && call.prefs.count !== 'estimated') {
-    const answer = await speculate(client, call, caller, setup, key, last, model, probe)
+    const answer = await speculate(client, call, caller, readOnly, key, last, model, probe)
     if (answer !== undefined) return answer
   }
-  return ordinary(client, call, caller, cache, setup, key, probe, true)
+  return ordinary(client, call, caller, cache, readOnly, key, probe, true)
 }
 
 /** One message planned against the schema last seen; undefined when the schema moved or the plan did not fit it. */
-async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller, setup: string, key: string, last: Meta, model: RestModel, probe: Probe): Promise<ServiceResponse | undefined> {
+async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller, readOnly: boolean, key: string, last: Meta, model: RestModel, probe: Probe): Promise<ServiceResponse | undefined> {
   let planned: Planned
   let full: RestCall
   try {
@@ -189,15 +217,23 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
   // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
   const assumed = lastPreRequest.get(key) ?? null
-  const text = [...(planned.write ? ['begin'] : []), setup, ...statement.before, ...preRequest(assumed), statement.execute].join('; ')
+  const setup = setupOf(client, caller, readOnly, call.facts)
+  // A write with nothing to check before its commit is one implicit transaction behind a guard on the key
+  // (one round trip); any other write is inside BEGIN, committed once its result and the key are seen.
+  const guarded = planned.write && !resultChecked(full, planned)
+  const guardCall = guarded ? boundCall(client, '', (bind) => keyGuard(last, call.profile.exposed, assumed, caller.identity.role, bind)) : undefined
+  const guard = guardCall ? [...guardCall.before, guardCall.execute] : []
+  const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
+  const text = [...opening, ...statement.before, ...guard, ...preRequest(assumed), statement.execute].join('; ')
+  const inBlock = planned.write && !guarded
   let row: ResultRow & Omit<Meta, 'db'>
   let seen: string | null
   try {
     const results = await client.query(text)
     row = lastRow(results)
-    seen = preRequestOf(results, planned.write ? 1 : 0)
+    seen = preRequestOf(results, opening.length - 1)
   } catch (error) {
-    if (planned.write) await client.query('rollback').catch(() => {})
+    if (inBlock) await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error
     if (isStatementMismatch(error)) {
       await resync(client).catch(() => {})
@@ -207,39 +243,41 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
     // The error is the request's own unless the schema moved: one cheap look at the key decides,
     // so a failing write is never run twice.
-    const results = await client.query(`${setup}; select ${metaColumns(true, call.profile.exposed)}`)
+    const again = setupOf(client, caller, readOnly, call.facts)
+    const results = await client.query([...again, `select ${metaColumns(true, call.profile.exposed)}`].join('; '))
     const now = lastRow<Omit<Meta, 'db'>>(results)
     const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
-    const nowSeen = preRequestOf(results, 0)
+    const nowSeen = preRequestOf(results, again.length - 1)
     if (sameMeta(read, last) && nowSeen === assumed) return failed(error, call, caller)
     lastMeta.set(key, read)
     lastPreRequest.set(key, nowSeen)
     return undefined
   }
   const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db: probe.db }
-  if (!sameMeta(read, last) || seen !== assumed) {
+  // A guarded write is committed: its guard held, so it ran on the key it was planned for.
+  if (!guarded && (!sameMeta(read, last) || seen !== assumed)) {
     lastMeta.set(key, read)
     lastPreRequest.set(key, seen)
-    if (planned.write) await client.query('rollback')
+    if (inBlock) await client.query('rollback')
     return undefined
   }
   try {
     checkResult(full, planned, row)
-    if (planned.write) await client.query('commit')
+    if (inBlock) await client.query('commit')
     return respond(full, planned, row, resolutionUsed(model, full))
   } catch (error) {
-    if (planned.write) await client.query('rollback').catch(() => {})
+    if (inBlock) await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error
     return failed(error, call, caller)
   }
 }
 
-async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, setup: string, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
-  const opened = await client.query(`begin; ${setup}; select ${metaColumns(probe.versioned, call.profile.exposed)}`)
+async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, readOnly: boolean, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
+  const { results: opened, at } = await open(client, caller, readOnly, call.facts, probe.versioned, call.profile.exposed)
   const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
-  const pre = preRequest(preRequestOf(opened, 1))
+  const pre = preRequest(preRequestOf(opened, at))
   lastMeta.set(key, meta)
-  lastPreRequest.set(key, preRequestOf(opened, 1))
+  lastPreRequest.set(key, preRequestOf(opened, at))
   try {
     const model = await cache.get(client, serverOf(client), meta)
     const { planned, full } = planFor(model, call)
@@ -261,7 +299,7 @@ async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller,
     if (isConnectionLost(error)) throw error
     if (mayRetry && isStatementMismatch(error)) {
       await resync(client)
-      return ordinary(client, call, caller, cache, setup, key, probe, false)
+      return ordinary(client, call, caller, cache, readOnly, key, probe, false)
     }
     return failed(error, call, caller)
   }

@@ -256,8 +256,8 @@ class EmbedPlanner {
         ? `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
         : `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
     } else {
-      const limit = node.args.limit !== undefined ? ` limit ${this.params.add(String(node.args.limit), 'int8')}` : ''
-      const offset = node.args.offset ? ` offset ${this.params.add(String(node.args.offset), 'int8')}` : ''
+      const limit = node.args.limit !== undefined ? ` limit ${this.params.rowCount(node.args.limit)}` : ''
+      const offset = node.args.offset ? ` offset ${this.params.rowCount(node.args.offset)}` : ''
       const page = `(select ${inner.list} ${body}${inner.groupBy}${inner.order}${limit}${offset}) pgrst_r`
       if (node.item.spread) {
         const arrays = spreadNames(node).map((n) => `coalesce(pg_catalog.json_agg(pgrst_r.${ident(n)}), '[]') as ${ident(n)}`)

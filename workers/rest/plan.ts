@@ -130,8 +130,8 @@ function readStatement(model: RestModel, call: RestCall, source: ReadSource, par
   const { where, whereParams } = rel
   const { limit, offset } = window(call)
   const list = source.scalarSet ? `${ident(source.alias)}.pgrst_scalar` : rel.list
-  const limitSql = Number.isFinite(limit) ? ` limit ${params.add(String(limit), 'int8')}` : ''
-  const offsetSql = offset > 0 ? ` offset ${params.add(String(offset), 'int8')}` : ''
+  const limitSql = Number.isFinite(limit) ? ` limit ${params.rowCount(limit)}` : ''
+  const offsetSql = offset > 0 ? ` offset ${params.rowCount(offset)}` : ''
   const page = `select ${list} from ${source.from}${rel.joins} where ${where}${rel.groupBy}${rel.order}${limitSql}${offsetSql}`
   // Counts join only the embeds that filter the parents (`!inner`, `rel=not.is.null`).
   const counted = `${source.from}${rel.filteringJoins}`

@@ -5,7 +5,8 @@
 // exposed is 406 PGRST106. Decided before a connection is taken. The request
 // then runs with that schema first on its search path, and the reply names it
 // when the caller chose it or could have.
-import { ident, quoteText } from '../../lib/pg-catalog/quote.ts'
+import type { Bind } from '../../lib/db/prepared-statements.ts'
+import { ident } from '../../lib/pg-catalog/quote.ts'
 import { restErrors } from './errors.ts'
 
 export interface Profile {
@@ -32,10 +33,10 @@ export function profileOf(header: string | undefined, exposed: readonly string[]
  * filters and the pre-request function's name. A select item of the identity
  * statement (settings.ts), so it costs no round trip.
  */
-export function searchPathSetting(schema: string): string {
+export function searchPathSetting(schema: string, bind: Bind): string {
   // Quoted, as PostgREST writes it (current_setting('search_path') reads `"api", "public"` there too).
   const path = schema === 'public' ? ident(schema) : `${ident(schema)}, ${ident('public')}`
-  return `set_config('search_path', ${quoteText(path)}, true)`
+  return `set_config('search_path', ${bind(path)}, true)`
 }
 
 /** The reply's `Content-Profile`, when it carries one. */

@@ -93,15 +93,28 @@ function csvOf(header: readonly string[], rows: number, body: string): string {
 /** The checks PostgREST makes on a result before it commits: one row for an object, max-affected. */
 export function checkResult(call: RestCall, planned: Planned, row: ResultRow): void {
   const rows = Number(row.rows)
-  const scalarish = planned.result === 'scalar' || planned.result === 'void'
-  if (call.media === 'object' && !scalarish && planned.kind !== 'put' && (planned.kind !== 'insert' && planned.kind !== 'update' && planned.kind !== 'delete' || call.prefs.return === 'representation')) {
-    if (rows !== 1) throw restErrors.singular(rows)
-  }
-  const strict = call.prefs.handling === 'strict' && call.prefs.maxAffected !== undefined
-  if (strict && (planned.kind === 'update' || planned.kind === 'delete' || planned.kind === 'rpc')) {
+  if (singularChecked(call, planned) && rows !== 1) throw restErrors.singular(rows)
+  if (maxAffectedChecked(call, planned)) {
     if (planned.kind === 'rpc' && planned.result !== undefined) throw restErrors.maxAffectedScalar()
     if (rows > call.prefs.maxAffected!) throw restErrors.maxAffected(rows)
   }
+}
+
+/** Whether the answer must be exactly one row (`Accept: application/vnd.pgrst.object+json`). */
+function singularChecked(call: RestCall, planned: Planned): boolean {
+  const scalarish = planned.result === 'scalar' || planned.result === 'void'
+  return call.media === 'object' && !scalarish && planned.kind !== 'put' && (planned.kind !== 'insert' && planned.kind !== 'update' && planned.kind !== 'delete' || call.prefs.return === 'representation')
+}
+
+/** Whether the rows a write touched are held to `Prefer: handling=strict, max-affected=N`. */
+function maxAffectedChecked(call: RestCall, planned: Planned): boolean {
+  const strict = call.prefs.handling === 'strict' && call.prefs.maxAffected !== undefined
+  return strict && (planned.kind === 'update' || planned.kind === 'delete' || planned.kind === 'rpc')
+}
+
+/** Whether checkResult may refuse the request's result, so that a write must not commit before it is seen. */
+export function resultChecked(call: RestCall, planned: Planned): boolean {
+  return singularChecked(call, planned) || maxAffectedChecked(call, planned)
 }
 
 /** The answer to a request whose statement ran (or that needed none: `planned.empty`). */

@@ -5,7 +5,9 @@
 // pre-request function (`db-pre-request`). All of them are select items of the
 // identity statement (lib/db/request-transaction.ts), so they cost no round
 // trip; the pre-request function's name is read there too.
-import { escapeIdentifier, escapeLiteral } from 'pg'
+import { escapeIdentifier } from 'pg'
+import type { Bind } from '../../lib/db/prepared-statements.ts'
+import { metaStillIs, type Meta } from '../../lib/pg-catalog/schema-version.ts'
 import { searchPathSetting } from './profiles.ts'
 
 /** What the settings are made of: the request as the worker received it. */
@@ -54,30 +56,47 @@ const PRE_REQUEST_SETTING = 'pgrst.db_pre_request'
  * connection only when it reconnects and `ALTER ROLE ... SET` never reaches a
  * `SET ROLE`: read here, a change holds from the next request on.
  */
-function preRequestRead(role: string): string {
+function preRequestRead(role: string, bind: Bind): string {
+  return `${preRequestName(role, bind)} as pgrst_pre_request`
+}
+
+/** The pre-request function's name as preRequestRead reads it (null for none), as an expression. */
+function preRequestName(role: string, bind: Bind): string {
   const prefix = `${PRE_REQUEST_SETTING}=`
   return (
     `nullif(coalesce((select substr(c, ${prefix.length + 1}) from pg_catalog.pg_db_role_setting s, unnest(s.setconfig) c` +
     ` where s.setdatabase in (0, (select oid from pg_catalog.pg_database where datname = current_database()))` +
-    ` and s.setrole in (0, (select oid from pg_catalog.pg_roles where rolname = ${escapeLiteral(role)}))` +
+    ` and s.setrole in (0, (select oid from pg_catalog.pg_roles where rolname = ${bind(role)}))` +
     ` and c like 'pgrst.db\\_pre\\_request=%' order by s.setrole <> 0 desc, s.setdatabase <> 0 desc limit 1),` +
-    ` current_setting('${PRE_REQUEST_SETTING}', true)), '') as pgrst_pre_request`
+    ` current_setting('${PRE_REQUEST_SETTING}', true)), '')`
   )
 }
 
-/** The select items the REST setup adds to the identity statement. */
-export function requestSettings(facts: RequestFacts, role: string): string[] {
+/**
+ * A statement that fails (division by zero) unless the schema key and the
+ * pre-request function's name are still those a message was planned
+ * against. A write sent with no result to check before its commit runs in
+ * one implicit transaction behind it: planned on a schema that moved, it
+ * writes nothing, and the request goes the ordinary way.
+ */
+export function keyGuard(meta: Pick<Meta, 'role' | 'search_path' | 'version'>, served: readonly string[], preRequest: string | null, role: string, bind: Bind): string {
+  const same = `${metaStillIs(meta, served, bind)} and coalesce(${preRequestName(role, bind)}, '') = ${bind(preRequest ?? '')}`
+  return `select 1 / (coalesce(${same}, false))::int as pgrst_guard`
+}
+
+/** The select items the REST setup adds to the identity statement (lib/db/request-transaction.ts's identityCall), their values through `bind`. */
+export function requestSettings(facts: RequestFacts, role: string, bind: Bind): string[] {
   const headers: Record<string, string> = {}
   for (const name in facts.headers) if (!LEFT_OUT.has(name)) headers[name] = facts.headers[name]!
-  const set = (name: string, value: string) => `set_config('${name}', ${escapeLiteral(value)}, true)`
+  const set = (name: string, value: string) => `set_config('${name}', ${bind(value)}, true)`
   return [
-    searchPathSetting(facts.schema),
+    searchPathSetting(facts.schema, bind),
     set('request.method', facts.method),
     // PostgREST's path is below its root; ours is below the prefix, "" being the root.
     set('request.path', facts.path === '' ? '/' : facts.path),
     set('request.headers', JSON.stringify(headers)),
     set('request.cookies', JSON.stringify(cookiesOf(facts.headers.cookie))),
-    preRequestRead(role),
+    preRequestRead(role, bind),
   ]
 }
 
