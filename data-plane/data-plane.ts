@@ -418,7 +418,7 @@ export class DataPlane {
   #projectHealth(project: ProjectRecord): OutgoingResponse | Promise<OutgoingResponse> {
     let health = this.#health.get(project)
     if (health === undefined) {
-      const services = { auth: project.authEnabled, graphql: true, push: project.pushEnabled }
+      const services = { auth: project.authEnabled, graphql: true, push: project.pushEnabled, rest: true }
       health = {
         database: apiDatabaseOf(project),
         up: JSON.stringify({ status: 'ok', ref: project.ref, plan: project.plan, services, database: 'up' }),
