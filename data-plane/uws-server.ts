@@ -179,6 +179,8 @@ class UwsRequest implements IncomingRequest {
   readonly #state: RequestState
   /** Read from the connection as it arrives (uWS needs the reader before the handler returns), or made on first use. */
   #body: Promise<string> | undefined
+  /** The peer's address, read once (data-plane.ts asks for it more than once a request). */
+  #peer: string | undefined
   readonly #parts: ServerParts
 
   constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string> | undefined) {
@@ -196,7 +198,8 @@ class UwsRequest implements IncomingRequest {
 
   peerAddress(): string {
     // uWS forbids touching a response after it was aborted.
-    return this.#state.aborted ? '' : Buffer.from(this.#res.getRemoteAddressAsText()).toString()
+    if (this.#state.aborted) return this.#peer ?? ''
+    return (this.#peer ??= Buffer.from(this.#res.getRemoteAddressAsText()).toString())
   }
 
   body(): Promise<string> {

@@ -52,10 +52,27 @@ export interface PreparedCall {
   execute: string
 }
 
+/**
+ * Statement names by role and text, so the digest is made once per text
+ * rather than on every request (three statements a REST request). Shared by
+ * the thread's connections; bounded, as texts come from requests.
+ */
+const statementNames = new LRUCache<string, string>({ max: 2000 })
+
+function statementName(role: string, sql: string): string {
+  const key = `${role}\0${sql}`
+  let name = statementNames.get(key)
+  if (name === undefined) {
+    name = PREFIX + crypto.createHash('sha1').update(key).digest('hex').slice(0, 32)
+    statementNames.set(key, name)
+  }
+  return name
+}
+
 /** How to run `sql` with `params` (text forms, $1 first) on `client` as `role`. */
 export function preparedCall(client: pg.ClientBase, role: string, sql: string, params: readonly (string | null)[]): PreparedCall {
   const registry = registryOf(client)
-  const name = PREFIX + crypto.createHash('sha1').update(role).update('\0').update(sql).digest('hex').slice(0, 32)
+  const name = statementName(role, sql)
   const before = registry.retired.splice(0).map((old) => `deallocate ${old}`)
   // get() also marks the name most recently used.
   if (registry.names.get(name) === undefined) {

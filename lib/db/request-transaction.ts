@@ -84,9 +84,22 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
  * connection: planning the pre-request read's catalogue subqueries cost it
  * more than the request's own statement.
  */
-export function identityCall(client: pg.ClientBase, identity: RequestIdentity, timeouts: RoleTimeouts, readOnly: boolean, more: (bind: Bind) => readonly string[]): PreparedCall {
-  // The values are parameters, so one text (and one prepared statement) serves every role.
-  return boundCall(client, '', (bind) => `select ${[...identityItems(identity, timeouts, readOnly, bind), ...more(bind)].join(', ')}`)
+export function identityCall(
+  client: pg.ClientBase,
+  identity: RequestIdentity,
+  timeouts: RoleTimeouts,
+  readOnly: boolean,
+  more: (bind: Bind) => readonly string[],
+  returned: readonly string[] = [],
+): PreparedCall {
+  // The values are parameters, so one text (and one prepared statement) serves every role. Only the
+  // `returned` columns (names given by `more`'s items) come back: each set_config's own result would
+  // be one more column for PostgreSQL to send and the client to parse, every request. A subquery
+  // whose target list calls volatile functions is never flattened or pruned, so each one still runs.
+  return boundCall(client, '', (bind) => {
+    const items = [...identityItems(identity, timeouts, readOnly, bind), ...more(bind)]
+    return `select ${returned.join(', ')} from (select ${items.join(', ')}) identity_setup`
+  })
 }
 
 /** The statement that opens a request transaction: one simple-protocol round trip. */

@@ -31,7 +31,7 @@ import type { ModelCache, RestModel } from './model.ts'
 import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
-import { keyGuard, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
+import { keyGuard, PRE_REQUEST_COLUMN, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
@@ -58,7 +58,7 @@ const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isA
 
 /** The pre-request function's name the setup statement (the `at`th result of a message) read. */
 const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
-  ((Array.isArray(results) ? results[at]! : results).rows[0] as { pgrst_pre_request: string | null }).pgrst_pre_request ?? null
+  ((Array.isArray(results) ? results[at]! : results).rows[0] as Record<typeof PRE_REQUEST_COLUMN, string | null>)[PRE_REQUEST_COLUMN] ?? null
 
 /**
  * The statements that make the transaction the caller's (role, claims,
@@ -68,7 +68,7 @@ const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): s
  */
 function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts): string[] {
   const { identity, project } = caller
-  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind))
+  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind), [PRE_REQUEST_COLUMN])
   return [...call.before, call.execute]
 }
 

@@ -44,6 +44,9 @@ export function cookiesOf(header: string | undefined): Record<string, string> {
   return cookies
 }
 
+/** The setup's one column: the pre-request function's name it read (null for none). */
+export const PRE_REQUEST_COLUMN = 'pgrst_pre_request'
+
 /** The setting PostgREST's in-database configuration would hold `db-pre-request` in. */
 const PRE_REQUEST_SETTING = 'pgrst.db_pre_request'
 
@@ -57,7 +60,7 @@ const PRE_REQUEST_SETTING = 'pgrst.db_pre_request'
  * `SET ROLE`: read here, a change holds from the next request on.
  */
 function preRequestRead(role: string, bind: Bind): string {
-  return `${preRequestName(role, bind)} as pgrst_pre_request`
+  return `${preRequestName(role, bind)} as ${PRE_REQUEST_COLUMN}`
 }
 
 /** The pre-request function's name as preRequestRead reads it (null for none), as an expression. */
