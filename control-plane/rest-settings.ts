@@ -1,11 +1,12 @@
-// The data API's settings of a project (issue 29 item 4), as the operator sees
-// and sets them through the admin API (admin-api/rest.ts), the CLI
-// (`baseplane projects rest`) and the dashboard's REST tab: the exposed
-// schemas, PostgREST's `db-schemas`. The list is checked whole before anything
-// is saved (lib/pg-catalog/exposed-schemas.ts), saved on the project's row,
-// and the operation waits until every node has it, so the next request is
-// served with it. A schema that does not exist yet may be listed: it serves
-// nothing until it is created (and its grants given).
+// The data API's settings of a project (issue 29), as the operator sees and
+// sets them through the admin API (admin-api/rest.ts), the CLI (`baseplane
+// projects rest`) and the dashboard's REST tab: the exposed schemas,
+// PostgREST's `db-schemas`, and the max rows, its `db-max-rows` (null: the
+// node's BASEPLANE_REST_MAX_ROWS). A change is checked whole before anything
+// is saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows), saved on the
+// project's row, and the operation waits until every node has it, so the
+// next request is served with it. A schema that does not exist yet may be
+// listed: it serves nothing until it is created (and its grants given).
 import { platformErrors } from '../lib/errors.ts'
 import { readExposedSchemas } from '../lib/pg-catalog/exposed-schemas.ts'
 import type { ControlPlane } from './control-plane.ts'
@@ -17,30 +18,68 @@ export interface RestSettingsView {
   ref: string
   /** The exposed schemas, the default (a request without a profile header) first. */
   schemas: string[]
+  /** The most rows one response carries; null: the node's default (BASEPLANE_REST_MAX_ROWS, 1,000 unless set). */
+  max_rows: number | null
 }
 
+/** What to change: each setting given, the others kept. */
 export interface RestSettingsChange {
-  schemas: string[]
+  schemas?: string[]
+  max_rows?: number | null
+}
+
+/** The admin API's settings, in the order its messages name them. */
+const SETTINGS = ['schemas', 'max_rows'] as const
+
+/** The largest max rows an operator may set (Supabase's own ceiling). */
+export const MAX_MAX_ROWS = 1_000_000
+
+/**
+ * A max rows as given (a JSON value): a whole number from 1 to 1,000,000, or
+ * null for the node's default. A refusal is the platform's invalid_argument
+ * concerning `field`, its message starting with `label`.
+ */
+export function readMaxRows(value: unknown, field = 'max_rows', label = field, none = 'null'): number | null {
+  if (value === null) return null
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_MAX_ROWS) {
+    const shown = JSON.stringify(value)?.slice(0, 40) ?? String(value)
+    throw platformErrors.invalidArgument(`${label} must be a whole number from 1 to 1,000,000, or ${none} for the node's default, got ${shown}`, field)
+  }
+  return value
+}
+
+/** A max rows as typed on a command line or in a form: digits, or `default` (or nothing, in a form) for the node's. */
+export function maxRowsFromText(text: string, field = 'max_rows', label = field): number | null {
+  const typed = text.trim().replaceAll(',', '').replaceAll('_', '')
+  if (typed === '' || typed.toLowerCase() === 'default') return null
+  return readMaxRows(/^\d+$/.test(typed) ? Number(typed) : text.trim(), field, label, 'default')
 }
 
 export async function getRestSettings(controlPlane: ControlPlane, ref: string): Promise<RestSettingsView> {
   const project = await getProject(controlPlane, ref)
-  return { ref: project.ref, schemas: project.restSchemas }
+  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows }
 }
 
-/** The admin API's body, `{schemas: [...]}`, checked whole before anything is saved. */
+/** The admin API's body, `{schemas?: [...], max_rows?: n | null}`, checked whole before anything is saved. */
 export function restSettingsChangeFromBody(body: Record<string, unknown>): RestSettingsChange {
-  const unknown = Object.keys(body).find((key) => key !== 'schemas')
-  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas`, unknown)
-  if (!('schemas' in body)) throw platformErrors.invalidArgument('Give schemas: the list of exposed schemas, such as ["public", "api"]', 'schemas')
-  return { schemas: readExposedSchemas(body.schemas) }
+  const unknown = Object.keys(body).find((key) => !(SETTINGS as readonly string[]).includes(key))
+  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas or max_rows`, unknown)
+  if (!('schemas' in body) && !('max_rows' in body)) {
+    throw platformErrors.invalidArgument('Give schemas (the list of exposed schemas, such as ["public", "api"]) or max_rows (a whole number, or null for the default)', 'schemas')
+  }
+  const change: RestSettingsChange = {}
+  if ('schemas' in body) change.schemas = readExposedSchemas(body.schemas)
+  if ('max_rows' in body) change.max_rows = readMaxRows(body.max_rows)
+  return change
 }
 
 /** Saves a checked change and waits until every node has it. */
 export async function setRestSettings(controlPlane: ControlPlane, ref: string, change: RestSettingsChange): Promise<RestSettingsView> {
   const project = await getProject(controlPlane, ref)
-  const schemas = readExposedSchemas(change.schemas)
-  if (!(await db.writeRestSchemas(controlPlane.catalogue, project.ref, schemas))) throw platformErrors.unknownProject(ref)
+  // Checked again whoever calls: nothing is saved unless all of it holds.
+  const schemas = change.schemas === undefined ? undefined : readExposedSchemas(change.schemas)
+  const maxRows = change.max_rows === undefined ? undefined : readMaxRows(change.max_rows)
+  if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows }))) throw platformErrors.unknownProject(ref)
   await controlPlane.changed()
   return getRestSettings(controlPlane, ref)
 }

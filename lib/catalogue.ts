@@ -67,6 +67,8 @@ export interface ProjectRecord {
   readOnly: boolean
   /** The schemas its data API exposes, the default first (sql/catalogue/0017; lib/pg-catalog/exposed-schemas.ts). */
   restSchemas: string[]
+  /** The most rows its data API answers per response, null for the node's default (sql/catalogue/0018). */
+  restMaxRows: number | null
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -80,7 +82,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
-  p.quota_overrides, p.read_only, p.rest_schemas,
+  p.quota_overrides, p.read_only, p.rest_schemas, p.rest_max_rows,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -114,6 +116,7 @@ interface Row {
   quota_overrides: QuotaOverrides
   read_only: boolean
   rest_schemas: string[]
+  rest_max_rows: number | null
   version: string
   created_at: Date
   admin_url: string | null
@@ -188,6 +191,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     quotaOverrides: row.quota_overrides,
     readOnly: row.read_only,
     restSchemas: row.rest_schemas,
+    restMaxRows: row.rest_max_rows,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

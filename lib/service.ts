@@ -33,6 +33,8 @@ export interface RestProjectContext extends ProjectContext {
   baseUrl: string
   /** The schemas the data API exposes, the default first (PostgREST's `db-schemas`; lib/pg-catalog/exposed-schemas.ts). */
   schemas: readonly string[]
+  /** The most rows one response carries (PostgREST's `db-max-rows`), as the operator set it for the project; null: the node's (`WorkerOptions.rest.maxRows`). */
+  maxRows: number | null
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */
@@ -129,7 +131,7 @@ export interface WorkerOptions {
   push: { fcmTokenUrl: string; allowInsecureWebPushEndpoints: boolean }
   /** Google sign-in endpoints (platform-level overrides for tests). */
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
-  /** The data API: the most rows one response carries (PostgREST's db-max-rows); 1,000 when absent. */
+  /** The data API: the most rows one response carries (PostgREST's db-max-rows) unless the project sets its own (RestProjectContext.maxRows); 1,000 when absent. */
   rest?: { maxRows: number; aggregates: boolean }
 }
 

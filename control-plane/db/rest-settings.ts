@@ -1,10 +1,24 @@
 // SQL of the data API's per-project settings on the catalogue: the exposed
-// schemas (sql/catalogue/0017_rest_schemas.sql), on the project's row so a
-// change bumps its version and every node serves it from its next request.
+// schemas (sql/catalogue/0017_rest_schemas.sql) and the max rows
+// (sql/catalogue/0018_rest_max_rows.sql), on the project's row so a change
+// bumps its version and every node serves it from its next request.
 import type { Queryable } from './queryable.ts'
 
-/** Saves the list as given (checked by the caller); false when no such project. */
-export async function writeRestSchemas(db: Queryable, ref: string, schemas: readonly string[]): Promise<boolean> {
-  const result = await db.query('update baseplane.projects set rest_schemas = $2::text[] where ref = $1', [ref, schemas])
+/** What to save: each setting given is written as given (checked by the caller), the others kept. */
+export interface RestSettingsRow {
+  schemas?: readonly string[]
+  /** null: the node's default. */
+  maxRows?: number | null
+}
+
+/** Saves the settings given, in one statement; false when no such project. */
+export async function writeRestSettings(db: Queryable, ref: string, change: RestSettingsRow): Promise<boolean> {
+  const result = await db.query(
+    `update baseplane.projects
+        set rest_schemas = coalesce($2::text[], rest_schemas),
+            rest_max_rows = case when $3::boolean then $4::integer else rest_max_rows end
+      where ref = $1`,
+    [ref, change.schemas ?? null, change.maxRows !== undefined, change.maxRows ?? null],
+  )
   return (result.rowCount ?? 0) > 0
 }

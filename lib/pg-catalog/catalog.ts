@@ -2,10 +2,14 @@
 // and the REST concern's routes), through the caller's own connection and
 // under its current role: the schemas on the search path the role may use (or
 // those a list names: REST's exposed schemas), their tables, views, columns,
-// keys, foreign keys, enums and functions, with the role's privileges on each.
+// keys, foreign keys, enums and functions, with the role's privileges on each
+// (and, for a list, the base-table keys its views show: view-keys.ts).
 // One round trip; run only when the schema cache misses. In lib/ so that both
 // concerns read the one catalogue.
 import type pg from 'pg'
+import { VIEW_KEY_CTES, VIEW_KEY_FIELDS, type CatalogViewForeignKey, type CatalogViewKey } from './view-keys.ts'
+
+export type { CatalogViewForeignKey, CatalogViewKey }
 
 /** Schemas never served, even when on the search path (platform and system schemas). */
 export const HIDDEN_SCHEMAS = ['pg_catalog', 'information_schema', 'graphql', 'graphql_public', 'auth', 'extensions', 'push', 'baseplane', 'pg_toast']
@@ -156,6 +160,10 @@ export interface Catalog {
   composites: CatalogComposite[]
   /** PostGIS's `geometry` and `geography` types, where the extension is installed (else empty). */
   postgis?: CatalogGeoType[]
+  /** The base-table keys the served views show (view-keys.ts): read for listed schemas only (REST's embedding). */
+  viewKeys?: CatalogViewKey[]
+  /** The foreign keys `viewKeys` names (kinds f and r), whichever schema their tables are in. */
+  viewForeignKeys?: CatalogViewForeignKey[]
 }
 
 const typeFields = (alias: string, elemAlias: string) =>
@@ -176,9 +184,9 @@ const servedSql = (listed: boolean) => `
     and n.nspname not like ${listed ? "'pg\\_%'" : "'pg\\_temp%' and pg_catalog.has_schema_privilege(n.oid, 'USAGE')"}`
 
 const catalogSql = (listed: boolean) => `
-with served as (${servedSql(listed)}
-)
-select pg_catalog.json_build_object(
+with ${listed ? 'recursive ' : ''}served as (${servedSql(listed)}
+)${listed ? `,${VIEW_KEY_CTES}` : ''}
+select pg_catalog.json_build_object(${listed ? `${VIEW_KEY_FIELDS},` : ''}
   'schemas', (select coalesce(json_agg(json_build_object('oid', s.oid::int8, 'name', s.nspname, 'comment', s.comment, 'usable', s.usable) order by s.pos), '[]') from served s),
   'tables', (
     select coalesce(json_agg(json_build_object(

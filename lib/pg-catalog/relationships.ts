@@ -1,10 +1,11 @@
 // Relationships between the served tables, from their foreign keys, as both
 // API concerns derive them: GraphQL's to-one and to-many fields
 // (workers/graphql/model/relations.ts) and the data API's embedding
-// (workers/rest/relationships.ts). What they share is which foreign keys join
-// two served tables and whether a set of columns is a key of its table (a
+// (workers/rest/relationships.ts, which also relates views by the keys they
+// show). What they share is whether a set of columns is a key of its table (a
 // foreign key over a key is one-to-one; a junction's keys make a
-// many-to-many).
+// many-to-many); GraphQL's fields follow the foreign keys between two served
+// tables (foreignKeyEdgesOf).
 import type { CatalogForeignKey, CatalogTable } from './catalog.ts'
 
 /** A foreign key whose referencing and referenced tables are both served. */
@@ -22,12 +23,6 @@ export function foreignKeyEdgesOf(table: CatalogTable, byOid: ReadonlyMap<number
     if (refTable && fk.columns.length === fk.refColumns.length) edges.push({ table, fk, refTable })
   }
   return edges
-}
-
-/** Every foreign key between served tables, table by table. */
-export function foreignKeyEdges(tables: readonly CatalogTable[]): ForeignKeyEdge[] {
-  const byOid = new Map(tables.map((t) => [t.oid, t]))
-  return tables.flatMap((t) => foreignKeyEdgesOf(t, byOid))
 }
 
 const setKey = (columns: readonly string[]) => [...columns].sort().join('\0')

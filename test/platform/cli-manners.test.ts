@@ -90,8 +90,8 @@ t.test('a mistyped command: the nearest one is suggested, exit status 2', async 
     [['projets', 'list'], 'unknown command "projets list"; did you mean "projects list"? (see baseplane --help)'],
     [['key', 'abc'], 'unknown command "key"; did you mean "keys"? (see baseplane --help)'],
     [['auth', 'setings', 'abc'], 'unknown command "auth setings"; did you mean "auth settings"? (see baseplane --help)'],
-    [['projects'], '"projects" needs a command: use one of create, list, delete, plan, show, suspend, resume, timeouts, quotas, roles (see baseplane projects --help)'],
-    [['projects', 'zap'], 'unknown command "projects zap": use one of create, list, delete, plan, show, suspend, resume, timeouts, quotas, roles (see baseplane projects --help)'],
+    [['projects'], '"projects" needs a command: use one of create, list, delete, plan, show, suspend, resume, timeouts, quotas, rest, roles (see baseplane projects --help)'],
+    [['projects', 'zap'], 'unknown command "projects zap": use one of create, list, delete, plan, show, suspend, resume, timeouts, quotas, rest, roles (see baseplane projects --help)'],
     [['frobnicate'], 'unknown command "frobnicate" (see baseplane --help)'],
   ]
   const runs = await each([...cases.map(([args]) => args), []])

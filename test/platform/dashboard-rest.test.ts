@@ -7,7 +7,7 @@
 // confirm); a bad filter shown as PostgREST's PGRST100 by its parts; the
 // request going through the data plane (a suspended project is refused as
 // an app would be); the page fitting 1280x800 and 390x844; the exposed
-// schemas' form and the Schema choice.
+// schemas' form and the Schema choice; the max rows' form.
 import pg from 'pg'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
@@ -321,6 +321,34 @@ if (haveChromium(t)) {
     t.same(await answer(), [{ id: 1, title: 'Dune' }], 'sent with Accept-Profile: api')
 
     t.equal((await request(settings, { method: 'PATCH', headers: admin, body: { schemas: ['public'] } })).status, 200)
+  })
+
+  t.test('the max rows: refused beside the field, saved, and back to the default', async (t) => {
+    const settings = `${platform.origin}/platform/v1/projects/${project.ref}/rest`
+    const admin = { authorization: `Bearer ${platform.config.adminToken}` }
+    const maxRows = async () => (await request<{ max_rows: number | null }>(settings, { headers: admin })).json.max_rows
+    await page.goto(rest)
+    t.equal(await page.inputValue('#rest-max-rows'), '', "empty: the node's default")
+
+    await page.fill('#rest-max-rows', '0')
+    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
+    t.match(await text('#rest_max_rows-max_rows-error'), 'Max rows must be a whole number from 1 to 1,000,000')
+    t.equal(await page.getAttribute('#rest-max-rows', 'aria-invalid'), 'true')
+    t.equal(await page.inputValue('#rest-max-rows'), '0', 'the typed value kept')
+    t.equal(await maxRows(), null, 'nothing saved')
+
+    await page.fill('#rest-max-rows', '2')
+    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
+    t.equal(await text('[role=status]'), 'Max rows saved. It applies from the next request.')
+    t.equal(await maxRows(), 2)
+    t.equal(await page.inputValue('#rest-max-rows'), '2')
+    await get('notes?select=id', 'service_role')
+    t.equal(await status(), 200)
+    t.equal(((await answer()) as unknown[]).length, 2, 'the tab\'s own request is capped too')
+
+    await page.fill('#rest-max-rows', '')
+    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
+    t.equal(await maxRows(), null, 'emptied: the default again')
   })
 
   t.test('no request left 127.0.0.1', async (t) => {

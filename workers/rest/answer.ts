@@ -16,7 +16,8 @@
 // schema. A statement that fails is answered once the key, read again, shows
 // the schema did not move (so a failing write never runs twice). Otherwise (a cold thread, a moved schema, an error): BEGIN with the
 // identity and the key, the model from the cache (built on a miss), the
-// statement, COMMIT.
+// statement, COMMIT. What SQL set of the reply's status and headers is read
+// in the statement's message too (response-settings.ts).
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-errors.ts'
@@ -31,6 +32,7 @@ import type { ModelCache, RestModel } from './model.ts'
 import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
+import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
 import { keyGuard, PRE_REQUEST_COLUMN, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
@@ -55,6 +57,9 @@ function sameMeta(a: Meta, b: Meta): boolean {
 }
 
 const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isArray(results) ? results[results.length - 1]! : results).rows[0] as T
+
+/** The row of the message's next-to-last statement: the request's, before the response settings' read. */
+const statementRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (results as pg.QueryResult[])[(results as pg.QueryResult[]).length - 2]!.rows[0] as T
 
 /** The pre-request function's name the setup statement (the `at`th result of a message) read. */
 const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
@@ -90,6 +95,13 @@ async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, fa
     }
   }
 }
+
+/**
+ * Whether the response settings are read after the statement (a write: its
+ * AFTER triggers fire once its own columns are computed) rather than as its
+ * last columns (reads and functions; response-settings.ts).
+ */
+const settingsAfter = (planned: Planned): boolean => planned.kind !== 'read' && planned.kind !== 'rpc'
 
 /** The pre-request function's call, when there is one, to run after the setup and before the statement. */
 const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
@@ -214,6 +226,8 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   }
   if (planned.empty) return undefined
   const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true, call.profile.exposed)}, `), planned.params)
+  // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
+  const response = settingsAfter(planned) ? responseSettingsCall(client, caller.identity.role) : undefined
   // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
   // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
   const assumed = lastPreRequest.get(key) ?? null
@@ -224,13 +238,15 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   const guardCall = guarded ? boundCall(client, '', (bind) => keyGuard(last, call.profile.exposed, assumed, caller.identity.role, bind)) : undefined
   const guard = guardCall ? [...guardCall.before, guardCall.execute] : []
   const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
-  const text = [...opening, ...statement.before, ...guard, ...preRequest(assumed), statement.execute].join('; ')
+  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...guard, ...preRequest(assumed), statement.execute, ...(response ? [response.execute] : [])].join('; ')
   const inBlock = planned.write && !guarded
   let row: ResultRow & Omit<Meta, 'db'>
+  let settings: ResponseSettings
   let seen: string | null
   try {
     const results = await client.query(text)
-    row = lastRow(results)
+    row = response ? statementRow(results) : lastRow(results)
+    settings = response ? lastRow(results) : row
     seen = preRequestOf(results, opening.length - 1)
   } catch (error) {
     if (inBlock) await client.query('rollback').catch(() => {})
@@ -264,7 +280,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   try {
     checkResult(full, planned, row)
     if (inBlock) await client.query('commit')
-    return respond(full, planned, row, resolutionUsed(model, full))
+    return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
   } catch (error) {
     if (inBlock) await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error
@@ -282,18 +298,26 @@ async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller,
     const model = await cache.get(client, serverOf(client), meta)
     const { planned, full } = planFor(model, call)
     let row: ResultRow
+    let settings: ResponseSettings | undefined
     if (planned.empty) {
-      if (pre.length > 0) await client.query(pre[0]!)
       row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
+      // Only the pre-request function ran: what it set of the reply is read in its message.
+      if (pre.length > 0) {
+        const response = responseSettingsCall(client, meta.role)
+        settings = lastRow(await client.query([...response.before, pre[0]!, response.execute].join('; ')))
+      }
     } else {
-      // The pre-request call rides in the statement's message (after its PREPARE): no round trip of its own.
+      // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.
       const statement = preparedCall(client, meta.role, planned.sql(''), planned.params)
-      row = lastRow(await client.query([...statement.before, ...pre, statement.execute].join('; ')))
+      const response = settingsAfter(planned) ? responseSettingsCall(client, meta.role) : undefined
+      const results = await client.query([...statement.before, ...(response?.before ?? []), ...pre, statement.execute, ...(response ? [response.execute] : [])].join('; '))
+      row = response ? statementRow(results) : lastRow(results)
+      settings = response ? lastRow(results) : row
       if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
     }
     checkResult(full, planned, row)
     await client.query('commit')
-    return respond(full, planned, row, resolutionUsed(model, full))
+    return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
   } catch (error) {
     await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error

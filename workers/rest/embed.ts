@@ -11,6 +11,8 @@
 // - `!inner` (an inner lateral join), `rel=not.is.null` / `rel=is.null`
 //   (also inside `or=`) filter the parents; `order=rel(col)` orders by a
 //   to-one embed's column (a to-many one is PGRST118).
+// - a computed relationship (computed.ts) reads its function's rows for the
+//   parent's row instead of a table joined on a key.
 //
 // Each embedded table is read under the caller's role like the parent, so
 // its own RLS policies decide which rows appear inside the embed. Every
@@ -233,7 +235,14 @@ class EmbedPlanner {
     let from = `${qualified(child.schema, child.name)} as ${rows}`
     let conditions: string[]
     const junction = node.rel.junction
-    if (junction) {
+    const computed = node.rel.computed
+    if (computed) {
+      // The function's rows for the parent's row (built from its columns: a write's pgrst_source has more).
+      const table = node.rel.table
+      const row = `row(${table.columns.map((c) => `${ident(parent)}.${ident(c.name)}`).join(', ')})::${qualified(table.schema, table.name)}`
+      from = `${qualified(computed.schema, computed.name)}(${row}) as ${rows}`
+      conditions = []
+    } else if (junction) {
       const j = ident(`${node.lateral}_j`)
       from += ` join ${qualified(junction.table.schema, junction.table.name)} as ${j} on ${junction.target.map(([c, jc]) => `${j}.${ident(jc)} = ${rows}.${ident(c)}`).join(' and ')}`
       conditions = junction.source.map(([c, jc]) => `${j}.${ident(jc)} = ${ident(parent)}.${ident(c)}`)

@@ -49,6 +49,8 @@ export const restErrors = {
   mediaType: (types: string) => e('PGRST107', 406, `None of these media types are available: ${types}`),
   notEmbedded: (name: string) =>
     e('PGRST108', 400, `'${name}' is not an embedded resource in this request`, null, `Verify that '${name}' is included in the 'select' query parameter.`),
+  responseHeaders: () => e('PGRST111', 500, 'response.headers guc must be a JSON array composed of objects with a single key and a string value'),
+  responseStatus: () => e('PGRST112', 500, 'response.status guc must be a valid status code'),
   putLimit: () => e('PGRST114', 400, 'limit/offset querystring parameters are not allowed for PUT'),
   putMismatch: () => e('PGRST115', 400, 'Payload values do not match URL in primary key column(s)'),
   singular: (rows: number) => e('PGRST116', 406, 'Cannot coerce the result to a single JSON object', `The result contains ${rows} rows`),

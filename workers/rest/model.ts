@@ -9,11 +9,12 @@ import type pg from 'pg'
 import { readCatalog, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { VersionedCache, type Meta } from '../../lib/pg-catalog/schema-version.ts'
 import { relationshipsOf, type Relationship } from './relationships.ts'
+import { viewPrimaryKeys, viewSides } from './view-keys.ts'
 
 export interface RestModel {
   /** Exposed schemas, the default first (also those not created yet: they serve nothing). */
   schemas: readonly string[]
-  /** Tables, views, materialized views and foreign tables by `schema\0name`. */
+  /** Tables, views, materialized views and foreign tables by `schema\0name` (a view with the primary key it shows: view-keys.ts). */
   tables: Map<string, CatalogTable>
   /** Functions by `schema\0name` (overloads together). */
   functions: Map<string, CatalogFunction[]>
@@ -27,8 +28,12 @@ export interface RestModel {
 }
 
 export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>, exposed: readonly string[]): RestModel {
+  // A view has the primary key it shows of its base table, as in PostgREST (PUT, Location, embedding, OpenAPI).
+  const viewKeys = catalog.viewKeys ?? []
+  const keyed = viewPrimaryKeys(viewKeys)
+  const relations = catalog.tables.map((t) => (keyed.has(t.oid) && t.primaryKey === null ? { ...t, primaryKey: keyed.get(t.oid)! } : t))
   const tables = new Map<string, CatalogTable>()
-  for (const table of catalog.tables) tables.set(`${table.schema}\0${table.name}`, table)
+  for (const table of relations) tables.set(`${table.schema}\0${table.name}`, table)
   const functions = new Map<string, CatalogFunction[]>()
   for (const fn of catalog.functions) {
     const key = `${fn.schema}\0${fn.name}`
@@ -40,7 +45,7 @@ export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>, exp
     schemas: exposed,
     tables,
     functions,
-    relationships: relationshipsOf(catalog.tables),
+    relationships: relationshipsOf(relations, viewSides(viewKeys, new Map(relations.map((t) => [t.oid, t]))), catalog.viewForeignKeys ?? [], catalog.functions),
     enums: new Map(catalog.enums.map((e) => [e.oid, e.labels])),
     schemaComments: new Map(catalog.schemas.map((s) => [s.name, s.comment])),
     usable: new Set(catalog.schemas.filter((s) => s.usable).map((s) => s.name)),

@@ -82,17 +82,27 @@ function splitComment(comment: string | null): { summary?: string; description?:
   return description ? { summary: comment.slice(0, at), description } : { summary: comment.slice(0, at) }
 }
 
-function property(model: RestModel, table: CatalogTable, column: CatalogColumn, names: Map<number, CatalogTable>): Json {
+/**
+ * PostgREST's foreign key note: a many-to-one or one-to-one relationship of
+ * the table or view on this one column, to a relation of the same schema
+ * (tables before views), so a view's column shown from its base table's key
+ * has it too. Computed relationships have none.
+ */
+function foreignKeyNote(model: RestModel, table: CatalogTable, column: CatalogColumn): string | undefined {
+  const isView = (t: CatalogTable) => t.kind === 'v' || t.kind === 'm'
+  const rel = (model.relationships.get(table.oid) ?? [])
+    .filter((r) => r.referencing !== undefined && r.foreign.schema === table.schema && r.columns.length === 1 && r.columns[0]![0] === column.name)
+    .sort((a, b) => Number(isView(a.foreign)) - Number(isView(b.foreign)) || (a.foreign.name < b.foreign.name ? -1 : a.foreign.name > b.foreign.name ? 1 : 0))[0]
+  if (rel === undefined) return undefined
+  const [target, to] = [rel.foreign.name, rel.columns[0]![1]]
+  return `This is a Foreign Key to \`${target}.${to}\`.<fk table='${target}' column='${to}'/>`
+}
+
+function property(model: RestModel, table: CatalogTable, column: CatalogColumn): Json {
   const notes = ['Note:']
   if (table.primaryKey?.includes(column.name)) notes.push('This is a Primary Key.<pk/>')
-  for (const key of table.foreignKeys) {
-    const at = key.columns.indexOf(column.name)
-    const target = names.get(key.refTable)
-    if (key.columns.length !== 1 || at < 0 || target === undefined) continue
-    const to = key.refColumns[at]!
-    notes.push(`This is a Foreign Key to \`${target.name}.${to}\`.<fk table='${target.name}' column='${to}'/>`)
-    break
-  }
+  const fk = foreignKeyNote(model, table, column)
+  if (fk !== undefined) notes.push(fk)
   const out: Json = {}
   const description = notes.length > 1 ? `${column.comment ? `${column.comment}\n\n` : ''}${notes.join('\n')}` : column.comment
   if (description) out.description = description
@@ -101,14 +111,14 @@ function property(model: RestModel, table: CatalogTable, column: CatalogColumn, 
   return out
 }
 
-function definition(model: RestModel, table: CatalogTable, names: Map<number, CatalogTable>): Json {
+function definition(model: RestModel, table: CatalogTable): Json {
   const columns = table.columns.filter((c) => c.canSelect)
   // PostgREST's required: not null and no default (a generated or identity column has one).
   const required = columns.filter((c) => c.notNull && !c.hasDefault && !c.generated && !c.serial).map((c) => c.name)
   const out: Json = {}
   if (table.comment) out.description = table.comment
   if (required.length > 0) out.required = required
-  out.properties = Object.fromEntries(columns.map((c) => [c.name, property(model, table, c, names)]))
+  out.properties = Object.fromEntries(columns.map((c) => [c.name, property(model, table, c)]))
   out.type = 'object'
   return out
 }
@@ -171,8 +181,6 @@ function functionPaths(fn: CatalogFunction): Json {
  */
 export function openApiDocument(model: RestModel, schema: string, baseUrl: string): string {
   const url = new URL(baseUrl)
-  const names = new Map<number, CatalogTable>()
-  for (const table of model.tables.values()) names.set(table.oid, table)
   // Without USAGE on the schema the role may use nothing in it, whatever its grants on the tables say.
   const usable = model.usable.has(schema)
   const tables = [...model.tables.values()].filter((t) => usable && t.schema === schema && t.canSelect).sort((a, b) => (a.name < b.name ? -1 : 1))
@@ -190,7 +198,7 @@ export function openApiDocument(model: RestModel, schema: string, baseUrl: strin
   const parameters: Json = { ...COMMON_PARAMETERS }
   for (const table of tables) {
     paths[`/${table.name}`] = tablePaths(table)
-    definitions[table.name] = definition(model, table, names)
+    definitions[table.name] = definition(model, table)
     parameters[`body.${table.name}`] = { name: table.name, description: table.name, required: false, in: 'body', schema: { $ref: `#/definitions/${table.name}` } }
     for (const column of table.columns.filter((c) => c.canSelect)) {
       parameters[`rowFilter.${table.name}.${column.name}`] = { name: column.name, required: false, in: 'query', type: 'string', format: bareType(column.typeName) }

@@ -7,12 +7,14 @@
 // keys, payload columns, argument types.
 import type { CatalogFunction, CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
+import type { BodyMedia, BodyRow } from './bodies.ts'
 import { restErrors } from './errors.ts'
 import type { Condition, Logic } from './filters.ts'
 import { closest, tableByType, type RestModel } from './model.ts'
 import { parseFilters, type Media, type ParsedQuery, type Preferences } from './request.ts'
 import { resolveFunction, type FunctionCall } from './rpc.ts'
 import { outputNamesOf, relationSql } from './embed.ts'
+import { RESPONSE_COLUMNS } from './response-settings.ts'
 import { Params } from './sql.ts'
 import { insertSql, updateSql, deleteSql, putSql, type WriteParts } from './write.ts'
 
@@ -28,8 +30,12 @@ export interface RestCall {
   stripNulls: boolean
   /** A Range header's window (GET only). */
   range?: { offset: number; limit?: number }
-  /** The body as sent (JSON text), for writes and RPC POST. */
+  /** The body as sent, for writes and RPC POST: JSON text, or a function's one unnamed argument (text, xml, bytes). */
   body: string
+  /** What the body is, by its Content-Type (bodies.ts); JSON when there is none. */
+  bodyMedia: BodyMedia
+  /** A CSV or form body decoded into the rows a JSON body would give (values as text), planned as JSON is. */
+  payload?: BodyRow[] | BodyRow
   maxRows: number
   /** Aggregates in `select=` are allowed (BASEPLANE_REST_AGGREGATES; else PGRST123). */
   aggregates: boolean
@@ -40,7 +46,11 @@ export interface RestCall {
 export type AnswerKind = 'read' | 'insert' | 'update' | 'delete' | 'put' | 'rpc'
 
 export interface Planned {
-  /** The statement; `meta` goes first in its last select list (empty, or the schema key's columns and a comma). */
+  /**
+   * The statement; `meta` goes first in its last select list (empty, or the
+   * schema key's columns and a comma). A read's and a function's end with
+   * the response settings (response-settings.ts); a write's do not.
+   */
   sql: (meta: string) => string
   params: Array<string | null>
   /** A write (or a volatile function): an explicit transaction, committed once the answer is checked. */
@@ -144,7 +154,7 @@ function readStatement(model: RestModel, call: RestCall, source: ReadSource, par
   const body = source.scalarSet ? `coalesce(pg_catalog.json_agg(${ROW}.pgrst_scalar), '[]')::text` : bodyExpression(call, ROW)
   const values = params.values
   return {
-    sql: (meta) => `select ${meta}pg_catalog.count(*)::int8 as rows, ${body} as body, ${total} as total from (${page}) ${ROW}`,
+    sql: (meta) => `select ${meta}pg_catalog.count(*)::int8 as rows, ${body} as body, ${total} as total, ${RESPONSE_COLUMNS} from (${page}) ${ROW}`,
     params: values,
     write,
     kind,
@@ -228,7 +238,7 @@ function planRpc(model: RestModel, call: RestCall): Planned {
     refuseEmbeds(call, alias)
     return {
       // The count reads the result, so the call is never planned away.
-      sql: (meta) => `select ${meta}pg_catalog.count(pgrst_call.pgrst_scalar)::int8 as rows, null::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
+      sql: (meta) => `select ${meta}pg_catalog.count(pgrst_call.pgrst_scalar)::int8 as rows, null::text as body, null::int8 as total, ${RESPONSE_COLUMNS} from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
       params: params.values,
       write,
       kind: 'rpc',
@@ -241,7 +251,7 @@ function planRpc(model: RestModel, call: RestCall): Planned {
   if (!composite && !fn.returnsSet) {
     refuseEmbeds(call, alias)
     return {
-      sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, null::int8 as total from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
+      sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, null::int8 as total, ${RESPONSE_COLUMNS} from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
       params: params.values,
       write,
       kind: 'rpc',

@@ -1,15 +1,21 @@
 // Relationships as PostgREST 13's schema cache derives them
-// (shared/reference/postgrest.md section 7), from the foreign keys between
-// served tables (lib/pg-catalog/relationships.ts, shared with GraphQL):
-// many-to-one from the referencing table and one-to-many back, one-to-one
-// both ways when the key's columns are a key of the referencing table, and
-// many-to-many through a junction table whose two foreign keys' columns lie
-// in its primary key (or one unique key). Which one an embed means, with its
+// (shared/reference/postgrest.md section 7), from the foreign keys of the
+// served tables and those the served views show (view-keys.ts): many-to-one
+// from the referencing relation and one-to-many back, one-to-one both ways
+// when the key's columns are a key of the referencing table, and
+// many-to-many through a junction (a table, or a view with a primary key)
+// whose two foreign keys' columns lie in its primary key (or one unique key).
+// A view stands where its base table does on each side of a key it shows, so
+// views relate to tables, tables to views and views to views, with the base
+// key's name and cardinality. Computed relationships (computed.ts) come last
+// and replace those they override. Which one an embed means, with its
 // `!hint`, is `findRelationship`: none is PGRST200, several PGRST201.
-import type { CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { foreignKeyEdges, isUniqueKey, withinOneKey, type ForeignKeyEdge } from '../../lib/pg-catalog/relationships.ts'
+import type { CatalogFunction, CatalogTable, CatalogViewForeignKey } from '../../lib/pg-catalog/catalog.ts'
+import { isUniqueKey, withinOneKey } from '../../lib/pg-catalog/relationships.ts'
+import { addComputed, computedRelationships } from './computed.ts'
 import { restErrors } from './errors.ts'
 import { closest } from './model.ts'
+import type { KeySide, ViewSides } from './view-keys.ts'
 
 export type Cardinality = 'many-to-one' | 'one-to-many' | 'one-to-one' | 'many-to-many'
 
@@ -27,61 +33,114 @@ export interface Relationship {
   table: CatalogTable
   foreign: CatalogTable
   cardinality: Cardinality
-  /** The foreign key's name (not for many-to-many). */
+  /** The foreign key's name (not for many-to-many; a computed relationship's function name). */
   constraint: string
-  /** Column pairs (origin column, target column); empty for many-to-many. */
+  /** Column pairs (origin column, target column); empty for many-to-many and computed ones. */
   columns: Array<[string, string]>
   junction?: Junction
+  /** The foreign key's oid, on the side holding its columns (`table` references `foreign`): a junction's legs. */
+  referencing?: number
+  /** A computed relationship's function (computed.ts): its rows are the function's call on the parent's row. */
+  computed?: CatalogFunction
 }
 
 export const isToOne = (rel: Relationship) => rel.cardinality === 'many-to-one' || rel.cardinality === 'one-to-one'
 
-/** Every relationship of the served tables, by the origin table's oid. */
-export function relationshipsOf(tables: readonly CatalogTable[]): Map<number, Relationship[]> {
+const noViews: ViewSides = { referencing: new Map(), referenced: new Map() }
+
+/** A foreign key, with every relation standing on each side of it. */
+interface Link {
+  oid: number
+  name: string
+  oneToOne: boolean
+  origins: KeySide[]
+  targets: KeySide[]
+}
+
+/** The foreign keys of the served tables, then those only views show (their tables not served), with their sides. */
+function links(tables: readonly CatalogTable[], views: ViewSides, viewForeignKeys: readonly CatalogViewForeignKey[]): Link[] {
+  const byOid = new Map(tables.map((t) => [t.oid, t]))
+  const out: Link[] = []
+  const side = (relation: CatalogTable | undefined, columns: string[]): KeySide[] => (relation ? [{ relation, columns }] : [])
+  const link = (fk: { oid: number; name: string; columns: string[]; refColumns: string[] }, table: CatalogTable | undefined, ref: CatalogTable | undefined, oneToOne: boolean) => {
+    if (fk.columns.length !== fk.refColumns.length) return
+    out.push({
+      oid: fk.oid,
+      name: fk.name,
+      oneToOne,
+      origins: [...side(table, fk.columns), ...(views.referencing.get(fk.oid) ?? [])],
+      targets: [...side(ref, fk.refColumns), ...(views.referenced.get(fk.oid) ?? [])],
+    })
+  }
+  const seen = new Set<number>()
+  for (const table of tables) {
+    for (const fk of table.foreignKeys) {
+      seen.add(fk.oid)
+      link(fk, table, byOid.get(fk.refTable), isUniqueKey(table, fk.columns))
+    }
+  }
+  for (const fk of viewForeignKeys) if (!seen.has(fk.oid)) link(fk, byOid.get(fk.table), byOid.get(fk.refTable), fk.oneToOne)
+  return out
+}
+
+/** Every relationship of the served relations, by the origin's oid. */
+export function relationshipsOf(
+  tables: readonly CatalogTable[],
+  views: ViewSides = noViews,
+  viewForeignKeys: readonly CatalogViewForeignKey[] = [],
+  functions: readonly CatalogFunction[] = [],
+): Map<number, Relationship[]> {
   const byOrigin = new Map<number, Relationship[]>()
   const add = (rel: Relationship) => {
     const list = byOrigin.get(rel.table.oid)
     if (list) list.push(rel)
     else byOrigin.set(rel.table.oid, [rel])
   }
-  const edges = foreignKeyEdges(tables)
-  for (const { table, fk, refTable } of edges) {
-    const pairs = fk.columns.map((c, i): [string, string] => [c, fk.refColumns[i]!])
-    const oneToOne = isUniqueKey(table, fk.columns)
-    add({ table, foreign: refTable, cardinality: oneToOne ? 'one-to-one' : 'many-to-one', constraint: fk.name, columns: pairs })
-    add({ table: refTable, foreign: table, cardinality: oneToOne ? 'one-to-one' : 'one-to-many', constraint: fk.name, columns: pairs.map(([a, b]): [string, string] => [b, a]) })
+  const legs = new Map<number, Relationship[]>()
+  for (const { oid, name, oneToOne, origins, targets } of links(tables, views, viewForeignKeys)) {
+    for (const origin of origins) {
+      for (const target of targets) {
+        const pairs = origin.columns.map((c, i): [string, string] => [c, target.columns[i]!])
+        const rel: Relationship = { table: origin.relation, foreign: target.relation, cardinality: oneToOne ? 'one-to-one' : 'many-to-one', constraint: name, columns: pairs, referencing: oid }
+        add(rel)
+        add({ table: target.relation, foreign: origin.relation, cardinality: oneToOne ? 'one-to-one' : 'one-to-many', constraint: name, columns: pairs.map(([a, b]): [string, string] => [b, a]) })
+        const list = legs.get(origin.relation.oid)
+        if (list) list.push(rel)
+        else legs.set(origin.relation.oid, [rel])
+      }
+    }
   }
-  const byJunction = new Map<number, ForeignKeyEdge[]>()
-  for (const edge of edges) {
-    const list = byJunction.get(edge.table.oid)
-    if (list) list.push(edge)
-    else byJunction.set(edge.table.oid, [edge])
-  }
-  for (const list of byJunction.values()) {
+  for (const list of legs.values()) {
     for (const a of list) {
       for (const b of list) {
-        if (a === b || !withinOneKey(a.table, [...a.fk.columns, ...b.fk.columns])) continue
+        if (a.referencing === b.referencing || !withinOneKey(a.table, [...a.columns.map((p) => p[0]), ...b.columns.map((p) => p[0])])) continue
         add({
-          table: a.refTable,
-          foreign: b.refTable,
+          table: a.foreign,
+          foreign: b.foreign,
           cardinality: 'many-to-many',
           constraint: '',
           columns: [],
           junction: {
             table: a.table,
-            sourceConstraint: a.fk.name,
-            source: a.fk.refColumns.map((c, i): [string, string] => [c, a.fk.columns[i]!]),
-            targetConstraint: b.fk.name,
-            target: b.fk.refColumns.map((c, i): [string, string] => [c, b.fk.columns[i]!]),
+            sourceConstraint: a.constraint,
+            source: a.columns.map(([jc, c]): [string, string] => [c, jc]),
+            targetConstraint: b.constraint,
+            target: b.columns.map(([jc, c]): [string, string] => [c, jc]),
           },
         })
       }
     }
   }
+  addComputed(byOrigin, computedRelationships(functions, tables))
   return byOrigin
 }
 
-/** PostgREST's `findRel`: the target table's name, narrowed by a hint (a constraint, a column of a one-column key on either side, or a junction table). */
+/**
+ * PostgREST's `findRel`: the target table's name, narrowed by a hint (a
+ * constraint, a column of a one-column key on either side, or a junction
+ * table); or a computed relationship's name, in the request's schema, which
+ * takes no hint.
+ */
 export function findRelationship(
   relationships: ReadonlyMap<number, Relationship[]>,
   tables: Iterable<CatalogTable>,
@@ -91,7 +150,11 @@ export function findRelationship(
   hints: readonly string[],
 ): Relationship {
   const all = origin.table ? relationships.get(origin.table.oid) ?? [] : []
-  const found = all.filter((rel) => rel.foreign.name === target && rel.foreign.schema === schema && hints.every((hint) => matchesHint(rel, hint)))
+  const found = all.filter((rel) =>
+    rel.computed
+      ? rel.computed.name === target && rel.computed.schema === schema
+      : rel.foreign.name === target && rel.foreign.schema === schema && hints.every((hint) => matchesHint(rel, hint)),
+  )
   if (found.length === 1) return found[0]!
   if (found.length > 1) throw restErrors.ambiguousRelationship(origin.name, target, found.map(describe), found.map((rel) => `'${target}!${hintOf(rel)}'`))
   throw restErrors.noRelationship(origin.name, target, schema, hints[0] ?? null, suggestion(relationships, tables, schema, origin, target, all))
@@ -133,7 +196,7 @@ function suggestion(
   ofOrigin: readonly Relationship[],
 ): string | null {
   if (ofOrigin.length > 0) {
-    const targets = new Set(ofOrigin.map((r) => r.foreign.name))
+    const targets = new Set(ofOrigin.map((r) => r.computed?.name ?? r.foreign.name))
     if (targets.has(target)) return null
     const near = closest(target, targets)
     return near ? `Perhaps you meant '${near}' instead of '${target}'.` : null

@@ -7,9 +7,10 @@ import { RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { RestError, restErrors } from './errors.ts'
 import type { Planned, RestCall } from './plan.ts'
+import type { ResponseSettings } from './response-settings.ts'
 
-/** What the statement answered: one row. */
-export interface ResultRow {
+/** What the statement answered: one row (with the response settings, when it reads them: response-settings.ts). */
+export interface ResultRow extends ResponseSettings {
   rows: string | number
   body: string | null
   total: string | number | null

@@ -1,11 +1,15 @@
 // Which function `/rpc/<fn>` calls and with what (shared/reference/postgrest.md
 // section 4): named arguments from a JSON object (POST) or the query string
 // (GET), overloads chosen by the set of keys, a single unnamed json/jsonb
-// parameter (or `Prefer: params=single-object`) taking the whole body.
+// parameter (or `Prefer: params=single-object`) taking the whole body; form
+// and CSV bodies as named arguments (their values text), and a `text/plain`,
+// `text/xml` or `application/octet-stream` body as the one argument of a
+// function whose only parameter is unnamed and of that type.
 // Arguments travel as one JSON parameter read by json_to_record with the
 // function's own types, so PostgreSQL converts each.
 import type { CatalogFunction, CatalogFunctionArg } from '../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
+import type { BodyMedia } from './bodies.ts'
 import { restErrors } from './errors.ts'
 import { closest, type RestModel } from './model.ts'
 import type { RestCall } from './plan.ts'
@@ -56,11 +60,19 @@ export function resolveFunction(model: RestModel, call: RestCall, params: Params
   const candidates = model.functions.get(`${call.schema}\0${call.name}`) ?? []
   const target = qualified(call.schema, call.name)
   if (call.method === 'POST') {
+    const rawType = RAW_TYPES[call.bodyMedia]
+    if (rawType !== undefined) return rawArgument(call, candidates, target, rawType, params)
+    const json = call.bodyMedia === 'json'
     let body: unknown
-    try {
-      body = call.body.trim() === '' ? {} : JSON.parse(call.body)
-    } catch {
-      throw restErrors.invalidBody('Empty or invalid json')
+    if (call.payload !== undefined) {
+      // A form's pairs are the arguments; a CSV body's first row is (its header names them).
+      body = Array.isArray(call.payload) ? call.payload[0] ?? {} : call.payload
+    } else {
+      try {
+        body = call.body.trim() === '' ? {} : JSON.parse(call.body)
+      } catch {
+        throw restErrors.invalidBody('Empty or invalid json')
+      }
     }
     const single = (fn: CatalogFunction) => inputs(fn).length === 1 && isJsonType(inputs(fn)[0]!)
     if (call.prefs.params === 'single-object') {
@@ -78,10 +90,10 @@ export function resolveFunction(model: RestModel, call: RestCall, params: Params
       for (const k of keys) args[k] = object![k]
       return withArgs(found[0]!, target, args, params, new Set())
     }
-    // The fallback: one unnamed json/jsonb parameter takes the whole body.
-    const fallback = candidates.find((fn) => single(fn) && inputs(fn)[0]!.name === null)
+    // The fallback: one unnamed json/jsonb parameter takes the whole body (a JSON one: PostgREST's hasSingleUnnamedParam).
+    const fallback = json ? candidates.find((fn) => single(fn) && inputs(fn)[0]!.name === null) : undefined
     if (fallback) return { fn: fallback, call: `${target}(${params.add(call.body.trim() === '' ? '{}' : call.body, inputs(fallback)[0]!.typeName)})`, from: '', argKeys: new Set() }
-    notFound(model, call, keys, true)
+    notFound(model, call, keys, json)
   }
   // GET and HEAD: the query keys naming a parameter are arguments; the others are filters.
   const queryKeys = new Set(call.query.rawFilters.map(([k]) => k))
@@ -103,6 +115,28 @@ export function resolveFunction(model: RestModel, call: RestCall, params: Params
   const args: Record<string, unknown> = {}
   for (const [k, v] of call.query.rawFilters) if (names.has(k)) args[k] = v
   return withArgs(fn, target, args, params, new Set(Object.keys(args)))
+}
+
+/** The parameter type each raw body is for (`text/plain`, `text/xml`, `application/octet-stream`). */
+const RAW_TYPES: Partial<Record<BodyMedia, string>> = { text: 'text', xml: 'xml', binary: 'bytea' }
+
+/**
+ * A raw body, the one unnamed argument of the function's only overload that
+ * takes exactly one unnamed parameter of its type (PostgREST 13); else
+ * PGRST202 naming that parameter. Bytes travel as the body's UTF-8 in hex.
+ */
+function rawArgument(call: RestCall, candidates: readonly CatalogFunction[], target: string, type: string, params: Params): FunctionCall {
+  const fn = candidates.find((f) => inputs(f).length === 1 && inputs(f)[0]!.name === null && inputs(f)[0]!.typeName === type)
+  if (fn === undefined) {
+    const name = `${call.schema}.${call.name}`
+    throw restErrors.noFunction(
+      `Could not find the function ${name} in the schema cache`,
+      `Searched for the function ${name} with a single unnamed ${type} parameter, but no matches were found in the schema cache.`,
+      null,
+    )
+  }
+  const value = type === 'bytea' ? `\\x${Buffer.from(call.body, 'utf8').toString('hex')}` : call.body
+  return { fn, call: `${target}(${params.add(value, type)})`, from: '', argKeys: new Set() }
 }
 
 function withArgs(fn: CatalogFunction, target: string, args: Record<string, unknown>, params: Params, argKeys: Set<string>): FunctionCall {

@@ -1,7 +1,8 @@
 // What PostgREST tells SQL about the request (shared/reference/postgrest.md
 // section 6): the transaction-local `search_path` (the request's schema first:
 // profiles.ts), `request.method`, `request.path`, `request.headers` and
-// `request.cookies`, beside the caller's role and claims, and the optional
+// `request.cookies` (and `response.headers` and `response.status` emptied),
+// beside the caller's role and claims, and the optional
 // pre-request function (`db-pre-request`). All of them are select items of the
 // identity statement (lib/db/request-transaction.ts), so they cost no round
 // trip; the pre-request function's name is read there too.
@@ -99,6 +100,10 @@ export function requestSettings(facts: RequestFacts, role: string, bind: Bind): 
     set('request.path', facts.path === '' ? '/' : facts.path),
     set('request.headers', JSON.stringify(headers)),
     set('request.cookies', JSON.stringify(cookiesOf(facts.headers.cookie))),
+    // Emptied for this transaction, so a value SQL once set for the session (`set_config(.., false)`) on this
+    // pooled connection never reaches another request's reply (response-settings.ts).
+    set('response.headers', ''),
+    set('response.status', ''),
     preRequestRead(role, bind),
   ]
 }

@@ -9,6 +9,7 @@ import { Router } from '../../lib/http/router.ts'
 import type { RestProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
 import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer.ts'
+import { decodeBody } from './bodies.ts'
 import { RestError, restErrors } from './errors.ts'
 import { restManifest } from './manifest.ts'
 import { ModelCache } from './model.ts'
@@ -22,8 +23,6 @@ const DEFAULT_MAX_ROWS = 1000
 
 const cache = new ModelCache(MODELS_PER_THREAD)
 const router = new Router(restManifest.routes)
-
-const JSON_BODY = /^application\/(?:[\w.+-]+\+)?json\b/i
 
 /** Everything the request says that needs no schema, and its schema among `exposed`, checked before a connection is taken. */
 export function parseCall(
@@ -44,8 +43,8 @@ export function parseCall(
   const headers = request.headers
   // PostgREST decides the schema before it reads the body, the preferences or the query string.
   const profile = profileOf(read ? headers['accept-profile'] : headers['content-profile'], exposed)
-  const contentType = headers['content-type']
-  if (!read && contentType && !JSON_BODY.test(contentType)) throw restErrors.contentType(contentType.split(';')[0]!.trim())
+  // A DELETE's body is never read (PostgREST parses none for it), so its Content-Type does not matter.
+  const body = read || method === 'DELETE' ? { media: 'json' as const } : decodeBody(headers['content-type'], request.body, rpc)
   const prefs = parsePrefer(headers.prefer)
   const { media, stripNulls } = parseAccept(headers.accept)
   const query = parseQuery(request.query)
@@ -65,6 +64,8 @@ export function parseCall(
     stripNulls,
     range: method === 'GET' ? parseRange(headers.range) : undefined,
     body: request.body,
+    bodyMedia: body.media,
+    payload: body.payload,
     maxRows,
     aggregates,
     profile,
@@ -109,7 +110,9 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
   let call: ParsedCall
   try {
     const options = workerOptions().rest
-    call = parseCall(request, options?.maxRows ?? DEFAULT_MAX_ROWS, options?.aggregates ?? false, request.project.schemas)
+    // The project's own max rows when the operator set one, else the node's (BASEPLANE_REST_MAX_ROWS).
+    const maxRows = request.project.maxRows ?? options?.maxRows ?? DEFAULT_MAX_ROWS
+    call = parseCall(request, maxRows, options?.aggregates ?? false, request.project.schemas)
   } catch (error) {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)

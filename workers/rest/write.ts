@@ -3,7 +3,9 @@
 // `pgrst_source` the answer row reads (plan.ts). The payload is one `$n`
 // JSON parameter read by json_populate_recordset, so PostgreSQL converts
 // each value to its column's type; only the columns named (`columns=`, or
-// the payload's keys) are written, the others take their defaults.
+// the payload's keys) are written, the others take their defaults. CSV and
+// form bodies arrive decoded into the same rows (bodies.ts), their values
+// text for PostgreSQL to read as each column's type.
 import type { CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
 import { restErrors } from './errors.ts'
@@ -29,8 +31,10 @@ function isRow(value: unknown): value is Row {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
 }
 
-/** The JSON body: an object or an array of objects (PGRST102 otherwise). */
-function payload(body: string): Row[] | Row {
+/** The body's rows: a CSV or form body as decoded (bodies.ts), else the JSON, an object or an array of objects (PGRST102 otherwise). */
+function payload(call: RestCall): Row[] | Row {
+  if (call.payload !== undefined) return call.payload
+  const body = call.body
   let value: unknown
   try {
     value = body.trim() === '' ? {} : JSON.parse(body)
@@ -87,7 +91,7 @@ const isTable = (table: CatalogTable) => table.kind === 'r' || table.kind === 'p
 
 /** POST: insert one or many rows; an upsert with `resolution` (on the primary key, or `on_conflict=`). */
 export function insertSql(parts: WriteParts): WriteCte | undefined {
-  const body = payload(parts.call.body)
+  const body = payload(parts.call)
   const rows = Array.isArray(body) ? body : [body]
   const columns = columnsOf(parts, rows)
   if (rows.length === 0) return undefined
@@ -121,8 +125,10 @@ function whereOf(parts: WriteParts): string {
 
 /** PATCH: the payload's columns set on every row the filters keep; `{}` changes nothing. */
 export function updateSql(parts: WriteParts): WriteCte | undefined {
-  const body = payload(parts.call.body)
-  if (Array.isArray(body)) throw restErrors.invalidBody('Empty or invalid json')
+  const decoded = payload(parts.call)
+  // A CSV body is rows: PATCH sets its first, as PostgREST's update reads one row of the payload (none: no change).
+  if (Array.isArray(decoded) && parts.call.bodyMedia !== 'csv') throw restErrors.invalidBody('Empty or invalid json')
+  const body: Row = Array.isArray(decoded) ? decoded[0] ?? {} : decoded
   const columns = columnsOf(parts, [body])
   if (columns.length === 0) return undefined
   const target = qualified(parts.table.schema, parts.table.name)
@@ -151,7 +157,7 @@ export function putSql(parts: WriteParts): WriteCte {
   const eqs = filters.filter((f): f is Condition => f.kind === 'condition' && f.op === 'eq' && !f.negated && f.field.path.length === 0 && f.quantifier === undefined && f.value.kind === 'text')
   const named = new Map(eqs.map((f) => [f.field.name, (f.value as { text: string }).text]))
   if (pk.length === 0 || eqs.length !== filters.length || named.size !== pk.length || !pk.every((c) => named.has(c))) throw restErrors.putFilters()
-  const body = payload(call.body)
+  const body = payload(call)
   const row = Array.isArray(body) ? body[0] ?? {} : body
   for (const column of pk) {
     const value = row[column]

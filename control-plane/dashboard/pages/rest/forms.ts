@@ -1,6 +1,7 @@
 // The REST tab's call, posted by its script (assets/rest.js): run a request
-// on the project's data API as a chosen role; and its form, the exposed
-// schemas (rest-settings.ts, as the CLI and the admin API change them). Unlike the GraphQL
+// on the project's data API as a chosen role; and its forms, the exposed
+// schemas and the max rows (rest-settings.ts, as the CLI and the admin API
+// change them). Unlike the GraphQL
 // explorer, which runs GraphQL's code in this process, the request goes
 // through this process's data plane (DashboardContext.dataPlane, handed in by
 // server/platform.ts) as an app's request arrives over HTTP: the project's
@@ -14,7 +15,7 @@ import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../../../../lib/http.ts'
 import { authUserToken, findAuthUser } from '../../../auth-users.ts'
 import { getProject } from '../../../projects.ts'
-import { setRestSettings } from '../../../rest-settings.ts'
+import { maxRowsFromText, setRestSettings } from '../../../rest-settings.ts'
 import { exposedSchemasFromText } from '../../../../lib/pg-catalog/exposed-schemas.ts'
 import { refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectCall, projectForm, USER_TOKEN_SECONDS, type CallInput, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
@@ -185,11 +186,25 @@ async function saveSchemas(context: DashboardContext, input: FormInput): Promise
   return { to: `/projects/${ref}/rest`, notice: 'rest_schemas' }
 }
 
+/** Saves the max rows as typed (a whole number, or empty / `default` for the node's). */
+async function saveMaxRows(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const maxRows = maxRowsFromText(input.field('max_rows'), 'max_rows', 'Max rows')
+  await setRestSettings(context.controlPlane, ref, { max_rows: maxRows })
+  return { to: `/projects/${ref}/rest`, notice: 'rest_max_rows' }
+}
+
 export function restForms(context: DashboardContext): FormsPart {
   const screen = (input: FormInput, state: FormState) => restScreen(context, input.params.ref!, state)
   return {
-    forms: [projectForm('/rest/schemas', refusable({ form: 'rest_schemas', fields: ['schemas'], run: (input) => saveSchemas(context, input), screen }))],
+    forms: [
+      projectForm('/rest/schemas', refusable({ form: 'rest_schemas', fields: ['schemas'], run: (input) => saveSchemas(context, input), screen })),
+      projectForm('/rest/max-rows', refusable({ form: 'rest_max_rows', fields: ['max_rows'], run: (input) => saveMaxRows(context, input), screen })),
+    ],
     calls: [projectCall('POST', '/rest/run', (ref, input) => call(context, ref, input))],
-    notices: { rest_schemas: () => `Exposed schemas saved (the first is the default). ${NEXT_REQUEST}` },
+    notices: {
+      rest_schemas: () => `Exposed schemas saved (the first is the default). ${NEXT_REQUEST}`,
+      rest_max_rows: () => `Max rows saved. ${NEXT_REQUEST}`,
+    },
   }
 }
