@@ -12,9 +12,9 @@ const { dataPlane } = platform.platform
 t.test('GraphQL, Push and REST get no secret and no auth settings', async (t) => {
   for (const concern of ['graphql', 'push', 'rest'] as const) {
     const context = dataPlane.contextOf(project.record, concern)
-    // REST's OpenAPI description names the project's host.
-    const own = concern === 'rest' ? ['baseUrl'] : []
-    t.same(Object.keys(context).sort(), [...own, 'caps', 'database', 'plan', 'readOnly', 'ref', 'roleTimeouts', 'version'], `${concern}: only what it reads`)
+    // REST's OpenAPI description names the project's host; its exposed schemas and max rows are the project's.
+    const own = concern === 'rest' ? ['baseUrl', 'maxRows', 'schemas'] : []
+    t.same(Object.keys(context).sort(), [...own, 'caps', 'database', 'plan', 'readOnly', 'ref', 'roleTimeouts', 'version'].sort(), `${concern}: only what it reads`)
     t.notOk(JSON.stringify(context).includes(project.record.jwtSecret), `${concern}: the JWT secret is nowhere in it`)
     t.notOk(JSON.stringify(context).includes(project.record.signingKeys[0]!.privateJwk.d!), `${concern}: nor the signing key`)
     t.equal(context.ref, project.ref)
