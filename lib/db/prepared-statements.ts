@@ -55,9 +55,11 @@ export interface PreparedCall {
 /**
  * Statement names by role and text, so the digest is made once per text
  * rather than on every request (three statements a REST request). Shared by
- * the thread's connections; bounded, as texts come from requests.
+ * the thread's connections and projects, so bounded by the texts' total
+ * length, not their number: texts come from requests, and one tenant's large
+ * ones must not grow the thread's memory for all.
  */
-const statementNames = new LRUCache<string, string>({ max: 2000 })
+const statementNames = new LRUCache<string, string>({ maxSize: 4 * 1024 * 1024, sizeCalculation: (_name, key) => key.length + 64 })
 
 function statementName(role: string, sql: string): string {
   const key = `${role}\0${sql}`

@@ -227,7 +227,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   if (planned.empty) return undefined
   const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true, call.profile.exposed)}, `), planned.params)
   // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
-  const response = settingsAfter(planned) ? responseSettingsCall(client, caller.identity.role) : undefined
+  const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
   // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
   // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
   const assumed = lastPreRequest.get(key) ?? null
@@ -303,13 +303,13 @@ async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller,
       row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
       // Only the pre-request function ran: what it set of the reply is read in its message.
       if (pre.length > 0) {
-        const response = responseSettingsCall(client, meta.role)
+        const response = responseSettingsCall(client)
         settings = lastRow(await client.query([...response.before, pre[0]!, response.execute].join('; ')))
       }
     } else {
       // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.
       const statement = preparedCall(client, meta.role, planned.sql(''), planned.params)
-      const response = settingsAfter(planned) ? responseSettingsCall(client, meta.role) : undefined
+      const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
       const results = await client.query([...statement.before, ...(response?.before ?? []), ...pre, statement.execute, ...(response ? [response.execute] : [])].join('; '))
       row = response ? statementRow(results) : lastRow(results)
       settings = response ? lastRow(results) : row

@@ -33,9 +33,9 @@ export const RESPONSE_COLUMNS =
 
 const READ_SQL = `select ${RESPONSE_COLUMNS}`
 
-/** The read as a prepared statement of `client` (its PREPARE when new, then its EXECUTE). */
-export function responseSettingsCall(client: pg.ClientBase, role: string): PreparedCall {
-  return preparedCall(client, role, READ_SQL, [])
+/** The read as a prepared statement of `client` (its PREPARE when new, then its EXECUTE): it reads no table, so one serves every role. */
+export function responseSettingsCall(client: pg.ClientBase): PreparedCall {
+  return preparedCall(client, '', READ_SQL, [])
 }
 
 /** An HTTP token (RFC 9110): what a header's name may hold. */
