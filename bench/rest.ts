@@ -38,6 +38,9 @@ const PLAN = 'business'
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? planLimits(PLAN).concurrentRequests)
 // One worker thread each for REST and GraphQL, against PostGraphile's one process.
 const THREADS = process.env.BENCH_THREADS ?? '1'
+// A comma-separated subset of the cases (BENCH_REST_CASES=insert), for looking at one case closely.
+const ONLY = process.env.BENCH_REST_CASES?.split(',').map((name) => name.trim())
+if (ONLY?.some((name) => !(CASES as readonly string[]).includes(name))) throw new Error(`BENCH_REST_CASES names cases among: ${CASES.join(', ')}`)
 if (!(Number.isInteger(SECONDS) && SECONDS >= 1)) throw new Error('BENCH_SECONDS must be a whole number of seconds, at least 1 (wrk counts in seconds)')
 if (!(Number.isInteger(RUNS) && RUNS >= 1)) throw new Error('BENCH_RUNS must be a whole number, at least 1')
 if (!(Number.isInteger(CONNECTIONS) && CONNECTIONS >= 1 && CONNECTIONS <= planLimits(PLAN).concurrentRequests)) {
@@ -221,6 +224,7 @@ async function main(): Promise<void> {
 
     const entries: Entry[] = []
     for (const name of CASES) {
+      if (ONLY && !ONLY.includes(name)) continue
       for (const caller of callers) {
         const marker = `bench ${caller.name}`
         const http = Object.fromEntries(HTTP_SIDES.map((side) => [side, caseRequest(side, name, caller, origins, marker)])) as Record<HttpSideName, CaseRequest>

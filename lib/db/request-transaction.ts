@@ -80,7 +80,8 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
  * The identity statement as a prepared statement of `client` (its values
  * parameters), with `more` select items a concern adds, binding their values
  * the same way (REST's `request.*` settings and its pre-request read:
- * workers/rest/settings.ts). Prepared, PostgreSQL plans it once per
+ * workers/rest/settings.ts), and the `returned` items it answers (REST: the
+ * pre-request function's name, and a write's key guard). Prepared, PostgreSQL plans it once per
  * connection: planning the pre-request read's catalogue subqueries cost it
  * more than the request's own statement.
  */
@@ -90,15 +91,16 @@ export function identityCall(
   timeouts: RoleTimeouts,
   readOnly: boolean,
   more: (bind: Bind) => readonly string[],
-  returned: readonly string[] = [],
+  returned: (bind: Bind) => readonly string[] = () => [],
 ): PreparedCall {
   // The values are parameters, so one text (and one prepared statement) serves every role. Only the
-  // `returned` columns (names given by `more`'s items) come back: each set_config's own result would
-  // be one more column for PostgreSQL to send and the client to parse, every request. A subquery
-  // whose target list calls volatile functions is never flattened or pruned, so each one still runs.
+  // `returned` items come back (`more`'s columns by name, or expressions of them, evaluated once every
+  // setting is made): each set_config's own result would be one more column for PostgreSQL to send and
+  // the client to parse, every request. A subquery whose target list calls volatile functions is never
+  // flattened or pruned, so each one still runs, and before the outer items.
   return boundCall(client, '', (bind) => {
     const items = [...identityItems(identity, timeouts, readOnly, bind), ...more(bind)]
-    return `select ${returned.join(', ')} from (select ${items.join(', ')}) identity_setup`
+    return `select ${returned(bind).join(', ')} from (select ${items.join(', ')}) identity_setup`
   })
 }
 

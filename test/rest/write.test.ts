@@ -168,4 +168,28 @@ t.test('a write planned on a schema that moved is run once, on the new one', asy
   t.match(failing.error, { code: '23502' })
   t.equal((await s.from('tallies').insert({ label: 'next' })).error, null)
   t.same((await f.sql(`select id from tallies where label = 'next'`)).rows, [{ id: 9 }], 'the failing insert ran once (one id spent)')
+  // A shape no thread has prepared, sent on a key that moved: the guard stops the message before its PREPARE.
+  for (let i = 0; i < 6; i++) t.equal((await s.from('tallies').insert({ label: `warm again ${i}` })).error, null)
+  await f.sql('alter table tallies alter column weight set default 7')
+  for (let i = 0; i < 3; i++) {
+    const fresh = await s.from('tallies').insert({ label: `fresh ${i}`, weight: 2 })
+    t.equal(fresh.error, null)
+    t.equal(fresh.status, 201)
+  }
+  const { rows: fresh } = await f.sql(`select label, weight from tallies where label like 'fresh %' order by id`)
+  t.same(fresh, [0, 1, 2].map((i) => ({ label: `fresh ${i}`, weight: 2 })), 'each written once, in order')
+})
+
+t.test("a write's own division by zero is its answer, and the next write is served", async (t) => {
+  await f.sql(`create table ratios (id serial primary key, n int not null, d int not null);
+    create function ratios_check() returns trigger language plpgsql as $$ begin perform new.n / new.d; return new; end $$;
+    create trigger ratios_check before insert on ratios for each row execute function ratios_check();
+    grant all on ratios to anon; grant usage on ratios_id_seq to anon`)
+  for (let i = 0; i < 6; i++) t.equal((await s.from('ratios').insert({ n: i, d: 1 })).error, null)
+  const zero = await s.from('ratios').insert({ n: 1, d: 0 })
+  t.equal(zero.status, 400)
+  t.match(zero.error, { code: '22012', message: 'division by zero' })
+  const next = await s.from('ratios').insert({ n: 9, d: 3 })
+  t.equal(next.error, null)
+  t.same((await f.sql(`select n from ratios order by id`)).rows.map((r) => r.n), [0, 1, 2, 3, 4, 5, 9], 'the refused row is not written')
 })

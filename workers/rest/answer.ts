@@ -21,7 +21,7 @@
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-errors.ts'
-import { boundCall, isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
+import { isStatementMismatch, preparedCall, resync, type Bind } from '../../lib/db/prepared-statements.ts'
 import { identityCall } from '../../lib/db/request-transaction.ts'
 import { metaColumns, PROBE_SQL, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
@@ -33,7 +33,7 @@ import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
 import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
-import { keyGuard, PRE_REQUEST_COLUMN, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
+import { GUARD_FAILURE, keyGuard, PRE_REQUEST_COLUMN, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
@@ -65,15 +65,24 @@ const statementRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (resu
 const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
   ((Array.isArray(results) ? results[at]! : results).rows[0] as Record<typeof PRE_REQUEST_COLUMN, string | null>)[PRE_REQUEST_COLUMN] ?? null
 
+/** What a guarded setup checks is still so (settings.ts keyGuard): the key and the pre-request function a message was planned on. */
+interface PlannedOn {
+  meta: Meta
+  served: readonly string[]
+  preRequest: string | null
+}
+
 /**
  * The statements that make the transaction the caller's (role, claims,
  * timeouts, the request settings, the pre-request function's name) as a
  * prepared statement of `client`: its PREPARE when new, then its EXECUTE,
- * whose row is the last of them.
+ * whose row is the last of them. With `guard`, the setup fails unless the
+ * schema key and the pre-request function are still those of `guard`.
  */
-function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts): string[] {
+function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, guard?: PlannedOn): string[] {
   const { identity, project } = caller
-  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind), [PRE_REQUEST_COLUMN])
+  const returned = (bind: Bind) => (guard ? [PRE_REQUEST_COLUMN, keyGuard(guard.meta, guard.served, guard.preRequest, bind)] : [PRE_REQUEST_COLUMN])
+  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind), returned)
   return [...call.before, call.execute]
 }
 
@@ -225,20 +234,20 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     return undefined
   }
   if (planned.empty) return undefined
-  const statement = preparedCall(client, caller.identity.role, planned.sql(`${metaColumns(true, call.profile.exposed)}, `), planned.params)
+  // A write with nothing to check before its commit is one implicit transaction behind a guard on the key
+  // (one round trip; the guard is part of the setup, so the statement needs no key of its own); any other
+  // write is inside BEGIN, committed once its result and the key are seen.
+  const guarded = planned.write && !resultChecked(full, planned)
+  const statement = preparedCall(client, caller.identity.role, planned.sql(guarded ? '' : `${metaColumns(true, call.profile.exposed)}, `), planned.params)
   // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
   const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
-  // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped.
-  // It comes after the PREPARE, so a refusal does not leave our list of prepared statements wrong.
+  // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped
+  // (or, behind the guard, never written). It comes after the PREPAREs, so its refusal does not leave our list of
+  // prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
   const assumed = lastPreRequest.get(key) ?? null
-  const setup = setupOf(client, caller, readOnly, call.facts)
-  // A write with nothing to check before its commit is one implicit transaction behind a guard on the key
-  // (one round trip); any other write is inside BEGIN, committed once its result and the key are seen.
-  const guarded = planned.write && !resultChecked(full, planned)
-  const guardCall = guarded ? boundCall(client, '', (bind) => keyGuard(last, call.profile.exposed, assumed, caller.identity.role, bind)) : undefined
-  const guard = guardCall ? [...guardCall.before, guardCall.execute] : []
+  const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed, preRequest: assumed } : undefined)
   const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
-  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...guard, ...preRequest(assumed), statement.execute, ...(response ? [response.execute] : [])].join('; ')
+  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...preRequest(assumed), statement.execute, ...(response ? [response.execute] : [])].join('; ')
   const inBlock = planned.write && !guarded
   let row: ResultRow & Omit<Meta, 'db'>
   let settings: ResponseSettings
@@ -255,6 +264,8 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
       await resync(client).catch(() => {})
       return undefined
     }
+    // The guard (or the statement) divided by zero: if it was the guard, the PREPAREs after it never ran.
+    if (guarded && isPgError(error) && error.code === GUARD_FAILURE && (statement.before.length > 0 || (response?.before.length ?? 0) > 0)) await resync(client)
     // A cancelled statement is the answer: running it again would cost the caller's timeout twice.
     if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
     // The error is the request's own unless the schema moved: one cheap look at the key decides,
