@@ -58,8 +58,23 @@ function sameMeta(a: Meta, b: Meta): boolean {
 
 const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isArray(results) ? results[results.length - 1]! : results).rows[0] as T
 
-/** The row of the message's next-to-last statement: the request's, before the response settings' read. */
-const statementRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (results as pg.QueryResult[])[(results as pg.QueryResult[]).length - 2]!.rows[0] as T
+/** The request's statement's result: the message's last, or its next-to-last when the response settings' read follows it. */
+const statementResult = (results: pg.QueryResult | pg.QueryResult[], settingsFollow: boolean): pg.QueryResult =>
+  Array.isArray(results) ? results[results.length - (settingsFollow ? 2 : 1)]! : results
+
+/**
+ * The text to run for `planned`, `meta` first in its select list (the
+ * schema key's columns, or empty), and how its answer row is read: a write
+ * that answers only its count, run with no key to read, is its bare
+ * statement, its row made of the command's count (plan.ts). Not in a
+ * read-only transaction, whose refusal names the top-level command: it
+ * says SELECT, as PostgREST's, whose writes are all CTEs.
+ */
+function statementOf(planned: Planned, meta: string, readOnly: boolean): { sql: string; rowOf: (result: pg.QueryResult) => ResultRow } {
+  const bare = meta === '' && !readOnly ? planned.bare : undefined
+  if (bare !== undefined) return { sql: bare.sql, rowOf: (result) => bare.row(result.rowCount ?? 0) }
+  return { sql: planned.sql(meta), rowOf: (result) => result.rows[0] as ResultRow }
+}
 
 /** The pre-request function's name the setup statement (the `at`th result of a message) read. */
 const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
@@ -238,11 +253,12 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   // (one round trip; the guard is part of the setup, so the statement needs no key of its own); any other
   // write is inside BEGIN, committed once its result and the key are seen.
   const guarded = planned.write && !resultChecked(full, planned)
-  const statement = preparedCall(client, caller.identity.role, planned.sql(guarded ? '' : `${metaColumns(true, call.profile.exposed)}, `), planned.params)
+  const sent = statementOf(planned, guarded ? '' : `${metaColumns(true, call.profile.exposed)}, `, readOnly)
+  const statement = preparedCall(client, caller.identity.role, sent.sql, planned.params)
   // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
   const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
   // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped
-  // (or, behind the guard, never written). It comes after the PREPAREs, so its refusal does not leave our list of
+  // (or, behind the guard, never sent). It comes after the PREPAREs, so its refusal does not leave our list of
   // prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
   const assumed = lastPreRequest.get(key) ?? null
   const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed, preRequest: assumed } : undefined)
@@ -254,7 +270,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   let seen: string | null
   try {
     const results = await client.query(text)
-    row = response ? statementRow(results) : lastRow(results)
+    row = sent.rowOf(statementResult(results, response !== undefined)) as ResultRow & Omit<Meta, 'db'>
     settings = response ? lastRow(results) : row
     seen = preRequestOf(results, opening.length - 1)
   } catch (error) {
@@ -319,10 +335,11 @@ async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller,
       }
     } else {
       // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.
-      const statement = preparedCall(client, meta.role, planned.sql(''), planned.params)
+      const text = statementOf(planned, '', readOnly)
+      const statement = preparedCall(client, meta.role, text.sql, planned.params)
       const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
       const results = await client.query([...statement.before, ...(response?.before ?? []), ...pre, statement.execute, ...(response ? [response.execute] : [])].join('; '))
-      row = response ? statementRow(results) : lastRow(results)
+      row = text.rowOf(statementResult(results, response !== undefined))
       settings = response ? lastRow(results) : row
       if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
     }

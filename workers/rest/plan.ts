@@ -16,7 +16,8 @@ import { resolveFunction, type FunctionCall } from './rpc.ts'
 import { outputNamesOf, relationSql } from './embed.ts'
 import { RESPONSE_COLUMNS } from './response-settings.ts'
 import { Params } from './sql.ts'
-import { insertSql, updateSql, deleteSql, putSql, type WriteParts } from './write.ts'
+import type { ResultRow } from './respond.ts'
+import { insertSql, updateSql, deleteSql, putSql, type WriteCte, type WriteParts } from './write.ts'
 
 export interface RestCall {
   method: string
@@ -66,6 +67,13 @@ export interface Planned {
   location?: { table: string; pk: string[] }
   /** No statement to run: an empty write answers at once. */
   empty?: boolean
+  /**
+   * A write whose answer is only how many rows it wrote (no representation,
+   * no Location, no upsert flag): the statement alone, to run where no
+   * schema key is read with it (`meta` empty), its answer row made from the
+   * command's row count.
+   */
+  bare?: { sql: string; row: (affected: number) => ResultRow }
 }
 
 const ROW = 'pgrst_t'
@@ -194,7 +202,7 @@ export function plan(model: RestModel, call: RestCall): Planned {
 }
 
 /** Wraps a data-modifying statement: its rows are `pgrst_source`; the answer row counts, shapes and locates them. */
-function writeStatement(model: RestModel, call: RestCall, table: CatalogTable, cte: { sql: string; upsertFlag: boolean } | undefined, params: Params, kind: AnswerKind): Planned {
+function writeStatement(model: RestModel, call: RestCall, table: CatalogTable, cte: WriteCte | undefined, params: Params, kind: AnswerKind): Planned {
   const columns = table.columns.map((c) => c.name)
   const base: Omit<Planned, 'sql'> = { params: params.values, write: true, kind, offset: 0, csvHeader: outputNamesOf(call.query.select, columns) }
   // `*` of pgrst_source would include the upsert flag: the table's columns instead.
@@ -214,11 +222,13 @@ function writeStatement(model: RestModel, call: RestCall, table: CatalogTable, c
       : 'null::text'
   const inserted = cte.upsertFlag ? `pg_catalog.count(*) filter (where pgrst_source.pgrst_inserted)` : 'null::int8'
   const counted = call.prefs.count === 'exact' || call.prefs.count === 'estimated' || call.prefs.count === 'planned'
+  const countOnly = cte.bare !== undefined && !representation && location === 'null::text' && !cte.upsertFlag
   return {
     ...base,
     sql: (meta) =>
       `${cte.sql} select ${meta}pg_catalog.count(*)::int8 as rows, ${body} as body, ${counted ? 'pg_catalog.count(*)::int8' : 'null::int8'} as total, ${location} as location, ${inserted}::int8 as inserted from pgrst_source`,
     location: pk.length > 0 ? { table: table.name, pk } : undefined,
+    bare: countOnly ? { sql: cte.bare!, row: (affected) => ({ rows: affected, body: null, total: counted ? affected : null, location: null, inserted: null }) } : undefined,
   }
 }
 

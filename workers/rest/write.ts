@@ -23,6 +23,12 @@ export interface WriteCte {
   sql: string
   /** pgrst_source has `pgrst_inserted` (an upsert whose answer says inserted or updated). */
   upsertFlag: boolean
+  /**
+   * The one data-modifying statement, returning nothing: where the answer
+   * needs only how many rows it wrote, PostgreSQL's command tag says that,
+   * and the CTE, its rows and the count over them are PostgreSQL's work for nothing.
+   */
+  bare?: string
 }
 
 type Row = Record<string, unknown>
@@ -72,12 +78,14 @@ function returning(parts: WriteParts, upsertFlag: boolean): string {
   return upsertFlag ? `${rows}, (${ident(parts.table.name)}.xmax::text = '0') as pgrst_inserted` : rows
 }
 
-function insertInto(parts: WriteParts, columns: string[], rows: Row[], conflict: string, ret: string): string {
+/** The INSERT of `rows` (one `json` parameter, added once) `returning ret`, and the same returning nothing. */
+function insertInto(parts: WriteParts, columns: string[], rows: Row[], conflict: string, ret: string): { sql: string; bare: string } {
   const target = qualified(parts.table.schema, parts.table.name)
   const json = parts.params.add(JSON.stringify(rows), 'json')
   const list = columns.map(ident).join(', ')
   const values = columns.map((c) => `pgrst_body.${ident(c)}`).join(', ')
-  return `insert into ${target}${columns.length > 0 ? ` (${list})` : ''} select ${values} from pg_catalog.json_populate_recordset(null::${target}, ${json}) as pgrst_body${conflict} returning ${ret}`
+  const bare = `insert into ${target}${columns.length > 0 ? ` (${list})` : ''} select ${values} from pg_catalog.json_populate_recordset(null::${target}, ${json}) as pgrst_body${conflict}`
+  return { sql: `${bare} returning ${ret}`, bare }
 }
 
 function conflictClause(parts: WriteParts, columns: string[], resolution: string | undefined, target: readonly string[] | undefined): string {
@@ -101,7 +109,8 @@ export function insertSql(parts: WriteParts): WriteCte | undefined {
   const upsertFlag = prefs.resolution === 'merge-duplicates' && conflict !== '' && prefs.return === 'representation' && isTable(parts.table)
   const ret = returning(parts, upsertFlag)
   if (prefs.missing !== 'default' || query.columns === undefined) {
-    return { sql: `with pgrst_source as (${insertInto(parts, columns, rows, conflict, ret)})`, upsertFlag }
+    const insert = insertInto(parts, columns, rows, conflict, ret)
+    return { sql: `with pgrst_source as (${insert.sql})`, upsertFlag, bare: insert.bare }
   }
   // missing=default: rows grouped by the columns they carry, each group's absent columns take their DEFAULT.
   const groups = new Map<string, { columns: string[]; rows: Row[] }>()
@@ -112,7 +121,7 @@ export function insertSql(parts: WriteParts): WriteCte | undefined {
     if (group) group.rows.push(row)
     else groups.set(key, { columns: present, rows: [row] })
   }
-  const ctes = [...groups.values()].map((g, i) => `pgrst_insert_${i} as (${insertInto(parts, g.columns, g.rows, conflictClause(parts, g.columns, prefs.resolution, target), ret)})`)
+  const ctes = [...groups.values()].map((g, i) => `pgrst_insert_${i} as (${insertInto(parts, g.columns, g.rows, conflictClause(parts, g.columns, prefs.resolution, target), ret).sql})`)
   const union = ctes.map((_, i) => `select * from pgrst_insert_${i}`).join(' union all ')
   return { sql: `with ${ctes.join(', ')}, pgrst_source as (${union})`, upsertFlag }
 }
@@ -136,16 +145,15 @@ export function updateSql(parts: WriteParts): WriteCte | undefined {
   const missingDefault = parts.call.prefs.missing === 'default'
   const set = columns.map((c) => `${ident(c)} = ${missingDefault && !Object.hasOwn(body, c) ? 'default' : `pgrst_body.${ident(c)}`}`).join(', ')
   const where = whereOf(parts)
-  return {
-    sql: `with pgrst_source as (update ${target} set ${set} from pg_catalog.json_populate_record(null::${target}, ${json}) as pgrst_body where ${where} returning ${returning(parts, false)})`,
-    upsertFlag: false,
-  }
+  const bare = `update ${target} set ${set} from pg_catalog.json_populate_record(null::${target}, ${json}) as pgrst_body where ${where}`
+  return { sql: `with pgrst_source as (${bare} returning ${returning(parts, false)})`, upsertFlag: false, bare }
 }
 
 /** DELETE: every row the filters keep. */
 export function deleteSql(parts: WriteParts): WriteCte {
   const target = qualified(parts.table.schema, parts.table.name)
-  return { sql: `with pgrst_source as (delete from ${target} where ${whereOf(parts)} returning ${returning(parts, false)})`, upsertFlag: false }
+  const bare = `delete from ${target} where ${whereOf(parts)}`
+  return { sql: `with pgrst_source as (${bare} returning ${returning(parts, false)})`, upsertFlag: false, bare }
 }
 
 /** PUT: one row, named by `eq` on every primary key column, inserted or replaced. */
@@ -166,5 +174,6 @@ export function putSql(parts: WriteParts): WriteCte {
   const columns = columnsOf(parts, [row])
   const upsertFlag = call.prefs.return === 'representation' && isTable(table)
   const conflict = ` on conflict (${pk.map(ident).join(', ')}) do update set ${columns.map((c) => `${ident(c)} = excluded.${ident(c)}`).join(', ')}`
-  return { sql: `with pgrst_source as (${insertInto(parts, columns, [row], conflict, returning(parts, upsertFlag))})`, upsertFlag }
+  const insert = insertInto(parts, columns, [row], conflict, returning(parts, upsertFlag))
+  return { sql: `with pgrst_source as (${insert.sql})`, upsertFlag, bare: insert.bare }
 }
