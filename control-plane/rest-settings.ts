@@ -1,14 +1,19 @@
 // The data API's settings of a project (issue 29), as the operator sees and
 // sets them through the admin API (admin-api/rest.ts), the CLI (`baseplane
 // projects rest`) and the dashboard's REST tab: the exposed schemas,
-// PostgREST's `db-schemas`, and the max rows, its `db-max-rows` (null: the
-// node's BASEPLANE_REST_MAX_ROWS). A change is checked whole before anything
-// is saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows), saved on the
-// project's row, and the operation waits until every node has it, so the
-// next request is served with it. A schema that does not exist yet may be
-// listed: it serves nothing until it is created (and its grants given).
+// PostgREST's `db-schemas`, the max rows, its `db-max-rows` (null: the node's
+// BASEPLANE_REST_MAX_ROWS), and the pre-request function, its
+// `db-pre-request` (null: none). A change is checked whole before anything is
+// saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows,
+// lib/pg-catalog/pre-request.ts), saved on the project's row, and the
+// operation waits until every node has it, so the next request is served
+// with it. A schema or a function that does not exist yet may be named: a
+// schema serves nothing until it is created (and its grants given), and every
+// request fails, as PostgREST's, until a named function exists and the API
+// roles may execute it.
 import { platformErrors } from '../lib/errors.ts'
 import { readExposedSchemas } from '../lib/pg-catalog/exposed-schemas.ts'
+import { readPreRequest } from '../lib/pg-catalog/pre-request.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
 import * as db from './db/rest-settings.ts'
@@ -20,16 +25,19 @@ export interface RestSettingsView {
   schemas: string[]
   /** The most rows one response carries; null: the node's default (BASEPLANE_REST_MAX_ROWS, 1,000 unless set). */
   max_rows: number | null
+  /** The function called as the caller before every request's statement, `schema.fn` or `fn`; null: none. */
+  pre_request: string | null
 }
 
 /** What to change: each setting given, the others kept. */
 export interface RestSettingsChange {
   schemas?: string[]
   max_rows?: number | null
+  pre_request?: string | null
 }
 
 /** The admin API's settings, in the order its messages name them. */
-const SETTINGS = ['schemas', 'max_rows'] as const
+const SETTINGS = ['schemas', 'max_rows', 'pre_request'] as const
 
 /** The largest max rows an operator may set (Supabase's own ceiling). */
 export const MAX_MAX_ROWS = 1_000_000
@@ -57,19 +65,23 @@ export function maxRowsFromText(text: string, field = 'max_rows', label = field)
 
 export async function getRestSettings(controlPlane: ControlPlane, ref: string): Promise<RestSettingsView> {
   const project = await getProject(controlPlane, ref)
-  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows }
+  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows, pre_request: project.restPreRequest }
 }
 
-/** The admin API's body, `{schemas?: [...], max_rows?: n | null}`, checked whole before anything is saved. */
+/** The admin API's body, `{schemas?: [...], max_rows?: n | null, pre_request?: name | null}`, checked whole before anything is saved. */
 export function restSettingsChangeFromBody(body: Record<string, unknown>): RestSettingsChange {
   const unknown = Object.keys(body).find((key) => !(SETTINGS as readonly string[]).includes(key))
-  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas or max_rows`, unknown)
-  if (!('schemas' in body) && !('max_rows' in body)) {
-    throw platformErrors.invalidArgument('Give schemas (the list of exposed schemas, such as ["public", "api"]) or max_rows (a whole number, or null for the default)', 'schemas')
+  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas, max_rows or pre_request`, unknown)
+  if (!SETTINGS.some((setting) => setting in body)) {
+    throw platformErrors.invalidArgument(
+      'Give schemas (the list of exposed schemas, such as ["public", "api"]), max_rows (a whole number, or null for the default) or pre_request (a function as schema.function, or null for none)',
+      'schemas',
+    )
   }
   const change: RestSettingsChange = {}
   if ('schemas' in body) change.schemas = readExposedSchemas(body.schemas)
   if ('max_rows' in body) change.max_rows = readMaxRows(body.max_rows)
+  if ('pre_request' in body) change.pre_request = readPreRequest(body.pre_request)
   return change
 }
 
@@ -79,7 +91,8 @@ export async function setRestSettings(controlPlane: ControlPlane, ref: string, c
   // Checked again whoever calls: nothing is saved unless all of it holds.
   const schemas = change.schemas === undefined ? undefined : readExposedSchemas(change.schemas)
   const maxRows = change.max_rows === undefined ? undefined : readMaxRows(change.max_rows)
-  if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows }))) throw platformErrors.unknownProject(ref)
+  const preRequest = change.pre_request === undefined ? undefined : readPreRequest(change.pre_request)
+  if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows, preRequest }))) throw platformErrors.unknownProject(ref)
   await controlPlane.changed()
   return getRestSettings(controlPlane, ref)
 }

@@ -210,7 +210,15 @@ export class DataPlane {
             }
           : undefined
       const rest: RestProjectContext | undefined =
-        concern === 'rest' ? { ...common, baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain), schemas: project.restSchemas, maxRows: project.restMaxRows } : undefined
+        concern === 'rest'
+          ? {
+              ...common,
+              baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain),
+              schemas: project.restSchemas,
+              maxRows: project.restMaxRows,
+              preRequest: project.restPreRequest,
+            }
+          : undefined
       context = auth ?? rest ?? common
       contexts.set(concern, context)
     }

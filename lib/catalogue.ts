@@ -69,6 +69,8 @@ export interface ProjectRecord {
   restSchemas: string[]
   /** The most rows its data API answers per response, null for the node's default (sql/catalogue/0018). */
   restMaxRows: number | null
+  /** The function its data API calls before every request's statement, `schema.fn` or `fn`, null for none (sql/catalogue/0019; lib/pg-catalog/pre-request.ts). */
+  restPreRequest: string | null
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -82,7 +84,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
-  p.quota_overrides, p.read_only, p.rest_schemas, p.rest_max_rows,
+  p.quota_overrides, p.read_only, p.rest_schemas, p.rest_max_rows, p.rest_pre_request,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -117,6 +119,7 @@ interface Row {
   read_only: boolean
   rest_schemas: string[]
   rest_max_rows: number | null
+  rest_pre_request: string | null
   version: string
   created_at: Date
   admin_url: string | null
@@ -192,6 +195,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     readOnly: row.read_only,
     restSchemas: row.rest_schemas,
     restMaxRows: row.rest_max_rows,
+    restPreRequest: row.rest_pre_request,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

@@ -35,6 +35,8 @@ export interface RestProjectContext extends ProjectContext {
   schemas: readonly string[]
   /** The most rows one response carries (PostgREST's `db-max-rows`), as the operator set it for the project; null: the node's (`WorkerOptions.rest.maxRows`). */
   maxRows: number | null
+  /** The function called as the caller before every request's statement (PostgREST's `db-pre-request`; lib/pg-catalog/pre-request.ts), as the operator named it for the project; null: none. */
+  preRequest: string | null
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */

@@ -1,12 +1,14 @@
-// `baseplane projects rest REF [--schemas public,api] [--max-rows N|default]`:
-// a project's data API settings, the exposed schemas and the max rows
+// `baseplane projects rest REF [--schemas public,api] [--max-rows N|default]
+// [--pre-request NAME|none]`: a project's data API settings, the exposed
+// schemas, the max rows and the pre-request function
 // (control-plane/rest-settings.ts), and changing them; the result is shown as
 // saved, in force from the next request.
 import { getRestSettings, maxRowsFromText, setRestSettings, type RestSettingsChange, type RestSettingsView } from '../../control-plane/rest-settings.ts'
 import { exposedSchemasFromText } from '../../lib/pg-catalog/exposed-schemas.ts'
+import { preRequestFromText } from '../../lib/pg-catalog/pre-request.ts'
 import { stringOption, type Command } from '../command.ts'
 
-const USAGE = 'projects rest REF [--schemas public,api] [--max-rows N|default]'
+const USAGE = 'projects rest REF [--schemas public,api] [--max-rows N|default] [--pre-request NAME|none]'
 
 function show(view: RestSettingsView): string {
   const [first, ...others] = view.schemas
@@ -16,6 +18,7 @@ function show(view: RestSettingsView): string {
     `default schema    ${first} (a request without Accept-Profile or Content-Profile)`,
     ...(others.length > 0 ? [`by profile        ${others.join(', ')} (Accept-Profile / Content-Profile, supabase.schema('${others[0]}'))`] : []),
     `max rows          ${view.max_rows === null ? "default (the node's BASEPLANE_REST_MAX_ROWS, 1,000 unless set)" : `${view.max_rows.toLocaleString('en-US')} per response`}`,
+    `pre-request       ${view.pre_request === null ? 'none' : `${view.pre_request}() (called as the caller before every request)`}`,
   ].join('\n')
 }
 
@@ -24,23 +27,26 @@ export const restCommands: Command[] = [
     words: ['projects', 'rest'],
     positionals: ['REF'],
     usage: USAGE,
-    summary: "Show (or change) the schemas a project's data API exposes and the most rows it answers",
-    options: { schemas: { type: 'string' }, 'max-rows': { type: 'string' } },
-    optionValues: { schemas: 'LIST', 'max-rows': 'N|default' },
+    summary: "Show (or change) the schemas a project's data API exposes, the most rows it answers and the function it calls before every request",
+    options: { schemas: { type: 'string' }, 'max-rows': { type: 'string' }, 'pre-request': { type: 'string' } },
+    optionValues: { schemas: 'LIST', 'max-rows': 'N|default', 'pre-request': 'NAME|none' },
     optionHelp: {
       schemas: 'the exposed schemas, separated by commas, the default first (public,api); at most 20, never auth, push, graphql, baseplane or a pg_ schema',
       'max-rows': "the most rows one response carries (PostgREST's db-max-rows), from 1 to 1,000,000; default: the node's BASEPLANE_REST_MAX_ROWS",
+      'pre-request': "the function called as the caller before every request's statement (PostgREST's db-pre-request), as schema.function or function (found on the request's search path); none: no function",
     },
     notes:
-      'A schema not created yet may be listed: it serves nothing until it is. The API roles need USAGE on each schema and privileges on its tables (grant usage on schema api to anon, authenticated, service_role). Max rows caps reads and set-returning functions; count=exact still counts every row. Applies from the next request.',
+      "A schema not created yet may be listed: it serves nothing until it is. The API roles need USAGE on each schema and privileges on its tables (grant usage on schema api to anon, authenticated, service_role). Max rows caps reads and set-returning functions; count=exact still counts every row. The pre-request function takes no arguments and reads the request's settings (current_setting('request.headers', true)); raising an error refuses the request; the API roles need EXECUTE on it, and every request fails while it is missing. Applies from the next request.",
     async run(context, args) {
       const ref = args.positionals[0]!
       const schemas = stringOption(args, 'schemas', false)
       const maxRows = stringOption(args, 'max-rows', false)
+      const preRequest = stringOption(args, 'pre-request', false)
       // Checked before the platform is opened: a refused value changes nothing.
       const change: RestSettingsChange = {}
       if (schemas !== undefined) change.schemas = exposedSchemasFromText(schemas, 'schemas', '--schemas')
       if (maxRows !== undefined) change.max_rows = maxRowsFromText(maxRows, 'max_rows', '--max-rows')
+      if (preRequest !== undefined) change.pre_request = preRequestFromText(preRequest, 'pre_request', '--pre-request')
       const controlPlane = await context.controlPlane()
       return Object.keys(change).length === 0 ? getRestSettings(controlPlane, ref) : setRestSettings(controlPlane, ref, change)
     },

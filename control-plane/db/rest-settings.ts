@@ -1,6 +1,7 @@
 // SQL of the data API's per-project settings on the catalogue: the exposed
-// schemas (sql/catalogue/0017_rest_schemas.sql) and the max rows
-// (sql/catalogue/0018_rest_max_rows.sql), on the project's row so a change
+// schemas (sql/catalogue/0017_rest_schemas.sql), the max rows
+// (sql/catalogue/0018_rest_max_rows.sql) and the pre-request function
+// (sql/catalogue/0019_rest_pre_request.sql), on the project's row so a change
 // bumps its version and every node serves it from its next request.
 import type { Queryable } from './queryable.ts'
 
@@ -9,6 +10,8 @@ export interface RestSettingsRow {
   schemas?: readonly string[]
   /** null: the node's default. */
   maxRows?: number | null
+  /** null: none. */
+  preRequest?: string | null
 }
 
 /** Saves the settings given, in one statement; false when no such project. */
@@ -16,9 +19,10 @@ export async function writeRestSettings(db: Queryable, ref: string, change: Rest
   const result = await db.query(
     `update baseplane.projects
         set rest_schemas = coalesce($2::text[], rest_schemas),
-            rest_max_rows = case when $3::boolean then $4::integer else rest_max_rows end
+            rest_max_rows = case when $3::boolean then $4::integer else rest_max_rows end,
+            rest_pre_request = case when $5::boolean then $6::text else rest_pre_request end
       where ref = $1`,
-    [ref, change.schemas ?? null, change.maxRows !== undefined, change.maxRows ?? null],
+    [ref, change.schemas ?? null, change.maxRows !== undefined, change.maxRows ?? null, change.preRequest !== undefined, change.preRequest ?? null],
   )
   return (result.rowCount ?? 0) > 0
 }

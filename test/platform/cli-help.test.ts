@@ -26,3 +26,10 @@ t.test('auth settings takes --autoconfirm on|off, and says what it does', async 
   t.match(help, /\n {2}--autoconfirm on\|off +on: a new address is confirmed at sign-up, with no mail \(mailer_autoconfirm\)/)
   t.match(help, /^Usage: baseplane auth settings REF .*\[--autoconfirm on\|off\]/)
 })
+
+t.test('projects rest takes --pre-request NAME|none, and says what none means', async (t) => {
+  const rest = commands.find((command) => command.words.join(' ') === 'projects rest')!
+  const help = commandHelp(rest, '')
+  t.match(help, /^Usage: baseplane projects rest REF .*\[--max-rows N\|default\] \[--pre-request NAME\|none\]/)
+  t.match(help, /\n {2}--pre-request NAME\|none +the function called as the caller before every request's statement \(PostgREST's db-pre-request\).*none: no function/)
+})

@@ -7,7 +7,8 @@
 // confirm); a bad filter shown as PostgREST's PGRST100 by its parts; the
 // request going through the data plane (a suspended project is refused as
 // an app would be); the page fitting 1280x800 and 390x844; the exposed
-// schemas' form and the Schema choice; the max rows' form.
+// schemas' form and the Schema choice; the max rows and pre-request
+// function's form.
 import pg from 'pg'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
@@ -323,32 +324,57 @@ if (haveChromium(t)) {
     t.equal((await request(settings, { method: 'PATCH', headers: admin, body: { schemas: ['public'] } })).status, 200)
   })
 
-  t.test('the max rows: refused beside the field, saved, and back to the default', async (t) => {
+  t.test('the max rows and the pre-request function: refused beside their fields, saved, and back to the defaults', async (t) => {
     const settings = `${platform.origin}/platform/v1/projects/${project.ref}/rest`
     const admin = { authorization: `Bearer ${platform.config.adminToken}` }
-    const maxRows = async () => (await request<{ max_rows: number | null }>(settings, { headers: admin })).json.max_rows
+    const saved = async () => {
+      const { max_rows, pre_request } = (await request<{ max_rows: number | null; pre_request: string | null }>(settings, { headers: admin })).json
+      return { max_rows, pre_request }
+    }
+    const save = () => Promise.all([page.waitForNavigation(), page.click('#rest-requests-save')])
     await page.goto(rest)
     t.equal(await page.inputValue('#rest-max-rows'), '', "empty: the node's default")
+    t.equal(await page.inputValue('#rest-pre-request'), '', 'empty: none')
 
     await page.fill('#rest-max-rows', '0')
-    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
-    t.match(await text('#rest_max_rows-max_rows-error'), 'Max rows must be a whole number from 1 to 1,000,000')
+    await page.fill('#rest-pre-request', 'public.a.b')
+    await save()
+    t.match(await text('#rest_requests-max_rows-error'), 'Max rows must be a whole number from 1 to 1,000,000')
+    t.match(await text('#rest_requests-pre_request-error'), 'Pre-request function must name a function as schema.function or function', 'each refusal beside its own field')
     t.equal(await page.getAttribute('#rest-max-rows', 'aria-invalid'), 'true')
-    t.equal(await page.inputValue('#rest-max-rows'), '0', 'the typed value kept')
-    t.equal(await maxRows(), null, 'nothing saved')
+    t.equal(await page.getAttribute('#rest-pre-request', 'aria-invalid'), 'true')
+    t.equal(await page.inputValue('#rest-max-rows'), '0', 'the typed values kept')
+    t.equal(await page.inputValue('#rest-pre-request'), 'public.a.b')
+    t.same(await saved(), { max_rows: null, pre_request: null }, 'nothing saved')
 
     await page.fill('#rest-max-rows', '2')
-    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
-    t.equal(await text('[role=status]'), 'Max rows saved. It applies from the next request.')
-    t.equal(await maxRows(), 2)
+    await page.fill('#rest-pre-request', 'x;drop')
+    await save()
+    t.match(await text('#rest_requests-pre_request-error'), 'got "x;drop"')
+    t.equal(await page.locator('#rest_requests-max_rows-error').count(), 0, 'the valid field has no error')
+    t.equal(await page.getAttribute('#rest-max-rows', 'aria-invalid'), null)
+    t.same(await saved(), { max_rows: null, pre_request: null }, 'one refused field saves neither')
+
+    await page.fill('#rest-pre-request', '')
+    await save()
+    t.equal(await text('[role=status]'), 'Max rows and pre-request function saved. It applies from the next request.')
+    t.same(await saved(), { max_rows: 2, pre_request: null })
     t.equal(await page.inputValue('#rest-max-rows'), '2')
     await get('notes?select=id', 'service_role')
     t.equal(await status(), 200)
     t.equal(((await answer()) as unknown[]).length, 2, 'the tab\'s own request is capped too')
 
+    // Named only: the function being called is test/rest/request-settings.test.ts's, and this one does not exist.
+    await page.fill('#rest-pre-request', ' public.check_request ')
+    await save()
+    t.same(await saved(), { max_rows: 2, pre_request: 'public.check_request' }, 'saved trimmed, the max rows kept')
+    t.equal(await page.inputValue('#rest-pre-request'), 'public.check_request', 'shown as saved')
+
     await page.fill('#rest-max-rows', '')
-    await Promise.all([page.waitForNavigation(), page.click('#rest-max-rows-save')])
-    t.equal(await maxRows(), null, 'emptied: the default again')
+    await page.fill('#rest-pre-request', '')
+    await save()
+    t.same(await saved(), { max_rows: null, pre_request: null }, 'emptied: the defaults again')
+    t.equal(await page.inputValue('#rest-pre-request'), '')
   })
 
   t.test('no request left 127.0.0.1', async (t) => {

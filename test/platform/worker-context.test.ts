@@ -12,8 +12,8 @@ const { dataPlane } = platform.platform
 t.test('GraphQL, Push and REST get no secret and no auth settings', async (t) => {
   for (const concern of ['graphql', 'push', 'rest'] as const) {
     const context = dataPlane.contextOf(project.record, concern)
-    // REST's OpenAPI description names the project's host; its exposed schemas and max rows are the project's.
-    const own = concern === 'rest' ? ['baseUrl', 'maxRows', 'schemas'] : []
+    // REST's OpenAPI description names the project's host; its exposed schemas, max rows and pre-request function are the project's.
+    const own = concern === 'rest' ? ['baseUrl', 'maxRows', 'preRequest', 'schemas'] : []
     t.same(Object.keys(context).sort(), [...own, 'caps', 'database', 'plan', 'readOnly', 'ref', 'roleTimeouts', 'version'].sort(), `${concern}: only what it reads`)
     t.notOk(JSON.stringify(context).includes(project.record.jwtSecret), `${concern}: the JWT secret is nowhere in it`)
     t.notOk(JSON.stringify(context).includes(project.record.signingKeys[0]!.privateJwk.d!), `${concern}: nor the signing key`)

@@ -1,10 +1,10 @@
 // What PostgREST tells SQL about the request, through supabase-js and real
 // HTTP: request.method, request.path, request.headers and request.cookies
-// read by policies and functions, and the pre-request function named by the
-// database setting pgrst.db_pre_request (its raised PTxyz answering xyz).
+// read by policies and functions, and the pre-request function the operator
+// names for the project (admin API `pre_request`; its raised PTxyz answering
+// xyz), followed from the next request.
 import t from 'tap'
-import { escapeIdentifier } from 'pg'
-import { adminQuery, serverUrl } from '../helpers/db.ts'
+import { request } from '../helpers/http.ts'
 import { restProject } from './helpers.ts'
 
 const f = await restProject(t, `
@@ -28,9 +28,12 @@ const f = await restProject(t, `
   create function refuse_all() returns void language plpgsql stable as $$begin raise exception 'closed for %', current_setting('request.path', true); end$$;
   grant execute on all functions in schema public to anon, authenticated;
 `)
-const database = (await f.sql('select current_database() as name')).rows[0].name as string
-const admin = async (sql: string) => adminQuery(await serverUrl(), sql)
-t.teardown(() => admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`).catch(() => {}))
+/** Names the project's pre-request function (null: none) through the admin API, as an operator does. */
+async function preRequest(name: string | null): Promise<void> {
+  const url = `${f.platform.origin}/platform/v1/projects/${f.project.ref}/rest`
+  const set = await request<{ pre_request: string | null }>(url, { method: 'PATCH', headers: { authorization: `Bearer ${f.platform.config.adminToken}` }, body: { pre_request: name } })
+  if (set.status !== 200 || set.json.pre_request !== name) throw new Error(`pre_request not set: ${set.status} ${JSON.stringify(set.json)}`)
+}
 
 interface Who {
   method: string
@@ -83,11 +86,12 @@ t.test('functions see the method, the path, the headers and the cookies', async 
   t.equal(raw.json.headers['x-mixed-case'], 'v', 'names are lower-cased')
 })
 
-t.test('the pre-request function named by pgrst.db_pre_request', async (t) => {
+t.test("the project's pre-request function", async (t) => {
   const s = f.anon()
   // Warm: this thread has planned requests with no pre-request function.
   t.equal((await s.rpc('whoami').setHeader('x-blocked', 'yes')).error, null)
-  await admin(`alter database ${escapeIdentifier(database)} set pgrst.db_pre_request = 'public.check_request'`)
+  await preRequest('public.check_request')
+  t.teardown(() => preRequest(null))
 
   const blocked = await s.rpc('whoami').setHeader('x-blocked', 'yes')
   t.equal(blocked.status, 403)
@@ -111,19 +115,26 @@ t.test('the pre-request function named by pgrst.db_pre_request', async (t) => {
   t.equal(written.error, null)
   t.equal((await f.sql('select count(*)::int as n from notes where id = 3')).rows[0].n, 1)
 
-  // A plain exception (P0001) is a 400, and it sees the settings too; a setting for the role wins over the database's.
-  await admin(`alter role anon in database ${escapeIdentifier(database)} set pgrst.db_pre_request = 'refuse_all'`)
-  t.teardown(() => admin(`alter role anon in database ${escapeIdentifier(database)} reset pgrst.db_pre_request`).catch(() => {}))
+  const user = await (await f.user('0b7e4c3a-1a2b-4c5d-8e9f-000000000002')).rpc('whoami').setHeader('x-blocked', 'yes')
+  t.equal(user.status, 403, 'it runs for every role')
+
+  // A plain exception (P0001) is a 400, and it sees the settings too; a name without a schema is found on the search path.
+  await preRequest('refuse_all')
   const refused = await s.from('notes').select('id')
   t.equal(refused.status, 400)
   t.same(refused.error, { code: 'P0001', message: 'closed for /notes', details: null, hint: null })
-  const user = await (await f.user('0b7e4c3a-1a2b-4c5d-8e9f-000000000002')).rpc('whoami').setHeader('x-blocked', 'yes')
-  t.equal(user.status, 403, 'authenticated still has the database-wide function')
-  await admin(`alter role anon in database ${escapeIdentifier(database)} reset pgrst.db_pre_request`)
+  const root = await f.raw('/', {})
+  t.equal(root.status, 400, 'the OpenAPI description runs it too')
 
-  await admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`)
+  // A function that does not exist answers as PostgreSQL's 42883, and the project's other requests are not broken for good.
+  await preRequest('public.not_there')
+  const missing = await s.from('notes').select('id')
+  t.equal(missing.status, 404)
+  t.equal(missing.error?.code, '42883')
+
+  await preRequest(null)
   const off = await s.rpc('whoami').setHeader('x-blocked', 'yes')
-  t.equal(off.error, null, 'reset, the next request is not checked')
+  t.equal(off.error, null, 'cleared, the next request is not checked')
 })
 
 t.test('a write right after the pre-request function is named is checked by it', async (t) => {
@@ -131,13 +142,14 @@ t.test('a write right after the pre-request function is named is checked by it',
   const s = f.anon()
   // Every REST thread plans inserts with no pre-request function and sends them with their commit, behind a guard.
   for (let i = 0; i < 6; i++) t.equal((await s.from('marks').insert({ v: 'warm' })).error, null)
-  await admin(`alter database ${escapeIdentifier(database)} set pgrst.db_pre_request = 'public.check_request'`)
-  t.teardown(() => admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`).catch(() => {}))
+  await preRequest('public.check_request')
+  t.teardown(() => preRequest(null))
   for (let i = 0; i < 3; i++) {
     const refused = await s.from('marks').insert({ v: 'blocked' }).setHeader('x-blocked', 'yes')
     t.equal(refused.status, 403, 'the function ran, though the thread assumed none')
     t.equal(refused.error?.code, 'PT403')
   }
   t.equal((await f.sql(`select count(*)::int as n from marks where v = 'blocked'`)).rows[0].n, 0, 'nothing written')
-  await admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`)
+  await preRequest(null)
+  t.equal((await s.from('marks').insert({ v: 'open again' }).setHeader('x-blocked', 'yes')).error, null)
 })

@@ -7,14 +7,14 @@
 // PGRST111 / PGRST112 for malformed settings; a session-wide setting never
 // reaching another request; and no round trip added (counted on a
 // connection of our own running the worker's answerRest).
-import pg, { escapeIdentifier } from 'pg'
+import pg from 'pg'
 import t from 'tap'
 import { apiDatabaseOf } from '../../lib/catalogue.ts'
 import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
 import { answerRest } from '../../workers/rest/answer.ts'
 import { ModelCache } from '../../workers/rest/model.ts'
 import { parseCall } from '../../workers/rest/worker.ts'
-import { adminQuery, serverUrl } from '../helpers/db.ts'
+import { request } from '../helpers/http.ts'
 import { restProject } from './helpers.ts'
 
 const f = await restProject(t, `
@@ -144,10 +144,12 @@ t.test('a setting made for the session never reaches another request', async (t)
 })
 
 t.test('the pre-request function sets them for every request', async (t) => {
-  const database = (await f.sql('select current_database() as name')).rows[0].name as string
-  const admin = async (sql: string) => adminQuery(await serverUrl(), sql)
-  await admin(`alter database ${escapeIdentifier(database)} set pgrst.db_pre_request = 'public.tag_request'`)
-  t.teardown(() => admin(`alter database ${escapeIdentifier(database)} reset pgrst.db_pre_request`).catch(() => {}))
+  const setting = (name: string | null) =>
+    request(`${f.platform.origin}/platform/v1/projects/${f.project.ref}/rest`, { method: 'PATCH', headers: { authorization: `Bearer ${f.platform.config.adminToken}` }, body: { pre_request: name } })
+  t.equal((await setting('public.tag_request')).status, 200)
+  t.teardown(async () => {
+    await setting(null)
+  })
   for (const path of ['/items?select=id', '/items?select=id', '/items?id=in.()']) {
     const r = await f.raw(path)
     t.equal(r.status, 200, path)

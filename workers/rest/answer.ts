@@ -24,6 +24,7 @@ import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-e
 import { isStatementMismatch, preparedCall, resync, type Bind } from '../../lib/db/prepared-statements.ts'
 import { identityCall } from '../../lib/db/request-transaction.ts'
 import { metaColumns, PROBE_SQL, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
+import { preRequestCall } from '../../lib/pg-catalog/pre-request.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { log } from '../../lib/log.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
@@ -33,19 +34,20 @@ import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
 import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
-import { GUARD_FAILURE, keyGuard, PRE_REQUEST_COLUMN, preRequestCall, requestSettings, type RequestFacts } from './settings.ts'
+import { GUARD_FAILURE, keyGuard, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
 
-/** A request whose schema-free parts are parsed, its schema chosen among the exposed ones (profiles.ts). */
-export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts }
+/**
+ * A request whose schema-free parts are parsed, its schema chosen among the
+ * exposed ones (profiles.ts), with the project's pre-request function (null: none).
+ */
+export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts; preRequest: string | null }
 
 const probes = new WeakMap<pg.ClientBase, Probe>()
 /** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
 const lastMeta = new Map<string, Meta>()
-/** The pre-request function (settings.ts) last read per project and role on this thread, null for none: what a speculative message calls. */
-const lastPreRequest = new Map<string, string | null>()
 
 function serverOf(client: pg.ClientBase): string {
   const c = client as unknown as { host?: string; port?: number }
@@ -76,42 +78,35 @@ function statementOf(planned: Planned, meta: string, readOnly: boolean): { sql: 
   return { sql: planned.sql(meta), rowOf: (result) => result.rows[0] as ResultRow }
 }
 
-/** The pre-request function's name the setup statement (the `at`th result of a message) read. */
-const preRequestOf = (results: pg.QueryResult | pg.QueryResult[], at: number): string | null =>
-  ((Array.isArray(results) ? results[at]! : results).rows[0] as Record<typeof PRE_REQUEST_COLUMN, string | null>)[PRE_REQUEST_COLUMN] ?? null
-
-/** What a guarded setup checks is still so (settings.ts keyGuard): the key and the pre-request function a message was planned on. */
+/** What a guarded setup checks is still so (settings.ts keyGuard): the key a message was planned on. */
 interface PlannedOn {
   meta: Meta
   served: readonly string[]
-  preRequest: string | null
 }
 
 /**
  * The statements that make the transaction the caller's (role, claims,
- * timeouts, the request settings, the pre-request function's name) as a
- * prepared statement of `client`: its PREPARE when new, then its EXECUTE,
- * whose row is the last of them. With `guard`, the setup fails unless the
- * schema key and the pre-request function are still those of `guard`.
+ * timeouts, the request settings) as a prepared statement of `client`: its
+ * PREPARE when new, then its EXECUTE. With `guard`, the setup fails unless
+ * the schema key is still that of `guard`.
  */
 function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, guard?: PlannedOn): string[] {
   const { identity, project } = caller
-  const returned = (bind: Bind) => (guard ? [PRE_REQUEST_COLUMN, keyGuard(guard.meta, guard.served, guard.preRequest, bind)] : [PRE_REQUEST_COLUMN])
-  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, identity.role, bind), returned)
+  const returned = (bind: Bind) => (guard ? [keyGuard(guard.meta, guard.served, bind)] : [])
+  const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, bind), returned)
   return [...call.before, call.execute]
 }
 
 /**
  * `begin`, the setup and the schema key, in one round trip; the results of
- * the message, and where the setup's row is among them. A prepared statement
- * the server lost (DISCARD) is prepared again once.
+ * the message, the key's last. A prepared statement the server lost
+ * (DISCARD) is prepared again once.
  */
-async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, versioned: boolean, served: readonly string[]): Promise<{ results: pg.QueryResult[]; at: number }> {
+async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, versioned: boolean, served: readonly string[]): Promise<pg.QueryResult[]> {
   for (let attempt = 0; ; attempt++) {
     const setup = setupOf(client, caller, readOnly, facts)
     try {
-      const results = (await client.query(['begin', ...setup, `select ${metaColumns(versioned, served)}`].join('; '))) as unknown as pg.QueryResult[]
-      return { results, at: setup.length }
+      return (await client.query(['begin', ...setup, `select ${metaColumns(versioned, served)}`].join('; '))) as unknown as pg.QueryResult[]
     } catch (error) {
       await client.query('rollback').catch(() => {})
       if (attempt > 0 || !isStatementMismatch(error)) throw error
@@ -127,7 +122,7 @@ async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, fa
  */
 const settingsAfter = (planned: Planned): boolean => planned.kind !== 'read' && planned.kind !== 'rpc'
 
-/** The pre-request function's call, when there is one, to run after the setup and before the statement. */
+/** The project's pre-request function's call, when it names one, to run after the setup and before the statement. */
 const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
 
 /** The request planned on the model, for the schema its profile chose (checked again: the model may be of an older list). */
@@ -156,6 +151,7 @@ export interface RootCall {
   profile: Profile
   facts: RequestFacts
   baseUrl: string
+  preRequest: string | null
 }
 
 /**
@@ -167,12 +163,12 @@ export interface RootCall {
 export async function answerRoot<C extends pg.ClientBase>(call: RootCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
   return guarded(caller, connection, async (client) => {
     const probe = await probeOf(client)
-    const { results: opened, at } = await open(client, caller, true, call.facts, probe.versioned, call.profile.exposed)
+    const opened = await open(client, caller, true, call.facts, probe.versioned, call.profile.exposed)
     const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
     try {
       const model = await cache.get(client, serverOf(client), meta)
       const { schema } = call.profile
-      await client.query([...preRequest(preRequestOf(opened, at)), 'commit'].join('; '))
+      await client.query([...preRequest(call.preRequest), 'commit'].join('; '))
       const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
       return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8', ...profileHeaders(call.profile) }, body }
     } catch (error) {
@@ -257,22 +253,18 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   const statement = preparedCall(client, caller.identity.role, sent.sql, planned.params)
   // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
   const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
-  // The pre-request function last seen is called in the same message; if the setup reads another, the answer is dropped
-  // (or, behind the guard, never sent). It comes after the PREPAREs, so its refusal does not leave our list of
-  // prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
-  const assumed = lastPreRequest.get(key) ?? null
-  const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed, preRequest: assumed } : undefined)
+  // The pre-request function is called in the same message, after the PREPAREs, so its refusal does not leave
+  // our list of prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
+  const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed } : undefined)
   const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
-  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...preRequest(assumed), statement.execute, ...(response ? [response.execute] : [])].join('; ')
+  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...preRequest(call.preRequest), statement.execute, ...(response ? [response.execute] : [])].join('; ')
   const inBlock = planned.write && !guarded
   let row: ResultRow & Omit<Meta, 'db'>
   let settings: ResponseSettings
-  let seen: string | null
   try {
     const results = await client.query(text)
     row = sent.rowOf(statementResult(results, response !== undefined)) as ResultRow & Omit<Meta, 'db'>
     settings = response ? lastRow(results) : row
-    seen = preRequestOf(results, opening.length - 1)
   } catch (error) {
     if (inBlock) await client.query('rollback').catch(() => {})
     if (isConnectionLost(error)) throw error
@@ -290,17 +282,14 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
     const results = await client.query([...again, `select ${metaColumns(true, call.profile.exposed)}`].join('; '))
     const now = lastRow<Omit<Meta, 'db'>>(results)
     const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
-    const nowSeen = preRequestOf(results, again.length - 1)
-    if (sameMeta(read, last) && nowSeen === assumed) return failed(error, call, caller)
+    if (sameMeta(read, last)) return failed(error, call, caller)
     lastMeta.set(key, read)
-    lastPreRequest.set(key, nowSeen)
     return undefined
   }
   const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db: probe.db }
   // A guarded write is committed: its guard held, so it ran on the key it was planned for.
-  if (!guarded && (!sameMeta(read, last) || seen !== assumed)) {
+  if (!guarded && !sameMeta(read, last)) {
     lastMeta.set(key, read)
-    lastPreRequest.set(key, seen)
     if (inBlock) await client.query('rollback')
     return undefined
   }
@@ -316,11 +305,10 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
 }
 
 async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, readOnly: boolean, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
-  const { results: opened, at } = await open(client, caller, readOnly, call.facts, probe.versioned, call.profile.exposed)
+  const opened = await open(client, caller, readOnly, call.facts, probe.versioned, call.profile.exposed)
   const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
-  const pre = preRequest(preRequestOf(opened, at))
+  const pre = preRequest(call.preRequest)
   lastMeta.set(key, meta)
-  lastPreRequest.set(key, preRequestOf(opened, at))
   try {
     const model = await cache.get(client, serverOf(client), meta)
     const { planned, full } = planFor(model, call)

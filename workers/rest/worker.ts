@@ -30,6 +30,7 @@ export function parseCall(
   maxRows: number,
   aggregates = false,
   exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS,
+  preRequest: string | null = null,
 ): ParsedCall {
   const match = router.match(request.method, request.path)
   if (match.kind === 'not_found') throw restErrors.invalidPath()
@@ -70,6 +71,7 @@ export function parseCall(
     aggregates,
     profile,
     facts: { method, path: request.path, headers, schema: profile.schema },
+    preRequest,
   }
 }
 
@@ -77,7 +79,12 @@ export function parseCall(
 const OPENAPI_MEDIA = new Set(['application/openapi+json', 'application/json', 'application/*', '*/*'])
 
 /** `GET /` and `HEAD /`: what the OpenAPI description needs of the request, checked before a connection is taken. */
-export function parseRoot(request: Pick<ServiceRequest, 'method' | 'path' | 'headers'>, baseUrl: string, exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS): RootCall {
+export function parseRoot(
+  request: Pick<ServiceRequest, 'method' | 'path' | 'headers'>,
+  baseUrl: string,
+  exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS,
+  preRequest: string | null = null,
+): RootCall {
   const method = request.method
   if (method !== 'GET' && method !== 'HEAD') throw restErrors.method(method)
   const accept = request.headers.accept
@@ -85,7 +92,7 @@ export function parseRoot(request: Pick<ServiceRequest, 'method' | 'path' | 'hea
     throw restErrors.mediaType(accept)
   }
   const profile = profileOf(request.headers['accept-profile'], exposed)
-  return { method, profile, facts: { method, path: request.path, headers: request.headers, schema: profile.schema }, baseUrl }
+  return { method, profile, facts: { method, path: request.path, headers: request.headers, schema: profile.schema }, baseUrl, preRequest }
 }
 
 const connectionOf = (request: ServiceRequest<RestProjectContext>) => ({
@@ -100,7 +107,7 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
   if (request.path === '' || request.path === '/') {
     let root: RootCall
     try {
-      root = parseRoot(request, request.project.baseUrl, request.project.schemas)
+      root = parseRoot(request, request.project.baseUrl, request.project.schemas, request.project.preRequest)
     } catch (error) {
       if (!RestError.is(error)) throw error
       return restErrorResponse(error)
@@ -112,7 +119,7 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
     const options = workerOptions().rest
     // The project's own max rows when the operator set one, else the node's (BASEPLANE_REST_MAX_ROWS).
     const maxRows = request.project.maxRows ?? options?.maxRows ?? DEFAULT_MAX_ROWS
-    call = parseCall(request, maxRows, options?.aggregates ?? false, request.project.schemas)
+    call = parseCall(request, maxRows, options?.aggregates ?? false, request.project.schemas, request.project.preRequest)
   } catch (error) {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)

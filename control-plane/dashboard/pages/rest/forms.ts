@@ -1,7 +1,7 @@
 // The REST tab's call, posted by its script (assets/rest.js): run a request
 // on the project's data API as a chosen role; and its forms, the exposed
-// schemas and the max rows (rest-settings.ts, as the CLI and the admin API
-// change them). Unlike the GraphQL
+// schemas, and the max rows with the pre-request function (rest-settings.ts,
+// as the CLI and the admin API change them). Unlike the GraphQL
 // explorer, which runs GraphQL's code in this process, the request goes
 // through this process's data plane (DashboardContext.dataPlane, handed in by
 // server/platform.ts) as an app's request arrives over HTTP: the project's
@@ -15,11 +15,12 @@ import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../../../../lib/http.ts'
 import { authUserToken, findAuthUser } from '../../../auth-users.ts'
 import { getProject } from '../../../projects.ts'
-import { maxRowsFromText, setRestSettings } from '../../../rest-settings.ts'
+import { maxRowsFromText, setRestSettings, type RestSettingsChange } from '../../../rest-settings.ts'
 import { exposedSchemasFromText } from '../../../../lib/pg-catalog/exposed-schemas.ts'
-import { refusable, type FormState, type Saved } from '../../form-state.ts'
+import { preRequestFromText } from '../../../../lib/pg-catalog/pre-request.ts'
+import { Checks, refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectCall, projectForm, USER_TOKEN_SECONDS, type CallInput, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
-import { METHODS, PREFER_CHOICES, restScreen, WRITE_CONFIRMATION } from './screen.ts'
+import { METHODS, PREFER_CHOICES, REQUESTS_FORM, restScreen, WRITE_CONFIRMATION } from './screen.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
 /** The HTTP servers refuse a request line and headers past 16 KB (README: Data API, Limits). */
@@ -186,12 +187,20 @@ async function saveSchemas(context: DashboardContext, input: FormInput): Promise
   return { to: `/projects/${ref}/rest`, notice: 'rest_schemas' }
 }
 
-/** Saves the max rows as typed (a whole number, or empty / `default` for the node's). */
-async function saveMaxRows(context: DashboardContext, input: FormInput): Promise<Saved> {
+/**
+ * Saves the max rows (a whole number, or empty / `default` for the node's)
+ * and the pre-request function (a name, or empty / `none` for none) as
+ * typed, both checked first: a refusal of each is drawn beside its field.
+ */
+async function saveRequests(context: DashboardContext, input: FormInput): Promise<Saved> {
   const ref = input.params.ref!
-  const maxRows = maxRowsFromText(input.field('max_rows'), 'max_rows', 'Max rows')
-  await setRestSettings(context.controlPlane, ref, { max_rows: maxRows })
-  return { to: `/projects/${ref}/rest`, notice: 'rest_max_rows' }
+  const change: RestSettingsChange = {}
+  const checks = new Checks()
+  checks.check(() => (change.max_rows = maxRowsFromText(input.field('max_rows'), 'max_rows', 'Max rows')))
+  checks.check(() => (change.pre_request = preRequestFromText(input.field('pre_request'), 'pre_request', 'Pre-request function')))
+  checks.settle()
+  await setRestSettings(context.controlPlane, ref, change)
+  return { to: `/projects/${ref}/rest`, notice: REQUESTS_FORM }
 }
 
 export function restForms(context: DashboardContext): FormsPart {
@@ -199,12 +208,12 @@ export function restForms(context: DashboardContext): FormsPart {
   return {
     forms: [
       projectForm('/rest/schemas', refusable({ form: 'rest_schemas', fields: ['schemas'], run: (input) => saveSchemas(context, input), screen })),
-      projectForm('/rest/max-rows', refusable({ form: 'rest_max_rows', fields: ['max_rows'], run: (input) => saveMaxRows(context, input), screen })),
+      projectForm('/rest/requests', refusable({ form: REQUESTS_FORM, fields: ['max_rows', 'pre_request'], run: (input) => saveRequests(context, input), screen })),
     ],
     calls: [projectCall('POST', '/rest/run', (ref, input) => call(context, ref, input))],
     notices: {
       rest_schemas: () => `Exposed schemas saved (the first is the default). ${NEXT_REQUEST}`,
-      rest_max_rows: () => `Max rows saved. ${NEXT_REQUEST}`,
+      [REQUESTS_FORM]: () => `Max rows and pre-request function saved. ${NEXT_REQUEST}`,
     },
   }
 }

@@ -5,9 +5,9 @@
 // the body, or PostgREST's error by its parts); then the tables, views and
 // functions to pick from, read by the platform from the database's catalogue
 // (rest-schema.ts), which the page's script (assets/rest.js) reads as
-// schema.json; and the exposed schemas and the max rows, which the operator
-// may change. The request itself is forms.ts's call, the settings' forms its
-// forms.
+// schema.json; and the exposed schemas, the max rows and the pre-request
+// function, which the operator may change. The request itself is forms.ts's
+// call, the settings' forms its forms.
 import { restSchema } from '../../../rest-schema.ts'
 import { getProject } from '../../../projects.ts'
 import { keysView } from '../../../views.ts'
@@ -81,24 +81,36 @@ ${state.error('rest_schemas', 'schemas')}
 <p><button class="secondary" id="rest-schemas-save">Save schemas</button></p></form></section>`
 }
 
-/** The max rows (PostgREST's db-max-rows): the project's own, or empty for the node's default. */
-function maxRowsSection(project: ProjectRecord, state: FormState): Safe {
+/** The form of the settings each request is served with (forms.ts saves them together). */
+export const REQUESTS_FORM = 'rest_requests'
+
+/**
+ * The max rows (PostgREST's db-max-rows), the project's own or empty for the
+ * node's default, and the pre-request function (its db-pre-request), empty
+ * for none: one form, as both apply to every request.
+ */
+function requestsSection(project: ProjectRecord, state: FormState): Safe {
   const ref = project.ref
-  const stored = project.restMaxRows === null ? '' : String(project.restMaxRows)
-  return html`<section><h2>Max rows</h2>
+  const maxRows = project.restMaxRows === null ? '' : String(project.restMaxRows)
+  const preRequest = project.restPreRequest ?? ''
+  return html`<section><h2>Max rows and pre-request function</h2>
 <p>The most rows one response carries, for reads and set-returning functions (<code>count=exact</code> still counts them all). Empty: the node's default (<code>BASEPLANE_REST_MAX_ROWS</code>, 1,000 unless set).</p>
-<form method="post" action="/dashboard/projects/${ref}/rest/max-rows">
+<p>The pre-request function is called as the caller before every request's statement, with no arguments: it may read the request (<code>current_setting('request.headers', true)</code>) and refuse it by raising an error. The API roles need <code>execute</code> on it, and every request fails while it is missing. Empty: none.</p>
+<form method="post" action="/dashboard/projects/${ref}/rest/requests">
 <label for="rest-max-rows">Max rows per response (1 to 1,000,000)</label>
-<input type="text" inputmode="numeric" id="rest-max-rows" name="max_rows" autocomplete="off" placeholder="default" value="${state.value('rest_max_rows', 'max_rows', stored)}" ${state.attrs('rest_max_rows', 'max_rows')}>
-${state.error('rest_max_rows', 'max_rows')}
-<p><button class="secondary" id="rest-max-rows-save">Save max rows</button></p></form></section>`
+<input type="text" inputmode="numeric" id="rest-max-rows" name="max_rows" autocomplete="off" placeholder="default" value="${state.value(REQUESTS_FORM, 'max_rows', maxRows)}" ${state.attrs(REQUESTS_FORM, 'max_rows')}>
+${state.error(REQUESTS_FORM, 'max_rows')}
+<label for="rest-pre-request">Pre-request function (schema.function or function)</label>
+<input type="text" id="rest-pre-request" name="pre_request" autocomplete="off" spellcheck="false" placeholder="none" value="${state.value(REQUESTS_FORM, 'pre_request', preRequest)}" ${state.attrs(REQUESTS_FORM, 'pre_request')}>
+${state.error(REQUESTS_FORM, 'pre_request')}
+<p><button class="secondary" id="rest-requests-save">Save max rows and pre-request function</button></p></form></section>`
 }
 
 /** The REST tab of project `ref`, with a form's state. */
 export async function restScreen(context: DashboardContext, ref: string, state: FormState = NO_STATE): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
   const keys = keysView(project, context.addressing)
-  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${maxRowsSection(project, state)}`, project, tab: 'rest', scripts: ['rest.js'] }
+  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${requestsSection(project, state)}`, project, tab: 'rest', scripts: ['rest.js'] }
 }
 
 export function restScreens(context: DashboardContext): ScreenPart {
