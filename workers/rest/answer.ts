@@ -34,6 +34,7 @@ import { openApiDocument } from './openapi.ts'
 import { plan, type Planned, type RestCall } from './plan.ts'
 import { profileHeaders, type Profile } from './profiles.ts'
 import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
+import { honouredTimezone, timezoneCall } from './timezones.ts'
 import { GUARD_FAILURE, keyGuard, requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
@@ -124,6 +125,9 @@ const settingsAfter = (planned: Planned): boolean => planned.kind !== 'read' && 
 
 /** The project's pre-request function's call, when it names one, to run after the setup and before the statement. */
 const preRequest = (name: string | null): string[] => (name === null ? [] : [preRequestCall(name)])
+
+/** What runs between the setup and the request's statement: the zone it asked for (timezones.ts), then the pre-request function, as PostgREST orders them. */
+const beforeStatement = (call: ParsedCall): string[] => [...timezoneCall(call.prefs.timezone), ...preRequest(call.preRequest)]
 
 /** The request planned on the model, for the schema its profile chose (checked again: the model may be of an older list). */
 function planFor(model: RestModel, call: ParsedCall): { planned: Planned; full: RestCall } {
@@ -221,6 +225,8 @@ async function probeOf(client: pg.ClientBase): Promise<Probe> {
 
 async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
   const probe = await probeOf(client)
+  // The zone asked for, kept only if the server knows it (echoed in Preference-Applied only then).
+  call.prefs.timezone = await honouredTimezone(client, serverOf(client), call.prefs)
   const { identity, project } = caller
   const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
   const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
@@ -257,7 +263,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   // our list of prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
   const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed } : undefined)
   const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
-  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...preRequest(call.preRequest), statement.execute, ...(response ? [response.execute] : [])].join('; ')
+  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...beforeStatement(call), statement.execute, ...(response ? [response.execute] : [])].join('; ')
   const inBlock = planned.write && !guarded
   let row: ResultRow & Omit<Meta, 'db'>
   let settings: ResponseSettings
@@ -307,7 +313,7 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
 async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, readOnly: boolean, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
   const opened = await open(client, caller, readOnly, call.facts, probe.versioned, call.profile.exposed)
   const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
-  const pre = preRequest(call.preRequest)
+  const pre = beforeStatement(call)
   lastMeta.set(key, meta)
   try {
     const model = await cache.get(client, serverOf(client), meta)
@@ -317,9 +323,9 @@ async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller,
     if (planned.empty) {
       row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
       // Only the pre-request function ran: what it set of the reply is read in its message.
-      if (pre.length > 0) {
+      if (call.preRequest !== null) {
         const response = responseSettingsCall(client)
-        settings = lastRow(await client.query([...response.before, pre[0]!, response.execute].join('; ')))
+        settings = lastRow(await client.query([...response.before, ...pre, response.execute].join('; ')))
       }
     } else {
       // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.

@@ -16,7 +16,9 @@ export interface Preferences {
   handling?: 'lenient' | 'strict'
   maxAffected?: number
   params?: 'single-object'
-  /** Preferences not understood (or not honoured here: `tx`, `timezone`), for handling=strict. */
+  /** The zone asked for, as written; once checked against the server's zones (timezones.ts), the zone honoured or undefined. */
+  timezone?: string
+  /** Preferences not understood (or not honoured here: `tx`), for handling=strict. */
   invalid: string[]
 }
 
@@ -142,8 +144,13 @@ export function parsePrefer(header: string | undefined): Preferences {
         if (value === 'single-object') prefs.params ??= value
         else prefs.invalid.push(item)
         break
+      case 'timezone':
+        // Whether PostgreSQL knows the zone is decided on the connection (timezones.ts).
+        if (value !== '') prefs.timezone ??= value
+        else prefs.invalid.push(item)
+        break
       default:
-        // tx needs db-tx-end's override and timezone is not applied yet: neither is honoured.
+        // tx needs db-tx-end's override (off, as PostgREST's default): not honoured.
         prefs.invalid.push(item)
     }
   }
