@@ -411,7 +411,7 @@ export class DataPlane {
     if (attempt !== undefined) attempt.settle(response.throttleFailure === true)
     else if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
     if (response.usage !== undefined) this.#used(project.ref, response.usage)
-    return { status: response.status, headers: response.headers, body: response.body }
+    return { status: response.status, headers: response.headers, body: response.body, setCookies: response.setCookies }
   }
 
   /** A worker's report of what the request counts for (sessions, mail, an active user), counted only with usage on. */

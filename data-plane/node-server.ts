@@ -28,12 +28,20 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 const noBody = Promise.resolve('')
 
+/** The answer's header lines, its Set-Cookie lines each one of its own. */
+function headLines(response: OutgoingResponse<ResponseBody>, closeConnection: boolean): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = { ...response.headers }
+  if (response.setCookies !== undefined && response.setCookies.length > 0) headers['set-cookie'] = [...response.setCookies]
+  if (closeConnection) headers.connection = 'close'
+  return headers
+}
+
 /** A streamed answer (lib/http.ts StreamedBody), chunked, each chunk once the socket took the one before; see uws-server.ts. */
 async function stream(res: http.ServerResponse, response: OutgoingResponse<StreamedBody>, closeConnection: boolean): Promise<void> {
   const chunks = response.body.chunks[Symbol.asyncIterator]()
   const closed = new Promise<void>((resolve) => res.once('close', resolve))
   try {
-    res.writeHead(response.status, closeConnection ? { ...response.headers, connection: 'close' } : response.headers)
+    res.writeHead(response.status, headLines(response, closeConnection))
     for (;;) {
       const next = await chunks.next()
       if (res.destroyed) return
@@ -54,10 +62,9 @@ async function stream(res: http.ServerResponse, response: OutgoingResponse<Strea
 function write(res: http.ServerResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): Promise<void> | undefined {
   if (res.destroyed) return undefined
   if (response.body instanceof StreamedBody) return stream(res, response as OutgoingResponse<StreamedBody>, closeConnection)
-  const headers: Record<string, string> = { ...response.headers }
+  const headers = headLines(response, closeConnection)
   // node:http leaves a HEAD answer's body out itself; its length is the GET answer's.
   headers['content-length'] = String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength)
-  if (closeConnection) headers.connection = 'close'
   res.writeHead(response.status, headers)
   res.end(response.body)
   return undefined

@@ -87,10 +87,15 @@ class InFlight {
   }
 }
 
+function writeHeaders(res: uWS.HttpResponse, response: OutgoingResponse<ResponseBody>): void {
+  for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
+  if (response.setCookies !== undefined) for (const cookie of response.setCookies) res.writeHeader('set-cookie', cookie)
+}
+
 function send(res: uWS.HttpResponse, response: OutgoingResponse<string | Uint8Array>, head: boolean, closeConnection: boolean): void {
   res.cork(() => {
     res.writeStatus(statusLine(response.status))
-    for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
+    writeHeaders(res, response)
     if (head) {
       // HEAD: the GET answer's headers and length, no body (a body would be read as the next response).
       // Written by hand: endWithoutBody(length) would leave uWS waiting for that many bytes, and any first
@@ -119,7 +124,7 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
   try {
     res.cork(() => {
       res.writeStatus(statusLine(response.status))
-      for (const name in response.headers) res.writeHeader(name, response.headers[name]!)
+      writeHeaders(res, response)
       if (head) {
         // No length is known: the client reads no body either way (see send()).
         if (closeConnection) res.writeHeader('connection', 'close')

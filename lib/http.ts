@@ -45,6 +45,12 @@ export interface OutgoingResponse<Body extends ResponseBody = string> {
   status: number
   headers: Record<string, string>
   body: Body
+  /**
+   * Set-Cookie lines, each sent as a header of its own: unlike other
+   * headers, several cookies cannot share one comma-separated line (an
+   * Expires attribute holds a comma).
+   */
+  setCookies?: readonly string[]
 }
 
 /** Routes of the platform itself (admin API, dashboard), tried when no project is named. */

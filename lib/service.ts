@@ -84,6 +84,8 @@ export interface ServiceResponse {
   status: number
   headers: Record<string, string>
   body: string
+  /** Set-Cookie lines, each a header of its own (lib/http.ts OutgoingResponse). */
+  setCookies?: readonly string[]
   /**
    * Set by a service when this answer counts as a failed attempt for the
    * per-address throttle (e.g. a 4xx from sign-in); the data plane feeds it.

@@ -56,6 +56,11 @@ const f = await restProject(t, `
   begin
     perform set_config('response.headers', '[{"X-Request-Path": "' || current_setting('request.path', true) || '"}]', true);
   end $$;
+  create function login() returns text language plpgsql as $$
+  begin
+    perform set_config('response.headers', '[{"Set-Cookie": "session=abc; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly"}, {"Set-Cookie": "theme=dark; Path=/"}, {"X-Logged": "in"}]', true);
+    return 'welcome';
+  end $$;
   grant execute on all functions in schema public to anon;
 `)
 const s = f.anon()
@@ -198,4 +203,18 @@ t.test('no round trip added: the settings ride in the statement\'s message', asy
   const checked = await ask('POST', '/audited', '', '{"id": 11, "body": "y"}', { accept: 'application/vnd.pgrst.object+json', prefer: 'return=representation' })
   t.equal(checked.answer.status, 202)
   t.equal(checked.messages, 2, 'a checked write: its message, then COMMIT')
+})
+
+t.test('each Set-Cookie SQL names is a header line of its own', async (t) => {
+  // Twice: the ordinary way, then in one message on the known schema.
+  for (let i = 0; i < 2; i++) {
+    const response = await fetch(`${f.project.baseUrl}/rest/v1/rpc/login`, { method: 'POST', headers: { apikey: f.project.anonKey, 'content-type': 'application/json' }, body: '{}' })
+    t.equal(response.status, 200)
+    t.equal(await response.text(), '"welcome"')
+    t.same(response.headers.getSetCookie(), ['session=abc; Path=/; Expires=Wed, 21 Oct 2026 07:28:00 GMT; HttpOnly', 'theme=dark; Path=/'], 'two lines, the comma in Expires kept')
+    t.equal(response.headers.get('x-logged'), 'in')
+  }
+  const { data, error } = await f.anon().rpc('login')
+  t.equal(error, null)
+  t.equal(data, 'welcome')
 })

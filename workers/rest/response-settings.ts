@@ -82,7 +82,9 @@ function statusOf(text: string | null): number | undefined {
  * The answer with SQL's status and headers: a header SQL names replaces the
  * answer's own of that name (PostgREST lets SQL override Content-Type,
  * Location ...); several of one name are joined into one comma-separated
- * line. Throws PGRST111 / PGRST112 when a setting is malformed.
+ * line, but for Set-Cookie, each sent as a line of its own (a cookie's
+ * Expires holds a comma). Throws PGRST111 / PGRST112 when a setting is
+ * malformed.
  */
 export function withResponseSettings(response: ServiceResponse, settings: ResponseSettings | undefined): ServiceResponse {
   if (settings === undefined) return response
@@ -90,9 +92,13 @@ export function withResponseSettings(response: ServiceResponse, settings: Respon
   const headers = headersOf(settings.response_headers ?? null)
   if (status === undefined && headers.length === 0) return response
   const fromSql: Record<string, string> = {}
+  const cookies: string[] = []
   for (const [name, value] of headers) {
     if (FRAMING.has(name)) continue
-    fromSql[name] = Object.hasOwn(fromSql, name) ? `${fromSql[name]}, ${value}` : value
+    if (name === 'set-cookie') cookies.push(value)
+    else fromSql[name] = Object.hasOwn(fromSql, name) ? `${fromSql[name]}, ${value}` : value
   }
-  return { ...response, status: status ?? response.status, headers: { ...response.headers, ...fromSql } }
+  const answer: ServiceResponse = { ...response, status: status ?? response.status, headers: { ...response.headers, ...fromSql } }
+  if (cookies.length > 0) answer.setCookies = [...(response.setCookies ?? []), ...cookies]
+  return answer
 }
