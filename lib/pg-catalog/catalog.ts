@@ -32,6 +32,8 @@ export interface CatalogColumn extends CatalogType {
   maxChars: number | null
   notNull: boolean
   hasDefault: boolean
+  /** The default's expression as PostgreSQL prints it (`now()`, `'draft'::text`), or null. */
+  defaultExpr: string | null
   serial: boolean
   generated: boolean
   comment: string | null
@@ -201,7 +203,7 @@ select pg_catalog.json_build_object(${listed ? `${VIEW_KEY_FIELDS},` : ''}
           'num', a.attnum, 'name', a.attname, ${typeFields('t', 'et')},
           'typeName', pg_catalog.format_type(a.atttypid, a.atttypmod),
           'maxChars', case when a.atttypid in (1042, 1043) and a.atttypmod > 4 then a.atttypmod - 4 end,
-          'notNull', a.attnotnull, 'hasDefault', a.atthasdef,
+          'notNull', a.attnotnull, 'hasDefault', a.atthasdef, 'defaultExpr', pg_catalog.pg_get_expr(d.adbin, d.adrelid),
           'serial', a.attidentity <> '' or coalesce(pg_catalog.pg_get_expr(d.adbin, d.adrelid) like 'nextval(%', false),
           'generated', a.attgenerated <> '',
           'comment', pg_catalog.col_description(c.oid, a.attnum),

@@ -20,7 +20,14 @@ const f = await restProject(t, `
     meta jsonb,
     feeling mood,
     author_id int references authors (id),
-    created_at timestamptz not null default now()
+    created_at timestamptz not null default now(),
+    status text not null default 'draft',
+    code varchar(8) default 'A-1'::character varying,
+    priority int not null default 3,
+    weight real default 1.5,
+    offset_by int default -1,
+    settings jsonb default '{}'::jsonb,
+    labels text[] default '{}'
   );
   comment on table notes is 'A note';
   comment on column notes.title is 'Shown first';
@@ -77,13 +84,21 @@ t.test('the description as anon', async (t) => {
   t.same(notes.required, ['title'], 'not null without a default')
   t.same(notes.properties.id, { description: 'Note:\nThis is a Primary Key.<pk/>', format: 'bigint', type: 'integer' })
   t.same(notes.properties.title, { description: 'Shown first', format: 'character varying', type: 'string', maxLength: 80 })
-  t.same(notes.properties.done, { format: 'boolean', type: 'boolean' })
+  t.same(notes.properties.done, { default: false, format: 'boolean', type: 'boolean' })
   t.same(notes.properties.rank, { format: 'numeric', type: 'number' })
   t.same(notes.properties.tags, { format: 'text[]', type: 'array', items: { type: 'string' } })
   t.same(notes.properties.meta, { format: 'jsonb' })
   t.same(notes.properties.feeling, { enum: ['calm', 'busy'], format: 'mood', type: 'string' })
   t.same(notes.properties.author_id, { description: "Note:\nThis is a Foreign Key to `authors.id`.<fk table='authors' column='id'/>", format: 'integer', type: 'integer' })
-  t.same(notes.properties.created_at, { format: 'timestamp with time zone', type: 'string' })
+  t.same(notes.properties.created_at, { default: 'now()', format: 'timestamp with time zone', type: 'string' })
+  // Defaults as PostgREST shows them: a string column's without its cast and quotes, others when they are JSON values.
+  t.same(notes.properties.status, { default: 'draft', format: 'text', type: 'string' })
+  t.same(notes.properties.code, { default: 'A-1', format: 'character varying', type: 'string', maxLength: 8 })
+  t.same(notes.properties.priority, { default: 3, format: 'integer', type: 'integer' })
+  t.same(notes.properties.weight, { default: 1.5, format: 'real', type: 'number' })
+  t.same(notes.properties.offset_by, { format: 'integer', type: 'integer' }, "PostgreSQL prints '-1'::integer, not a JSON value")
+  t.same(notes.properties.settings, { format: 'jsonb' })
+  t.same(notes.properties.labels, { format: 'text[]', type: 'array', items: { type: 'string' } })
   t.same(doc.definitions.authors!.required, ['id', 'name'])
 
   const add = doc.paths['/rpc/add']!

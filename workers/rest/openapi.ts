@@ -98,12 +98,38 @@ function foreignKeyNote(model: RestModel, table: CatalogTable, column: CatalogCo
   return `This is a Foreign Key to \`${target}.${to}\`.<fk table='${target}' column='${to}'/>`
 }
 
+/**
+ * A column's default as PostgREST's description shows it: for a column
+ * described as a string, the expression without its cast to the column's
+ * type and its quotes, as a string (`'draft'::text` is "draft", `now()` is
+ * "now()"); otherwise the expression itself when it is a JSON value (`0`,
+ * `false`, `1.5`). Anything else (`nextval(...)`, a JSON column's
+ * `'{}'::jsonb`) shows none.
+ */
+function defaultOf(column: CatalogColumn): unknown {
+  const expr = column.defaultExpr
+  if (expr === null) return undefined
+  const format = bareType(column.typeName)
+  let text = expr
+  if (swaggerType(format) === 'string') {
+    const cast = `::${format}`
+    text = JSON.stringify(expr.endsWith(cast) ? expr.slice(0, -cast.length).replace(/^'+|'+$/g, '') : expr)
+  }
+  try {
+    return JSON.parse(text) as unknown
+  } catch {
+    return undefined
+  }
+}
+
 function property(model: RestModel, table: CatalogTable, column: CatalogColumn): Json {
   const notes = ['Note:']
   if (table.primaryKey?.includes(column.name)) notes.push('This is a Primary Key.<pk/>')
   const fk = foreignKeyNote(model, table, column)
   if (fk !== undefined) notes.push(fk)
   const out: Json = {}
+  const fallback = defaultOf(column)
+  if (fallback !== undefined) out.default = fallback
   const description = notes.length > 1 ? `${column.comment ? `${column.comment}\n\n` : ''}${notes.join('\n')}` : column.comment
   if (description) out.description = description
   Object.assign(out, typed(column.typeName, column.typtype, model.enums.get(column.oid)))
