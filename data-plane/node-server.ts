@@ -8,7 +8,7 @@ import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { StreamedBody, type IncomingRequest, type OutgoingResponse, type ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
-import { MAX_BODY_BYTES } from '../lib/http/body.ts'
+import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, MAX_HEADER_BYTES, routedMethod, stoppingResponse, type RunningServer } from './http-server.ts'
 
 function readBody(req: http.IncomingMessage): Promise<string> {
@@ -20,7 +20,7 @@ function readBody(req: http.IncomingMessage): Promise<string> {
       if (size > MAX_BODY_BYTES) reject(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
       else chunks.push(chunk)
     })
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')))
+    req.on('end', () => resolve(bodyText(Buffer.concat(chunks), req.headers['content-type'])))
     req.on('error', reject)
     req.on('aborted', () => reject(new Error('the connection closed before the request was read')))
   })

@@ -9,7 +9,7 @@ import { log } from '../lib/log.ts'
 import { routedMethod } from './http-server.ts'
 import { StreamedBody, type IncomingRequest, type OutgoingResponse, type ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
-import { MAX_BODY_BYTES } from '../lib/http/body.ts'
+import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, stoppingResponse, type RunningServer } from './http-server.ts'
 
 /** The uWebSockets.js release inside @based/uws 6.0.1 (package.json pins that exactly; test/platform/http-engine.test.ts holds the two together). */
@@ -39,7 +39,7 @@ interface RequestState {
 
 const aborted = new Error('the connection closed before the request was read')
 
-function readBody(res: uWS.HttpResponse, state: RequestState): Promise<string> {
+function readBody(res: uWS.HttpResponse, state: RequestState, contentType: string | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let size = 0
@@ -54,7 +54,7 @@ function readBody(res: uWS.HttpResponse, state: RequestState): Promise<string> {
       if (!isLast) return
       // A pipelined request may follow in this same packet and abort this one
       // (see packetParsed): the body counts as read once the packet is parsed.
-      packetParsed().then(() => (state.aborted ? reject(aborted) : resolve(Buffer.concat(chunks).toString('utf8'))))
+      packetParsed().then(() => (state.aborted ? reject(aborted) : resolve(bodyText(Buffer.concat(chunks), contentType))))
     })
     if (state.aborted) reject(aborted)
   })
@@ -278,7 +278,7 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     // The body must be subscribed to before this callback returns.
     let body: Promise<string> | undefined
     if (hasBody) {
-      body = readBody(res, state)
+      body = readBody(res, state, headers['content-type'])
       body.catch(() => {})
     }
     const request = new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body)

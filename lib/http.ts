@@ -16,7 +16,9 @@ export interface IncomingRequest {
    * before it resolves (the data plane awaits it before dispatching and before
    * the platform's own routes). An engine may hold it back or reject it: the
    * uWS engine does until the packet that carried the request is parsed, so a
-   * request whose connection closes for pipelining never runs.
+   * request whose connection closes for pipelining never runs. UTF-8 text,
+   * but an `application/octet-stream` body is one character per byte
+   * (lib/http/body.ts bodyText).
    */
   body(): Promise<string>
 }

@@ -7,6 +7,21 @@
 /** The largest request body the data plane reads (413 request_too_large beyond it). */
 export const MAX_BODY_BYTES = 1024 * 1024
 
+/**
+ * A body's bytes as the text a concern is given: UTF-8, but an
+ * `application/octet-stream` body byte for byte (latin1: one character per
+ * byte, 0 to 255), so bytes that are not UTF-8 reach a concern intact (the
+ * data API passes them to a `bytea` parameter). Both HTTP engines read
+ * bodies through it.
+ */
+export function bodyText(bytes: Buffer, contentType: string | undefined): string {
+  const media = contentType?.split(';')[0]!.trim().toLowerCase()
+  return bytes.toString(media === OCTET_STREAM ? 'latin1' : 'utf8')
+}
+
+/** The media whose body is bytes, not text (bodyText). */
+export const OCTET_STREAM = 'application/octet-stream'
+
 export type JsonObject = Record<string, unknown>
 
 export interface BodyErrors {

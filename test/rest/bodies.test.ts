@@ -18,6 +18,7 @@ const f = await restProject(t, `
   create function shout(text) returns text language sql immutable as 'select upper($1)';
   create function root_name(xml) returns text language sql immutable as $$select (xpath('name(/*)', $1))[1]::text$$;
   create function byte_count(bytea) returns int language sql immutable as 'select length($1)';
+  create function digest_of(bytea) returns text language sql immutable as $$select length($1) || ' ' || md5($1)$$;
   create function named_text(body text) returns text language sql immutable as 'select body';
   create function log_note(text) returns void language sql as $$insert into films (id, title, note) values (1000, 'log', $1)$$;
   grant execute on all functions in schema public to anon;
@@ -175,4 +176,32 @@ t.test('the body limit holds for CSV as for JSON', async (t) => {
   const large = await post('/films', 'text/csv', `id,title\n${rows}\n`)
   t.equal(large.status, 413)
   t.equal(await count(), before)
+})
+
+t.test('an octet-stream body reaches a bytea parameter byte for byte', async (t) => {
+  // Every byte value, most of them not UTF-8 on their own.
+  const bytes = new Uint8Array(512).map((_, i) => (i * 7 + 3) % 256)
+  const { createHash } = await import('node:crypto')
+  const want = `512 ${createHash('md5').update(bytes).digest('hex')}`
+  for (let i = 0; i < 2; i++) {
+    const response = await fetch(`${f.project.baseUrl}/rest/v1/rpc/digest_of`, {
+      method: 'POST',
+      headers: { apikey: f.project.anonKey, 'content-type': 'application/octet-stream' },
+      body: bytes,
+    })
+    t.equal(response.status, 200)
+    t.equal(await response.json(), want)
+  }
+  const withCharset = await fetch(`${f.project.baseUrl}/rest/v1/rpc/digest_of`, {
+    method: 'POST',
+    headers: { apikey: f.project.anonKey, 'content-type': 'Application/Octet-Stream; x=1' },
+    body: Uint8Array.from([0xff, 0x00, 0xc3]),
+  })
+  t.equal(await withCharset.json(), `3 ${createHash('md5').update(Uint8Array.from([0xff, 0x00, 0xc3])).digest('hex')}`)
+  const text = await fetch(`${f.project.baseUrl}/rest/v1/rpc/shout`, {
+    method: 'POST',
+    headers: { apikey: f.project.anonKey, 'content-type': 'text/plain' },
+    body: 'héllo',
+  })
+  t.equal(await text.json(), 'HÉLLO', 'a text body is still read as UTF-8')
 })

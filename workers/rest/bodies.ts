@@ -6,6 +6,7 @@
 // JSON path (write.ts: one JSON parameter PostgreSQL converts per column);
 // and the bodies a function with one unnamed parameter takes whole
 // (`text/plain`, `text/xml`, `application/octet-stream`, rpc.ts).
+import { OCTET_STREAM } from '../../lib/http/body.ts'
 import { restErrors } from './errors.ts'
 
 /** What the body is, by its Content-Type. */
@@ -22,7 +23,7 @@ export interface DecodedBody {
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json$/
 /** The media only a function of one unnamed parameter of that type takes (PostgREST's RawPay). */
-const RAW: Record<string, BodyMedia> = { 'text/plain': 'text', 'text/xml': 'xml', 'application/octet-stream': 'binary' }
+const RAW: Record<string, BodyMedia> = { 'text/plain': 'text', 'text/xml': 'xml', [OCTET_STREAM]: 'binary' }
 
 /**
  * The body of a request that has one, decoded as PostgREST decodes it. No

@@ -123,7 +123,7 @@ const RAW_TYPES: Partial<Record<BodyMedia, string>> = { text: 'text', xml: 'xml'
 /**
  * A raw body, the one unnamed argument of the function's only overload that
  * takes exactly one unnamed parameter of its type (PostgREST 13); else
- * PGRST202 naming that parameter. Bytes travel as the body's UTF-8 in hex.
+ * PGRST202 naming that parameter. Bytes travel in hex.
  */
 function rawArgument(call: RestCall, candidates: readonly CatalogFunction[], target: string, type: string, params: Params): FunctionCall {
   const fn = candidates.find((f) => inputs(f).length === 1 && inputs(f)[0]!.name === null && inputs(f)[0]!.typeName === type)
@@ -135,7 +135,8 @@ function rawArgument(call: RestCall, candidates: readonly CatalogFunction[], tar
       null,
     )
   }
-  const value = type === 'bytea' ? `\\x${Buffer.from(call.body, 'utf8').toString('hex')}` : call.body
+  // An octet-stream body arrives one character per byte (lib/http/body.ts bodyText): its bytes, in hex.
+  const value = type === 'bytea' ? `\\x${Buffer.from(call.body, 'latin1').toString('hex')}` : call.body
   return { fn, call: `${target}(${params.add(value, type)})`, from: '', argKeys: new Set() }
 }
 
