@@ -61,6 +61,19 @@ t.test('upsert: merge, ignore, on_conflict', async (t) => {
   t.same(merged.data, [{ id: 1, title: 'one!', done: true }])
   const inserted = await s.from('notes').upsert({ id: 100, title: 'hundred' }).select('id')
   t.equal(inserted.status, 201)
+  // The same without a representation: 201 when the merge inserted any row, 200 when it only updated.
+  const fresh = await s.from('notes').upsert({ id: 300, title: 'three hundred' })
+  t.equal(fresh.error, null)
+  t.equal(fresh.status, 201)
+  const mergedQuietly = await s.from('notes').upsert([{ id: 300, title: 'three hundred!' }])
+  t.equal(mergedQuietly.error, null)
+  t.equal(mergedQuietly.status, 200, 'only updated, return=minimal')
+  const insertedQuietly = await s.from('notes').upsert([{ id: 300, title: 'three hundred!!' }, { id: 301, title: 'three hundred and one' }])
+  t.equal(insertedQuietly.error, null)
+  t.equal(insertedQuietly.status, 201, 'one of them inserted')
+  t.same((await f.sql('select id, title from notes where id >= 300 order by id')).rows, [
+    { id: 300, title: 'three hundred!!' }, { id: 301, title: 'three hundred and one' },
+  ])
   const ignored = await s.from('notes').upsert({ id: 1, title: 'ignored' }, { ignoreDuplicates: true }).select('id')
   t.equal(ignored.error, null)
   t.same(ignored.data, [])

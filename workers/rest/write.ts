@@ -106,7 +106,9 @@ export function insertSql(parts: WriteParts): WriteCte | undefined {
   const { prefs, query } = parts.call
   const target = query.onConflict ?? parts.table.primaryKey ?? undefined
   const conflict = conflictClause(parts, columns, prefs.resolution, target)
-  const upsertFlag = prefs.resolution === 'merge-duplicates' && conflict !== '' && prefs.return === 'representation' && isTable(parts.table)
+  // Whether each row was inserted or updated (its xmax), so a merge that only updated answers 200, whatever it returns:
+  // ON CONFLICT DO UPDATE needs SELECT on the table already, so reading xmax asks no more of the caller.
+  const upsertFlag = prefs.resolution === 'merge-duplicates' && conflict !== '' && isTable(parts.table)
   const ret = returning(parts, upsertFlag)
   if (prefs.missing !== 'default' || query.columns === undefined) {
     const insert = insertInto(parts, columns, rows, conflict, ret)
