@@ -226,7 +226,7 @@ async function probeOf(client: pg.ClientBase): Promise<Probe> {
 async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
   const probe = await probeOf(client)
   // The zone asked for, kept only if the server knows it (echoed in Preference-Applied only then).
-  call.prefs.timezone = await honouredTimezone(client, serverOf(client), call.prefs)
+  if (call.prefs.timezone !== undefined) call.prefs.timezone = await honouredTimezone(client, serverOf(client), call.prefs)
   const { identity, project } = caller
   const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
   const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
