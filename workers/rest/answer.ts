@@ -10,11 +10,14 @@
 // with the identity statement; the statement reads the schema key back
 // (lib/pg-catalog/schema-version.ts) and, if the schema moved, the answer is
 // dropped and the request planned again on the fresh schema. A read is then
-// one round trip (an implicit transaction); a write is its statement inside
-// BEGIN, then COMMIT once its result is checked (two round trips), or
-// ROLLBACK when the schema moved, so a write never lands planned on a stale
-// schema. A statement that fails is answered once the key, read again, shows
-// the schema did not move (so a failing write never runs twice). Otherwise (a cold thread, a moved schema, an error): BEGIN with the
+// one round trip (an implicit transaction). A write with nothing to check
+// before its commit is one too: its identity statement also guards the key
+// (settings.ts keyGuard), so planned on a moved schema it writes nothing. A
+// write whose result is checked is its statement inside BEGIN, then COMMIT
+// once the result and the key are seen (two round trips), or ROLLBACK when
+// the schema moved. A statement that fails is answered once the key, read
+// again, shows the schema did not move (so a failing write never runs
+// twice). Otherwise (a cold thread, a moved schema, an error): BEGIN with the
 // identity and the key, the model from the cache (built on a miss), the
 // statement, COMMIT. What SQL set of the reply's status and headers is read
 // in the statement's message too (response-settings.ts).
