@@ -50,19 +50,48 @@ export function substitute(sql: string, vars: Record<string, string>): string {
   })
 }
 
-/** One migration run at a time per server: two processes starting at once apply each migration once. */
+/**
+ * One migration run at a time per database: two processes starting at once
+ * apply each migration once. (An advisory lock is a database's, not the
+ * server's: see runScript for what is shared by the whole server.)
+ */
 const MIGRATION_BEGIN = `begin; select pg_advisory_xact_lock(hashtext('baseplane.migrations'))`
+
+/**
+ * What a run of a cluster-wide script meets when another process, connected
+ * to another database of the same server (another catalogue's platform, or a
+ * server URL naming another database), made the same role or changed the same
+ * shared row at the same moment: the role's unique key, the role already
+ * made, a shared catalogue row updated under it, a deadlock.
+ */
+function isConcurrentClusterChange(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string }
+  return code === '23505' || code === '42710' || code === '40P01' || (code === 'XX000' && message === 'tuple concurrently updated')
+}
+
+/** Attempts of a cluster-wide script: each one that meets another's change sees it done the next time (the scripts are idempotent). */
+const CLUSTER_SCRIPT_ATTEMPTS = 5
 
 /**
  * Runs every file of an idempotent set (no versioning) in one transaction,
  * under the migrations' lock: two projects created at once by two processes
  * would otherwise update the same shared catalogue rows (roles, database
- * ACLs) together and one would fail with "tuple concurrently updated".
+ * ACLs) together and one would fail with "tuple concurrently updated". The
+ * lock holds only among processes connected to the same database, and roles
+ * are the whole server's: a run that collides with another anyway is run
+ * again, and finds the other's work done.
  */
 export async function runScript(client: pg.ClientBase, set: string, vars: Record<string, string> = {}): Promise<void> {
-  await inTransaction(client, async (client) => {
-    for (const migration of migrationsOf(set)) await client.query(substitute(migration.sql, vars))
-  }, MIGRATION_BEGIN)
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await inTransaction(client, async (client) => {
+        for (const migration of migrationsOf(set)) await client.query(substitute(migration.sql, vars))
+      }, MIGRATION_BEGIN)
+      return
+    } catch (error) {
+      if (attempt >= CLUSTER_SCRIPT_ATTEMPTS || !isConcurrentClusterChange(error)) throw error
+    }
+  }
 }
 
 /**

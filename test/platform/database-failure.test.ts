@@ -1,7 +1,7 @@
 // A project database that fails, through HTTP: connections the server ended
 // while idle are replaced without the caller noticing; a database that cannot
 // be reached answers 503 with Retry-After, and a statement that runs out of
-// time a timeout, each in its service's own shape.
+// time a timeout, each in its service's own shape (the data API's PostgREST's).
 import pg, { escapeIdentifier } from 'pg'
 import t from 'tap'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
@@ -17,7 +17,8 @@ const admin = await serverUrl()
 
 const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
 await owner.connect()
-await owner.query(`create function public.slow() returns integer language sql stable as $$ select 1 from pg_sleep(30) $$`)
+await owner.query(`create function public.slow() returns integer language sql stable as $$ select 1 from pg_sleep(30) $$;
+  create table public.notes (id int primary key, body text); insert into public.notes values (1, 'kept'); grant select on public.notes to anon`)
 await owner.end()
 // The API roles' per-request timeouts (lib/plans.ts defaults) end `slow` and the
 // waits on the locks below; this database default ends them sooner wherever no
@@ -36,6 +37,7 @@ const service = { apikey: project.serviceRoleKey, authorization: `Bearer ${proje
 const graphql = (query: string) => request(`${project.baseUrl}/graphql/v1`, { method: 'POST', headers: anon, body: { query } })
 const authUsers = (headers: Record<string, string> = {}) => request(`${project.baseUrl}/auth/v1/admin/users`, { headers: { ...service, ...headers } })
 const devices = () => request(`${project.baseUrl}/push/v1/devices`, { headers: user })
+const notes = () => request(`${project.baseUrl}/rest/v1/notes?select=id,body`, { headers: anon })
 
 const answer = (reply: Reply) => ({ status: reply.status, body: reply.json })
 const ended = (reply: Reply) => ({
@@ -56,13 +58,14 @@ async function terminateWorkers(): Promise<number> {
 }
 
 t.test('connections ended while idle are replaced: the next request of each service succeeds', async (t) => {
-  const warm = await Promise.all([graphql('{ __typename }'), authUsers(), devices()])
-  t.same(warm.map((r) => r.status), [200, 200, 200], 'each service has a pooled connection')
-  t.ok((await terminateWorkers()) >= 3, 'the server ended them while idle')
-  const after = await Promise.all([graphql('{ __typename }'), authUsers(), devices()])
+  const warm = await Promise.all([graphql('{ __typename }'), authUsers(), devices(), notes()])
+  t.same(warm.map((r) => r.status), [200, 200, 200, 200], 'each service has a pooled connection')
+  t.ok((await terminateWorkers()) >= 4, 'the server ended them while idle')
+  const after = await Promise.all([graphql('{ __typename }'), authUsers(), devices(), notes()])
   t.same(answer(after[0]!), { status: 200, body: { data: { __typename: 'Query' } } })
   t.same(answer(after[1]!), { status: 200, body: { users: [], aud: 'authenticated' } })
   t.same(answer(after[2]!), { status: 200, body: [] })
+  t.same(answer(after[3]!), { status: 200, body: [{ id: 1, body: 'kept' }] })
 })
 
 t.test('a database that refuses connections: 503 with Retry-After in each service\'s shape, then back', async (t) => {
@@ -99,9 +102,18 @@ t.test('a database that refuses connections: 503 with Retry-After in each servic
   t.equal(link.status, 303)
   t.match(link.headers.location, /#error=temporarily_unavailable&error_code=database_unavailable&error_description=The\+project\+database\+is\+unavailable/)
 
+  const rest = await notes()
+  t.same({ ...ended(rest), proxyStatus: rest.headers['proxy-status'] }, {
+    status: 503,
+    retryAfter: '2',
+    code: undefined,
+    body: { code: 'PGRST001', details: null, hint: null, message: 'Database client error. Retrying the connection.' },
+    proxyStatus: 'PostgREST; error=PGRST001',
+  }, "the data API: PostgREST's PGRST001")
+
   await adminQuery(admin, `alter database ${escapeIdentifier(database)} allow_connections true`)
-  const back = await Promise.all([graphql('{ __typename }'), authUsers(), devices()])
-  t.same(back.map((r) => r.status), [200, 200, 200], 'the same requests succeed once the database accepts connections again')
+  const back = await Promise.all([graphql('{ __typename }'), authUsers(), devices(), notes()])
+  t.same(back.map((r) => r.status), [200, 200, 200, 200], 'the same requests succeed once the database accepts connections again')
 })
 
 t.test('a statement that runs out of time: each service\'s timeout answer', async (t) => {
@@ -111,7 +123,7 @@ t.test('a statement that runs out of time: each service\'s timeout answer', asyn
   await locker.connect()
   t.teardown(() => locker.end())
   await locker.query(`begin; lock table auth.users in access exclusive mode; lock table push.devices in access exclusive mode`)
-  const [slow, users, listed] = await Promise.all([graphql('{ slow }'), authUsers(), devices()])
+  const [slow, users, listed, restSlow] = await Promise.all([graphql('{ slow }'), authUsers(), devices(), request(`${project.baseUrl}/rest/v1/rpc/slow`, { headers: anon })])
   await locker.query('rollback')
 
   t.same(ended(slow), {
@@ -132,6 +144,12 @@ t.test('a statement that runs out of time: each service\'s timeout answer', asyn
     code: 'request_timeout',
     body: { code: 'request_timeout', message: 'The request took longer than the project\'s statement timeout allows and was cancelled' },
   })
-  const again = await Promise.all([graphql('{ __typename }'), authUsers(), devices()])
-  t.same(again.map((r) => r.status), [200, 200, 200], 'the connections are usable afterwards')
+  t.same(ended(restSlow), {
+    status: 500,
+    retryAfter: undefined,
+    code: undefined,
+    body: { code: '57014', details: null, hint: null, message: 'canceling statement due to statement timeout' },
+  }, "the data API: PostgreSQL's error, 500 as PostgREST maps 57014")
+  const again = await Promise.all([graphql('{ __typename }'), authUsers(), devices(), notes()])
+  t.same(again.map((r) => r.status), [200, 200, 200, 200], 'the connections are usable afterwards')
 })

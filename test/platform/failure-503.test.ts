@@ -83,6 +83,9 @@ t.test('the catalogue refuses connections: 503 with Retry-After everywhere, one 
   t.same(answer(graphql), { status: 503, retryAfter: '2', code: 'catalogue_unavailable', body: platformShape }, 'GraphQL: its refusal shape')
   const push = await request(`${project.baseUrl}/push/v1/devices`, { headers: anon })
   t.same(answer(push), { status: 503, retryAfter: '2', code: 'catalogue_unavailable', body: platformShape }, 'Push')
+  const rest = await request(`${project.baseUrl}/rest/v1/`, { headers: anon })
+  t.equal(rest.status, 503, 'the data API')
+  t.equal(rest.headers['retry-after'], '2')
   const health = await request(`${project.baseUrl}/health`, { headers: anon })
   t.same(answer(health), { status: 503, retryAfter: '2', code: 'catalogue_unavailable', body: platformShape }, 'the project\'s /health')
 
@@ -158,6 +161,7 @@ t.test('a project\'s database is missing: every service, the admin API, the dash
     ['auth', () => request(`${project.baseUrl}/auth/v1/admin/users`, { headers: service })],
     ['graphql', () => request(`${project.baseUrl}/graphql/v1`, { method: 'POST', headers: anon, body: { query: '{ __typename }' } })],
     ['push', () => request(`${project.baseUrl}/push/v1/devices`, { headers: service })],
+    ['rest', () => request(`${project.baseUrl}/rest/v1/`, { headers: anon })],
     ['health', () => request(`${project.baseUrl}/health`, { headers: anon })],
     ['admin push devices', () => request(`${platform.origin}/platform/v1/projects/${project.ref}/push/devices`, { headers: adminHeaders })],
     ['admin push log', () => request(`${platform.origin}/platform/v1/projects/${project.ref}/push/log`, { headers: adminHeaders })],
