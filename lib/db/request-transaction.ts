@@ -79,11 +79,9 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
 /**
  * The identity statement as a prepared statement of `client` (its values
  * parameters), with `more` select items a concern adds, binding their values
- * the same way (REST's `request.*` settings and its pre-request read:
- * workers/rest/settings.ts), and the `returned` items it answers (REST: the
- * pre-request function's name, and a write's key guard). Prepared, PostgreSQL plans it once per
- * connection: planning the pre-request read's catalogue subqueries cost it
- * more than the request's own statement.
+  * the same way (REST's `request.*` settings: workers/rest/settings.ts),
+ * and the `returned` items it answers (REST: a write's key guard). Prepared,
+ * PostgreSQL plans it once per connection rather than on every request.
  */
 export function identityCall(
   client: pg.ClientBase,

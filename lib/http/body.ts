@@ -7,6 +7,14 @@
 /** The largest request body the data plane reads (413 request_too_large beyond it). */
 export const MAX_BODY_BYTES = 1024 * 1024
 
+/** The media whose body is bytes, not text (bodyText). */
+export const OCTET_STREAM = 'application/octet-stream'
+
+/** A Content-Type's media type without its parameters, lower-cased ("" when none is given). */
+export function mediaTypeOf(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase()
+}
+
 /**
  * A body's bytes as the text a concern is given: UTF-8, but an
  * `application/octet-stream` body byte for byte (latin1: one character per
@@ -15,12 +23,8 @@ export const MAX_BODY_BYTES = 1024 * 1024
  * bodies through it.
  */
 export function bodyText(bytes: Buffer, contentType: string | undefined): string {
-  const media = contentType?.split(';')[0]!.trim().toLowerCase()
-  return bytes.toString(media === OCTET_STREAM ? 'latin1' : 'utf8')
+  return bytes.toString(mediaTypeOf(contentType) === OCTET_STREAM ? 'latin1' : 'utf8')
 }
-
-/** The media whose body is bytes, not text (bodyText). */
-export const OCTET_STREAM = 'application/octet-stream'
 
 export type JsonObject = Record<string, unknown>
 

@@ -6,7 +6,7 @@
 // JSON path (write.ts: one JSON parameter PostgreSQL converts per column);
 // and the bodies a function with one unnamed parameter takes whole
 // (`text/plain`, `text/xml`, `application/octet-stream`, rpc.ts).
-import { OCTET_STREAM } from '../../lib/http/body.ts'
+import { mediaTypeOf, OCTET_STREAM } from '../../lib/http/body.ts'
 import { restErrors } from './errors.ts'
 
 /** What the body is, by its Content-Type. */
@@ -31,14 +31,14 @@ const RAW: Record<string, BodyMedia> = { 'text/plain': 'text', 'text/xml': 'xml'
  * anything else is PGRST102 "Content-Type not acceptable".
  */
 export function decodeBody(contentType: string | undefined, body: string, rpc: boolean): DecodedBody {
-  const mime = (contentType ?? '').split(';')[0]!.trim()
-  const type = mime.toLowerCase()
+  const type = mediaTypeOf(contentType)
   if (type === '' || JSON_TYPE.test(type)) return { media: 'json' }
   if (type === 'text/csv') return { media: 'csv', payload: csvRows(body) }
   if (type === 'application/x-www-form-urlencoded') return { media: 'form', payload: formRow(body) }
   const raw = RAW[type]
   if (raw !== undefined && rpc) return { media: raw }
-  throw restErrors.contentType(mime)
+  // Named as sent (its letter case kept), as PostgREST's message names it.
+  throw restErrors.contentType((contentType ?? '').split(';')[0]!.trim())
 }
 
 /** A form's pairs as one row, values as text; a key given twice keeps its last value (PostgREST's map). */

@@ -216,13 +216,13 @@ function writeStatement(model: RestModel, call: RestCall, table: CatalogTable, c
   const representation = call.prefs.return === 'representation'
   const body = representation ? `(select ${bodyExpression(call, ROW)} from (select ${rel.list} from pgrst_source${rel.joins}) ${ROW})` : 'null::text'
   const pk = table.primaryKey ?? []
-  const location =
-    call.prefs.return === 'headers-only' && pk.length > 0
-      ? `(select pg_catalog.json_build_object(${pk.map((c) => `${quoteName(c)}, pgrst_source.${ident(c)}`).join(', ')})::text from pgrst_source limit 1)`
-      : 'null::text'
+  const locates = call.prefs.return === 'headers-only' && pk.length > 0
+  const location = locates
+    ? `(select pg_catalog.json_build_object(${pk.map((c) => `${quoteName(c)}, pgrst_source.${ident(c)}`).join(', ')})::text from pgrst_source limit 1)`
+    : 'null::text'
   const inserted = cte.upsertFlag ? `pg_catalog.count(*) filter (where pgrst_source.pgrst_inserted)` : 'null::int8'
   const counted = call.prefs.count === 'exact' || call.prefs.count === 'estimated' || call.prefs.count === 'planned'
-  const countOnly = cte.bare !== undefined && !representation && location === 'null::text' && !cte.upsertFlag
+  const countOnly = cte.bare !== undefined && !representation && !locates && !cte.upsertFlag
   return {
     ...base,
     sql: (meta) =>
