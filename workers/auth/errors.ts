@@ -150,7 +150,7 @@ export const authErrors = {
   hookTimeout: (hook: string, uri: string, seconds: number) =>
     new AuthError(`hook_${hook}_timeout`, `Hook URI ${uri} did not answer within ${seconds} seconds`, 504),
   hookTimeoutAfterRetry: () => new AuthError('hook_timeout_after_retry', 'failed to reach hook after maximum retries', 422),
-  hookPayloadOverSizeLimit: () => new AuthError('hook_payload_over_size_limit', 'Payload size exceeded size limit', 422),
+  hookPayloadOverSizeLimit: (bytes: number) => new AuthError('hook_payload_over_size_limit', `Payload size exceeded size limit of ${bytes} bytes`, 422),
   hookPayloadInvalidContentType: () => new AuthError('hook_payload_invalid_content_type', 'Invalid Content-Type: Expected application/json', 400),
   // The project database (workers/auth/db/pool.ts): GoTrue's timeout middleware text; our code for a database it cannot reach.
   requestTimeout: () => new AuthError('request_timeout', 'Processing this request timed out, please retry after a moment.', 504),

@@ -7,7 +7,8 @@ import crypto from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Queryable } from '../db/pool.ts'
 import { userById } from '../db/users.ts'
-import { authErrors, type AuthError } from '../errors.ts'
+import { AuthError, authErrors } from '../errors.ts'
+import { AnswerBoundError, fetchBounded } from '../../../lib/bounded-body.ts'
 import { log } from '../../../lib/log.ts'
 import { signedWebhookHeaders } from '../../../lib/webhooks.ts'
 import { userJson } from '../serialize.ts'
@@ -52,51 +53,86 @@ export async function sendEmailThroughHook(client: Queryable, hook: PgHook | Htt
   if (refusal) throw refusal
 }
 
-/** POSTs the event as GoTrue's HTTP hooks do: 5 s per attempt, 3 attempts 2 s apart on timeouts (and 429/503 with Retry-After). */
+/**
+ * POSTs the event as GoTrue's HTTP hooks do (supabase/auth internal/hooks/hookhttp/hookhttp.go:
+ * defaultHTTPHookTimeout 5 s, 3 attempts, 2 s backoff, payloadLimit 200 * 1024 bytes). Each attempt
+ * has one 5 s deadline over connect, headers and body (Go's http.Client.Timeout includes reading the
+ * body), so an endpoint that trickles its answer times the attempt out like one that never answers;
+ * a timed-out attempt is tried again (and 429/503 with Retry-After). The answer is read with a running
+ * count (lib/bounded-body.ts): past 200 KiB the stream is cancelled, not read on.
+ */
 async function postHook(hook: HttpHook, event: unknown): Promise<unknown> {
   const body = JSON.stringify(event)
   for (let attempt = 1; ; attempt++) {
     const last = attempt >= HTTP_HOOK.attempts
     const id = crypto.randomUUID()
     const timestamp = Math.floor(Date.now() / 1000)
-    let response: Response
+    let answer: Attempt
     try {
-      response = await fetch(hook.uri, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...signedWebhookHeaders(hook.secrets, id, timestamp, body) },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(HTTP_HOOK.timeoutMs),
-      })
+      answer = await attemptHook(hook, body, signedWebhookHeaders(hook.secrets, id, timestamp, body))
     } catch (error) {
-      const timedOut = (error as Error).name === 'TimeoutError'
-      log.error('auth hook unreachable', error, { hook: NAME, attempt })
-      if (!timedOut) throw authErrors.hookFailed(NAME, hook.uri)
+      if (!(error instanceof AnswerBoundError)) {
+        if (error instanceof AuthError) throw error
+        log.error('auth hook unreachable', error, { hook: NAME, attempt })
+        throw authErrors.hookFailed(NAME, hook.uri)
+      }
+      if (error.code === 'answer_too_large') throw authErrors.hookPayloadOverSizeLimit(HTTP_HOOK.maxAnswerBytes)
+      log.error('auth hook did not answer in time', error, { hook: NAME, attempt })
       if (last) throw authErrors.hookTimeoutAfterRetry()
       await sleep(HTTP_HOOK.backoffMs)
       continue
     }
-    if (response.status === 204) return undefined
-    if ((response.status === 429 || response.status === 503) && response.headers.has('retry-after') && !last) {
-      await response.body?.cancel()
+    if (answer === 'again') {
+      if (last) throw authErrors.hookFailed(NAME, hook.uri)
       await sleep(HTTP_HOOK.backoffMs)
       continue
     }
-    return readAnswer(hook, response)
+    return answer === 'no output' ? undefined : outputOf(hook, answer)
   }
 }
 
-async function readAnswer(hook: HttpHook, response: Response): Promise<unknown> {
-  const length = Number(response.headers.get('content-length') ?? 0)
-  if (length > HTTP_HOOK.maxAnswerBytes) {
-    await response.body?.cancel()
-    throw authErrors.hookPayloadOverSizeLimit()
+/** An attempt's answer: its status, whether it is JSON, and its text; `no output` for 204; `again` for 429/503 with Retry-After. */
+type Attempt = { status: number; json: boolean; text: string } | 'no output' | 'again'
+
+/** One attempt, its answer read under the bounds (AnswerBoundError past one). */
+async function attemptHook(hook: HttpHook, body: string, signature: Record<string, string>): Promise<Attempt> {
+  const answer = await fetchBounded(
+    hook.uri,
+    {
+      method: 'POST',
+      // identity, as GoTrue asks: the declared length is the body's, and no inflating of a compressed answer.
+      headers: { 'content-type': 'application/json', 'accept-encoding': 'identity', ...signature },
+      body,
+      redirect: 'manual',
+    },
+    { maxBytes: HTTP_HOOK.maxAnswerBytes, timeoutMs: HTTP_HOOK.timeoutMs },
+  )
+  if (answer.status === 204) {
+    await answer.discard()
+    return 'no output'
   }
-  const text = await response.text()
-  if (Buffer.byteLength(text) > HTTP_HOOK.maxAnswerBytes) throw authErrors.hookPayloadOverSizeLimit()
-  const json = /^application\/json\b/i.test(response.headers.get('content-type') ?? '')
-  if (response.status === 200 || response.status === 202) {
-    if (!json) throw authErrors.hookPayloadInvalidContentType()
+  if ((answer.status === 429 || answer.status === 503) && answer.headers.has('retry-after')) {
+    await answer.discard()
+    return 'again'
+  }
+  const json = /^application\/json\b/i.test(answer.headers.get('content-type') ?? '')
+  const ok = answer.status === 200 || answer.status === 202
+  // GoTrue checks a success's Content-Type before it reads a byte of the body.
+  if (ok && !json) {
+    await answer.discard()
+    throw authErrors.hookPayloadInvalidContentType()
+  }
+  if (ok) return { status: answer.status, json, text: await answer.text() }
+  // An error status fails the call whatever its body holds: a body past a bound only loses the refusal it might say.
+  const text = await answer.text().catch((error: unknown) => {
+    if (error instanceof AnswerBoundError) return ''
+    throw error
+  })
+  return { status: answer.status, json, text }
+}
+
+function outputOf(hook: HttpHook, { status, json, text }: Exclude<Attempt, string>): unknown {
+  if (status === 200 || status === 202) {
     try {
       return text === '' ? undefined : JSON.parse(text)
     } catch {
@@ -109,6 +145,6 @@ async function readAnswer(hook: HttpHook, response: Response): Promise<unknown> 
     const parsed = json ? JSON.parse(text) : undefined
     if (typeof parsed === 'object' && parsed !== null) refusal = hookOutputError(NAME, parsed as Record<string, unknown>)
   } catch {}
-  log.error('auth hook answered an error status', undefined, { hook: NAME, status: response.status })
+  log.error('auth hook answered an error status', undefined, { hook: NAME, status })
   throw refusal ?? authErrors.hookFailed(NAME, hook.uri)
 }
