@@ -19,6 +19,7 @@ import type { AuthProjectContext, Concern, ProjectContext, RestProjectContext, S
 import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { Dispatcher } from './dispatcher.ts'
 import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
+import { TrustedProxies } from '../lib/http/client-address.ts'
 import { platformErrorResponse, refusalResponse } from '../lib/http/errors.ts'
 import { countsForThrottle, type ConcernManifest, type ConcernRoute } from '../lib/http/manifest.ts'
 import { Router } from '../lib/http/router.ts'
@@ -35,7 +36,7 @@ import type { RequestActivity } from './request-activity.ts'
 
 
 export interface DataPlaneDeps {
-  config: Pick<PlatformConfig, 'publicUrl' | 'baseDomain' | 'trustedProxyHeader'>
+  config: Pick<PlatformConfig, 'publicUrl' | 'baseDomain' | 'trustedProxies'>
   directory: ProjectDirectory
   gate: Gate
   throttle: Throttle
@@ -141,9 +142,11 @@ export class DataPlane {
   readonly #health = new WeakMap<ProjectRecord, { database: ProjectDatabase; up: string; down: string }>()
   readonly #probe: ProjectDatabaseProbe
   readonly #lifecycle: LifecycleGate
+  readonly #proxies: TrustedProxies
 
   constructor(deps: DataPlaneDeps) {
     this.#deps = deps
+    this.#proxies = new TrustedProxies(deps.config.trustedProxies)
     this.#probe = deps.databaseProbe ?? new ProjectDatabaseProbe()
     this.#lifecycle = new LifecycleGate((ref) => deps.directory.reload(ref), deps.waker)
     this.#domains = [deps.config.baseDomain, 'localhost'].filter((d): d is string => Boolean(d)).map((d) => `.${d.toLowerCase()}`)
@@ -166,15 +169,9 @@ export class DataPlane {
     return undefined
   }
 
+  /** The address every throttle counts: X-Forwarded-For only as far as BASEPLANE_TRUSTED_PROXIES vouch for it. */
   clientAddress(request: IncomingRequest): string {
-    const header = this.#deps.config.trustedProxyHeader
-    if (header) {
-      // The trusted proxy appends the address it saw; earlier entries came from the client.
-      const value = request.headers[header]
-      const last = value?.split(',').pop()?.trim()
-      if (last) return last
-    }
-    return request.peerAddress()
+    return this.#proxies.clientOf(request.peerAddress(), request.headers['x-forwarded-for'])
   }
 
   /** What a concern's worker gets of a project: only what that concern reads (lib/service.ts). */
@@ -302,7 +299,15 @@ export class DataPlane {
       if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }
     }
-    // Wrong admin tokens are counted per address like wrong passwords, across the fleet (the throttle's shared counts).
+    // The admin API and the dashboard change state: they wait, as a dispatch does, until the request may run.
+    await request.body()
+    const answer = await this.#deps.platformRoutes?.(request)
+    if (answer === undefined) throw platformErrors.noProject()
+    if (!refusedAdminToken(request, answer)) return answer
+    // Wrong admin tokens are counted per address like wrong passwords, across the fleet (the throttle's
+    // shared counts). Only the wrong ones are refused: the right token (or a signed-in session) from a
+    // blocked address is served, since behind a proxy that address may be everyone's, and anyone's
+    // wrong guesses must not lock the operator out. Guessing stays hopeless by the token's length.
     const address = this.clientAddress(request)
     const wait = this.#deps.throttle.retryAfter(PLATFORM_THROTTLE_REF, address)
     if (wait > 0) {
@@ -310,11 +315,7 @@ export class DataPlane {
       refused.headers['retry-after'] = String(wait)
       return refused
     }
-    // The admin API and the dashboard change state: they wait, as a dispatch does, until the request may run.
-    await request.body()
-    const answer = await this.#deps.platformRoutes?.(request)
-    if (answer === undefined) throw platformErrors.noProject()
-    if (refusedAdminToken(request, answer)) this.#deps.throttle.recordFailure(PLATFORM_THROTTLE_REF, address)
+    this.#deps.throttle.recordFailure(PLATFORM_THROTTLE_REF, address)
     return answer
   }
 

@@ -2,6 +2,7 @@
 // frozen PlatformConfig that loadConfig() returns.
 import path from 'node:path'
 import { ConfigError } from './errors.ts'
+import { parseProxyRange, type ProxyRange } from './http/client-address.ts'
 import { MIN_SECRET_BYTES, webhookSecretBytes } from './webhooks.ts'
 
 export interface PlatformConfig {
@@ -31,8 +32,11 @@ export interface PlatformConfig {
   rest: { maxRows: number; aggregates: boolean }
   /** Requests one worker thread interleaves (they mostly wait on PostgreSQL). */
   tasksPerThread: number
-  /** Header holding the client address when Baseplane runs behind a proxy (e.g. x-forwarded-for). */
-  trustedProxyHeader: string | undefined
+  /**
+   * BASEPLANE_TRUSTED_PROXIES: the reverse proxies (addresses or CIDR ranges) whose X-Forwarded-For
+   * names the client, for every throttle (lib/http/client-address.ts); empty: the peer is the client.
+   */
+  trustedProxies: readonly ProxyRange[]
   throttle: { maxFailures: number; windowSeconds: number; blockSeconds: number }
   embeddedPort: number
   /** SMTP server for all projects' mail; without it mail goes to each project's outbox table. */
@@ -143,10 +147,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
   if (adminToken !== undefined && adminToken.length < 32) {
     throw new ConfigError('BASEPLANE_ADMIN_TOKEN must be at least 32 characters')
   }
-  const header = env.BASEPLANE_TRUSTED_PROXY_HEADER?.trim().toLowerCase() || undefined
-  if (header !== undefined && !/^[a-z0-9-]+$/.test(header)) {
-    throw new ConfigError(`BASEPLANE_TRUSTED_PROXY_HEADER must be a header name, got "${header}"`)
-  }
+  const trustedProxies = proxies(env)
   const logLevel = (env.BASEPLANE_LOG_LEVEL || 'info') as PlatformConfig['logLevel']
   if (!['silent', 'info', 'debug'].includes(logLevel)) {
     throw new ConfigError(`BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "${logLevel}"`)
@@ -174,7 +175,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     },
     rest: { maxRows: integer(env, 'BASEPLANE_REST_MAX_ROWS', 1000, 1, 1000000), aggregates: flag(env, 'BASEPLANE_REST_AGGREGATES', false) },
     tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 16, 1, 1000),
-    trustedProxyHeader: header,
+    trustedProxies,
     throttle: {
       maxFailures: integer(env, 'BASEPLANE_THROTTLE_MAX_FAILURES', 30, 1, 1000000),
       windowSeconds: integer(env, 'BASEPLANE_THROTTLE_WINDOW_SECONDS', 300, 1, 86400),
@@ -206,6 +207,25 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     lifecycle: lifecycleConfig(env),
   }
   return deepFreeze(config)
+}
+
+/**
+ * BASEPLANE_TRUSTED_PROXIES: addresses or CIDR ranges, separated by commas or spaces. The variable
+ * it replaces trusted its header from any peer, so anyone could name any address: it is refused,
+ * not read as "trust everyone", and the message names what to set instead.
+ */
+function proxies(env: Env): ProxyRange[] {
+  if (env.BASEPLANE_TRUSTED_PROXY_HEADER) {
+    throw new ConfigError(
+      'BASEPLANE_TRUSTED_PROXY_HEADER is no longer read: set BASEPLANE_TRUSTED_PROXIES to the addresses or ranges of your reverse proxies (e.g. "10.0.0.0/8, ::1"); X-Forwarded-For is read only from them',
+    )
+  }
+  const entries = (env.BASEPLANE_TRUSTED_PROXIES ?? '').split(/[\s,]+/).filter((entry) => entry !== '')
+  return entries.map((entry) => {
+    const range = parseProxyRange(entry)
+    if (range === undefined) throw new ConfigError(`BASEPLANE_TRUSTED_PROXIES must list IP addresses or CIDR ranges (e.g. "10.0.0.0/8, ::1"), got "${entry}"`)
+    return range
+  })
 }
 
 /** BASEPLANE_CATALOGUE_SILENCE_MS: 0 (off), or 3000 to 600000. */

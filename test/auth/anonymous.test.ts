@@ -35,7 +35,7 @@ async function anonymous(f: AuthFixture, address?: string) {
 }
 
 t.test('anonymous sign-ins', async (t) => {
-  const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
+  const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXIES: '127.0.0.1' })
   const cp = f.test.platform.controlPlane
   const ref = f.project.ref
   const admin = f.admin().auth.admin

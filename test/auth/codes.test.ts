@@ -8,7 +8,7 @@ import { adminQuery, withDatabase, serverUrl } from '../helpers/db.ts'
 import { ALLOWED, authFixture, call, codeOf, fragmentOf, linkOf, SITE_URL } from './helpers.ts'
 
 t.test('codes, links, redirects and PKCE', async (t) => {
-  const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
+  const f = await authFixture(t, { BASEPLANE_TRUSTED_PROXIES: '127.0.0.1' })
   const supabase = f.anon()
   const projectDb = withDatabase(await serverUrl(), f.project.record.dbName)
 

@@ -25,7 +25,7 @@ t.test('auth is off until enabled, and on at once', async (t) => {
 })
 
 t.test('repeated failures refuse the address on every service of the project', async (t) => {
-  const test = await startTestPlatform(t, { BASEPLANE_THROTTLE_MAX_FAILURES: '4', BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' })
+  const test = await startTestPlatform(t, { BASEPLANE_THROTTLE_MAX_FAILURES: '4', BASEPLANE_TRUSTED_PROXIES: '127.0.0.1' })
   const project = await test.createProject({ auth: true })
   const other = await test.createProject({ auth: true })
   const attacker = { 'x-forwarded-for': '203.0.113.7' }

@@ -25,7 +25,12 @@ t.test('each bad setting has its own message', async (t) => {
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL must be a URL, got "not a url"'],
     [{ BASEPLANE_BASE_DOMAIN: 'bad domain!' }, 'BASEPLANE_BASE_DOMAIN must be a host name such as "example.com", got "bad domain!"'],
     [{ BASEPLANE_ADMIN_TOKEN: 'short' }, 'BASEPLANE_ADMIN_TOKEN must be at least 32 characters'],
-    [{ BASEPLANE_TRUSTED_PROXY_HEADER: 'x forwarded' }, 'BASEPLANE_TRUSTED_PROXY_HEADER must be a header name, got "x forwarded"'],
+    [
+      { BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' },
+      'BASEPLANE_TRUSTED_PROXY_HEADER is no longer read: set BASEPLANE_TRUSTED_PROXIES to the addresses or ranges of your reverse proxies (e.g. "10.0.0.0/8, ::1"); X-Forwarded-For is read only from them',
+    ],
+    [{ BASEPLANE_TRUSTED_PROXIES: '10.0.0.0/8, proxy.internal' }, 'BASEPLANE_TRUSTED_PROXIES must list IP addresses or CIDR ranges (e.g. "10.0.0.0/8, ::1"), got "proxy.internal"'],
+    [{ BASEPLANE_TRUSTED_PROXIES: '10.0.0.0/33' }, 'BASEPLANE_TRUSTED_PROXIES must list IP addresses or CIDR ranges (e.g. "10.0.0.0/8, ::1"), got "10.0.0.0/33"'],
     [{ BASEPLANE_LOG_LEVEL: 'loud' }, 'BASEPLANE_LOG_LEVEL must be one of silent, info, debug; got "loud"'],
     [{ BASEPLANE_THROTTLE_MAX_FAILURES: '0' }, 'BASEPLANE_THROTTLE_MAX_FAILURES must be between 1 and 1000000, got 0'],
     [{ BASEPLANE_CATALOGUE_SILENCE_MS: '2000' }, 'BASEPLANE_CATALOGUE_SILENCE_MS must be 0 (off) or between 3000 and 600000, got 2000'],
@@ -33,6 +38,16 @@ t.test('each bad setting has its own message', async (t) => {
     [{ BASEPLANE_MAIL_FROM: 'nobody' }, 'BASEPLANE_MAIL_FROM must be an email address such as "App <no-reply@example.com>", got "nobody"'],
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { code: 'invalid_config', message }, Object.keys(env)[0])
+})
+
+t.test('BASEPLANE_TRUSTED_PROXIES: addresses and ranges, IPv4 and IPv6, by commas or spaces', async (t) => {
+  t.same(loadConfig({}).trustedProxies, [], 'none by default: the peer is the client')
+  t.same(loadConfig({ BASEPLANE_TRUSTED_PROXIES: '10.0.0.7, 172.16.0.0/12 2001:DB8::/32,::1' }).trustedProxies, [
+    { family: 'ipv4', network: '10.0.0.7', prefix: 32 },
+    { family: 'ipv4', network: '172.16.0.0', prefix: 12 },
+    { family: 'ipv6', network: '2001:db8::', prefix: 32 },
+    { family: 'ipv6', network: '::1', prefix: 128 },
+  ])
 })
 
 t.test('throttle: refuses after the threshold, per project and address, then lets go', async (t) => {

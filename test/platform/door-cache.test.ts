@@ -159,7 +159,7 @@ t.test('a rotated key works at once on both nodes, and the old one is refused af
 
 t.test('concurrent wrong passwords on two nodes: the shared count refuses those past the limit', async (t) => {
   const LIMIT = 5
-  const env = { BASEPLANE_THROTTLE_MAX_FAILURES: String(LIMIT), BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for' }
+  const env = { BASEPLANE_THROTTLE_MAX_FAILURES: String(LIMIT), BASEPLANE_TRUSTED_PROXIES: '127.0.0.1' }
   const a = await startTestPlatform(t, env)
   const b = await a.startAnotherNode()
   const project = await a.createProject({ name: 'Sprayed', auth: true })

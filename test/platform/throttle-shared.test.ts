@@ -13,7 +13,7 @@ const BLOCK_SECONDS = 8
 const env = {
   BASEPLANE_THROTTLE_MAX_FAILURES: '6',
   BASEPLANE_THROTTLE_BLOCK_SECONDS: String(BLOCK_SECONDS),
-  BASEPLANE_TRUSTED_PROXY_HEADER: 'x-forwarded-for',
+  BASEPLANE_TRUSTED_PROXIES: '127.0.0.1',
 }
 /**
  * How long a block set by one process may take to reach the other. Each
