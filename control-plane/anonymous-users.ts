@@ -8,7 +8,7 @@ import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
 import { deleteAnonymousUsers } from './db/auth.ts'
-import { runInProjectDatabase } from './project-database.ts'
+import { runAsProjectLogin } from './project-database.ts'
 
 /** Supabase's suggested age. */
 export const DEFAULT_ANONYMOUS_AGE_DAYS = 30
@@ -26,5 +26,6 @@ export function validAgeDays(raw: unknown): number {
 export async function purgeAnonymousUsers(controlPlane: ControlPlane, ref: string, olderThanDays: number): Promise<number> {
   const days = validAgeDays(olderThanDays)
   const project = await getProject(controlPlane, ref)
-  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => deleteAnonymousUsers(client, days))
+  // As Auth's own login role: deleting users fires the owner's triggers, which must never run as the server's admin.
+  return runAsProjectLogin(await controlPlane.serverUrl(project.dbServer), project, 'auth', (client) => deleteAnonymousUsers(client, days))
 }

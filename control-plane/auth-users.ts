@@ -15,7 +15,7 @@ import type { WorkerOptions } from '../lib/service.ts'
 import * as usersAdmin from '../workers/auth/face.ts'
 import type { AuthAdminScope } from '../workers/auth/face.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { runInProjectDatabase } from './project-database.ts'
+import { runAsProjectLogin } from './project-database.ts'
 import { getProject } from './projects.ts'
 import { keysView, type Addressing } from './views.ts'
 import { isUuid } from '../lib/uuid.ts'
@@ -91,7 +91,8 @@ async function authProject(controlPlane: ControlPlane, ref: string): Promise<Pro
 async function runAuth<T>(controlPlane: ControlPlane, ref: string, context: AuthUsersContext, work: (scope: AuthAdminScope) => Promise<T>): Promise<T> {
   const project = await authProject(controlPlane, ref)
   const baseUrl = keysView(project, context.addressing).base_url
-  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, async (client) =>
+  // As Auth's own login role, as the worker runs: the owner's triggers on auth.users fire here.
+  return runAsProjectLogin(await controlPlane.serverUrl(project.dbServer), project, 'auth', async (client) =>
     work(await usersAdmin.projectScope(client, { ...project, baseUrl }, context.mail)),
   )
 }

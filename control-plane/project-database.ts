@@ -4,6 +4,8 @@ import pg from 'pg'
 import type { Plan, ProjectRecord } from '../lib/catalogue.ts'
 import { migrate, runScript } from '../lib/db/migrations.ts'
 import { inTransaction } from '../lib/db/request-transaction.ts'
+import { AUTH_SESSION } from '../lib/db/auth-transaction.ts'
+import { platformLoginName, platformLoginOf, platformLoginRoles } from '../lib/db/platform-logins.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { apiRoleLimit, planLimits } from '../lib/plans.ts'
 import * as db from './db/project-database.ts'
@@ -49,7 +51,28 @@ export async function withClient<T>(url: string, work: (client: pg.Client) => Pr
 }
 
 function migrationVars(names: ProjectDatabaseNames): Record<string, string> {
-  return { api_role: names.apiRole, owner_role: names.ownerRole, database: names.database }
+  return {
+    api_role: names.apiRole,
+    auth_role: platformLoginName(names.apiRole, 'auth'),
+    platform_role: platformLoginName(names.apiRole, 'platform'),
+    owner_role: names.ownerRole,
+    database: names.database,
+  }
+}
+
+/**
+ * The platform's own login roles beside the API's (lib/db/platform-logins.ts),
+ * made when missing: a project made before they existed gets them on the next
+ * start's upgrade, before the SQL that grants them (sql/project/0030). The
+ * platform's role is BYPASSRLS, so no policy of the owner's runs on its reads.
+ */
+async function ensurePlatformLogins(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'apiPassword'>): Promise<void> {
+  const logins = { dbApiRole: names.apiRole, dbApiPassword: names.apiPassword }
+  for (const login of ['auth', 'platform'] as const) {
+    const role = platformLoginOf(logins, login)
+    if (await db.roleExists(admin, role.user)) continue
+    await db.createLoginRole(admin, role.user, role.password, { noinherit: true, bypassrls: login === 'platform' })
+  }
 }
 
 /** The cluster-wide roles every project database relies on (idempotent). */
@@ -68,13 +91,14 @@ const RESERVED_CONNECTIONS_VERSION = 160000
  */
 async function limitRoles(admin: pg.ClientBase, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, plan: Plan, apiLimit: number, version: number): Promise<void> {
   const limits = planLimits(plan)
-  await db.setConnectionLimit(admin, names.apiRole, apiLimit)
+  // Auth's and Push's login roles serve the same requests as the API's, so each may take the API's share.
+  for (const role of platformLoginRoles(names.apiRole)) await db.setConnectionLimit(admin, role, apiLimit)
   await db.setConnectionLimit(admin, names.ownerRole, limits.ownerConnections)
   // The api role is NOINHERIT (it may only SET ROLE to the API roles), so this
   // one grant must say INHERIT: the reserved slots are checked against the
   // privileges a role has, not the roles it is a member of.
   if (version >= RESERVED_CONNECTIONS_VERSION) {
-    await db.grantReservedConnections(admin, names.apiRole)
+    for (const role of platformLoginRoles(names.apiRole)) await db.grantReservedConnections(admin, role)
   }
 }
 
@@ -99,14 +123,15 @@ export async function limitProjectRoles(serverUrl: string, projects: PlacedProje
   if (projects.length === 0) return
   await withClient(serverUrl, async (admin) => {
     const version = await db.serverVersion(admin)
-    const rows = await db.roleLimits(admin, projects.flatMap((p) => [p.names.apiRole, p.names.ownerRole]), version >= RESERVED_CONNECTIONS_VERSION)
+    const rows = await db.roleLimits(admin, projects.flatMap((p) => [...platformLoginRoles(p.names.apiRole), p.names.ownerRole]), version >= RESERVED_CONNECTIONS_VERSION)
     const current = new Map(rows.map((row) => [row.rolname, row]))
     for (const project of projects) {
       const limits = planLimits(project.plan)
-      const api = current.get(project.names.apiRole)
+      const logins = platformLoginRoles(project.names.apiRole).map((role) => current.get(role))
       const owner = current.get(project.names.ownerRole)
-      if (!api || !owner) continue
-      if (api.rolconnlimit !== project.apiLimit || owner.rolconnlimit !== limits.ownerConnections || !api.reserved) {
+      // A project whose platform logins are not made yet is limited after its upgrade makes them.
+      if (logins.some((login) => login === undefined) || !owner) continue
+      if (logins.some((login) => login!.rolconnlimit !== project.apiLimit || !login!.reserved) || owner.rolconnlimit !== limits.ownerConnections) {
         await limitRoles(admin, project.names, project.plan, project.apiLimit, version)
       }
     }
@@ -125,6 +150,10 @@ export async function createProjectDatabase(serverUrl: string, names: ProjectDat
       await db.createLoginRole(admin, names.apiRole, names.apiPassword, { noinherit: true })
       created.push((a) => db.dropRole(a, names.apiRole))
       await db.grantApiRoles(admin, names.apiRole)
+      created.push(async (a) => {
+        for (const role of platformLoginRoles(names.apiRole).slice(1)) await db.dropRole(a, role)
+      })
+      await ensurePlatformLogins(admin, names)
       await db.createLoginRole(admin, names.ownerRole, names.ownerPassword, { noinherit: false })
       created.push((a) => db.dropRole(a, names.ownerRole))
       await limitRoles(admin, names, plan, apiLimit, await db.serverVersion(admin))
@@ -142,13 +171,16 @@ export async function createProjectDatabase(serverUrl: string, names: ProjectDat
 
 /** Applies project migrations not yet in this database; returns the versions applied. */
 export async function upgradeProjectDatabase(serverUrl: string, names: ProjectDatabaseNames): Promise<number[]> {
-  return withClient(adminUrlFor(serverUrl, names.database), (client) => migrate(client, 'project', migrationVars(names)))
+  return withClient(adminUrlFor(serverUrl, names.database), async (client) => {
+    await ensurePlatformLogins(client, names)
+    return migrate(client, 'project', migrationVars(names))
+  })
 }
 
 export async function dropProjectDatabase(serverUrl: string, names: Pick<ProjectDatabaseNames, 'database' | 'apiRole' | 'ownerRole'>): Promise<void> {
   await withClient(serverUrl, async (admin) => {
     await db.dropDatabase(admin, names.database)
-    await db.dropRole(admin, names.apiRole)
+    for (const role of platformLoginRoles(names.apiRole)) await db.dropRole(admin, role)
     await db.dropRole(admin, names.ownerRole)
   })
 }
@@ -160,14 +192,14 @@ export async function dropProjectDatabase(serverUrl: string, names: Pick<Project
  */
 export async function setProjectLogin(serverUrl: string, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>, login: boolean): Promise<void> {
   await withClient(serverUrl, async (admin) => {
-    await db.setLogin(admin, names.apiRole, login)
+    for (const role of platformLoginRoles(names.apiRole)) await db.setLogin(admin, role, login)
     await db.setLogin(admin, names.ownerRole, login)
   })
 }
 
 /** Ends every session of the project's login roles: the nodes' pools see their connections end and drop them. */
 export async function endProjectSessions(serverUrl: string, names: Pick<ProjectDatabaseNames, 'apiRole' | 'ownerRole'>): Promise<number> {
-  return withClient(serverUrl, (admin) => db.terminateSessions(admin, [names.apiRole, names.ownerRole]))
+  return withClient(serverUrl, (admin) => db.terminateSessions(admin, [...platformLoginRoles(names.apiRole), names.ownerRole]))
 }
 
 /** Runs `sql` in the project's database as the admin role, in one transaction. */
@@ -186,4 +218,28 @@ export async function runInProjectDatabase<T>(
  */
 export async function withProjectDatabase<T>(serverUrl: string, database: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   return withClient(adminUrlFor(serverUrl, database), work)
+}
+
+/**
+ * Runs `work` on a connection of its own to the project's database as one of
+ * its login roles, never as the server's admin role: for what may run the
+ * owner's code (a trigger on auth.users or push.messages, a function a GraphQL
+ * document calls), which as a superuser could reset its role to the server's
+ * admin. `api`: the API's role, which may only become the API roles; `auth`:
+ * Auth's, switched to baseplane_auth_admin as Auth's worker is.
+ */
+export async function withProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth', work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(adminUrlFor(serverUrl, project.dbName))
+  const role = login === 'api' ? { user: project.dbApiRole, password: project.dbApiPassword } : platformLoginOf(project, 'auth')
+  url.username = encodeURIComponent(role.user)
+  url.password = encodeURIComponent(role.password)
+  return withClient(url.toString(), async (client) => {
+    if (login === 'auth') await client.query(AUTH_SESSION)
+    return work(client)
+  })
+}
+
+/** Runs `work` in one transaction as withProjectLogin() connects. */
+export async function runAsProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth', work: (client: pg.Client) => Promise<T>): Promise<T> {
+  return withProjectLogin(serverUrl, project, login, (client) => inTransaction(client, work))
 }

@@ -25,7 +25,7 @@ import {
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
 import * as db from './db/push.ts'
-import { runInProjectDatabase } from './project-database.ts'
+import { runAsProjectLogin, runInProjectDatabase } from './project-database.ts'
 import { isUuid } from '../lib/uuid.ts'
 
 export const PROVIDERS = ['apns', 'fcm'] as const
@@ -95,10 +95,20 @@ async function pushProject(controlPlane: ControlPlane, ref: string): Promise<{ p
   return { project, serverUrl: await controlPlane.serverUrl(project.dbServer) }
 }
 
-async function inPushDatabase<T>(controlPlane: ControlPlane, ref: string, work: (db: pg.ClientBase) => Promise<T>): Promise<T> {
+/**
+ * `work` in one transaction on the project's database: as the server's admin role
+ * for reads and the platform's own tables; `asServiceRole`, as the API's login role
+ * switched to service_role, for a write to the owner's tables (push.messages), whose
+ * triggers are the owner's code and must never run as the server's admin.
+ */
+async function inPushDatabase<T>(controlPlane: ControlPlane, ref: string, work: (db: pg.ClientBase) => Promise<T>, asServiceRole = false): Promise<T> {
   const { project, serverUrl } = await pushProject(controlPlane, ref)
   try {
-    return await runInProjectDatabase(serverUrl, project.dbName, work)
+    if (!asServiceRole) return await runInProjectDatabase(serverUrl, project.dbName, work)
+    return await runAsProjectLogin(serverUrl, project, 'api', async (client) => {
+      await db.actAsServiceRole(client)
+      return work(client)
+    })
   } catch (err) {
     const code = (err as { code?: string }).code
     if (code === '42P01' || code === '3F000') throw pushErrors.pushNotInstalled()
@@ -271,8 +281,7 @@ export async function sendTestNotification(controlPlane: ControlPlane, ref: stri
     const device = await db.deviceState(client, deviceId)
     if (!device) throw new BaseplaneError('device_not_found', `Project ${ref} has no device ${deviceId.toLowerCase()}`, 404)
     if (!device.active) throw pushErrors.deviceInactive(deviceId, device.deactivated_reason)
-    await db.actAsServiceRole(client)
     await insertMessages(client, [message])
-  })
+  }, true)
   return { ref, id: message.id, device_id: deviceId.toLowerCase() }
 }

@@ -3,7 +3,7 @@
 // resolve the project, refuse throttled addresses, check the key and token,
 // and hand the request to its concern's worker pool.
 import { performance } from 'node:perf_hooks'
-import { apiDatabaseOf, baseUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
+import { apiDatabaseOf, baseUrlOf, platformDatabaseOf, type ProjectRecord } from '../lib/catalogue.ts'
 import type { PlatformConfig } from '../lib/config.ts'
 import { incidents, unavailableAs } from '../lib/db/database-errors.ts'
 import { ProjectDatabaseProbe } from '../lib/db/project-pool-probe.ts'
@@ -180,16 +180,16 @@ export class DataPlane {
     if (contexts === undefined) this.#contexts.set(project, (contexts = new Map()))
     let context = contexts.get(concern)
     if (context === undefined) {
+      // A project's pool in a thread needs no more connections than the
+      // requests its fair share lets run there at once.
+      const limits = { serverBudget: project.dbServerBudget, poolMax: this.#deps.dispatcher.limitsOf(project.plan).concurrentRequests }
       const common: ProjectContext = {
         ref: project.ref,
         plan: project.plan,
         version: project.version,
-        // A project's pool in a thread needs no more connections than the
-        // requests its fair share lets run there at once.
-        database: apiDatabaseOf(project, {
-          serverBudget: project.dbServerBudget,
-          poolMax: this.#deps.dispatcher.limitsOf(project.plan).concurrentRequests,
-        }),
+        // Auth's statements run on a login role of their own, never on the API's, where owner code can run.
+        database: concern === 'auth' ? platformDatabaseOf(project, 'auth', limits) : apiDatabaseOf(project, limits),
+        platformDatabase: concern === 'auth' || concern === 'push' ? platformDatabaseOf(project, 'platform', limits) : undefined,
         roleTimeouts: project.roleTimeouts,
         caps: quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)),
         readOnly: project.readOnly,

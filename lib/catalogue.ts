@@ -1,5 +1,6 @@
 // Read side of the platform catalogue, shared by the control plane and the
 // data plane. Writes live in control-plane/.
+import { platformLoginOf, type PlatformLogin } from './db/platform-logins.ts'
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { SigningKey } from './jwt.ts'
@@ -248,6 +249,14 @@ export function apiDatabaseOf(project: ProjectRecord, limits: Pick<ProjectDataba
     serverBudget: limits.serverBudget,
     poolMax: limits.poolMax,
   }
+}
+
+/**
+ * The same database as one of the platform's own login roles (lib/db/platform-logins.ts):
+ * `auth` for Auth's statements, `platform` for Push's and the quota counters.
+ */
+export function platformDatabaseOf(project: ProjectRecord, login: PlatformLogin, limits: Pick<ProjectDatabase, 'serverBudget' | 'poolMax'> = {}): ProjectDatabase {
+  return { ...apiDatabaseOf(project, limits), ...platformLoginOf(project, login) }
 }
 
 /** The connection string a project's developers use (its owner role). */

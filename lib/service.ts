@@ -18,7 +18,13 @@ export interface ProjectContext {
   plan: Plan
   /** Catalogue version: changes whenever any setting of the project changes. */
   version: number
+  /**
+   * Where the concern's statements run: for Auth, its own login role (`bp_<ref>_auth`); for every other concern,
+   * the API's (`bp_<ref>_api`), which may only become the API roles (lib/db/platform-logins.ts).
+   */
   database: ProjectDatabase
+  /** Push's and the quota counters' login role (`bp_<ref>_platform`), on which no owner code runs; Auth and Push only. */
+  platformDatabase?: ProjectDatabase
   /** statement_timeout per API role and idle_in_transaction_session_timeout, set per request transaction. */
   roleTimeouts: RoleTimeouts
   /** The figures the project is refused past this month (its quotas under `cap`; empty under `bill`). */

@@ -15,7 +15,7 @@ import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import type { MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
-import { withProjectDatabase } from '../project-database.ts'
+import { withProjectLogin } from '../project-database.ts'
 import type { Addressing } from '../views.ts'
 import { asset } from './assets.ts'
 import { html, page, type LayoutOptions, type Safe, type Tab } from './html.ts'
@@ -90,7 +90,8 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
   const context: DashboardContext = {
     controlPlane,
     addressing,
-    inProject: async (project, fn) => withProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, fn),
+    // The API's login role, as the endpoint runs: a document may call the owner's functions.
+    inProject: async (project, fn) => withProjectLogin(await controlPlane.serverUrl(project.dbServer), project, 'api', fn),
     push: options.push,
     mail: options.mail,
     recentFigures: options.recentFigures,

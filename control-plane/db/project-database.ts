@@ -21,7 +21,8 @@ export async function setConnectionLimit(db: Queryable, role: string, limit: num
  * the API's login role is NOINHERIT.
  */
 export async function grantReservedConnections(db: Queryable, role: string): Promise<void> {
-  await db.query(`grant pg_use_reserved_connections to ${escapeIdentifier(role)} with inherit true`)
+  // SET FALSE: a membership the role (and owner code on its connections) cannot switch to.
+  await db.query(`grant pg_use_reserved_connections to ${escapeIdentifier(role)} with inherit true, set false`)
 }
 
 export interface RoleLimitRow {
@@ -42,9 +43,16 @@ export async function roleLimits(db: Queryable, roles: string[], hasReservedSlot
   return rows
 }
 
-/** A login role; `noinherit` for the API's, which only switches to the API roles. */
-export async function createLoginRole(db: Queryable, role: string, password: string, options: { noinherit: boolean }): Promise<void> {
-  await db.query(`create role ${escapeIdentifier(role)} login${options.noinherit ? ' noinherit' : ''} password ${escapeLiteral(password)}`)
+/** A login role; `noinherit` for the API's, which only switches to the API roles; `bypassrls` for the platform's (lib/db/platform-logins.ts). */
+export async function createLoginRole(db: Queryable, role: string, password: string, options: { noinherit: boolean; bypassrls?: boolean }): Promise<void> {
+  await db.query(
+    `create role ${escapeIdentifier(role)} login${options.noinherit ? ' noinherit' : ''}${options.bypassrls ? ' bypassrls' : ''} password ${escapeLiteral(password)}`,
+  )
+}
+
+export async function roleExists(db: Queryable, role: string): Promise<boolean> {
+  const { rows } = await db.query('select 1 from pg_roles where rolname = $1', [role])
+  return rows.length > 0
 }
 
 /** Lets the API's login role SET ROLE to the API roles. */

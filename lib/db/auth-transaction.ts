@@ -18,7 +18,8 @@ export const AUTH_ROLE = 'baseplane_auth_admin'
  * not an API role, whose per-request timeouts would apply).
  */
 export const AUTH_SESSION_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ role: AUTH_ROLE, timezone: 'UTC', statement_timeout: '10s' })
-const AUTH_SESSION = Object.entries(AUTH_SESSION_SETTINGS).map(([name, value]) => `set ${name} = '${value}'`).join('; ')
+/** The statement that switches a connection of Auth's login role to Auth's session. */
+export const AUTH_SESSION = Object.entries(AUTH_SESSION_SETTINGS).map(([name, value]) => `set ${name} = '${value}'`).join('; ')
 
 const switched = new WeakSet<pg.ClientBase>()
 const sessions = new WeakMap<DatabasePool, DatabasePool>()

@@ -4,7 +4,7 @@
 import crypto from 'node:crypto'
 import pg from 'pg'
 import type { Plan, ProjectRecord } from '../../lib/catalogue.ts'
-import { apiDatabaseOf } from '../../lib/catalogue.ts'
+import { apiDatabaseOf, platformDatabaseOf } from '../../lib/catalogue.ts'
 import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
 import type { ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
@@ -91,8 +91,14 @@ export async function pushFixture(t: T, options: FixtureOptions = {}): Promise<P
   const pool = new pg.Pool({ host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, max: 4 })
   pool.on('error', () => {})
   pools.push(pool)
+  // The platform's login role, as the data plane gives the push worker (lib/db/platform-logins.ts).
+  const platformDb = platformDatabaseOf(project, 'platform')
+  const platformPool = new pg.Pool({ host: platformDb.host, port: platformDb.port, database: platformDb.database, user: platformDb.user, password: platformDb.password, max: 4 })
+  platformPool.on('error', () => {})
+  pools.push(platformPool)
   const handler = createPushHandler({
     poolFor: () => pool,
+    platformPoolFor: () => platformPool,
     fcmTokenUrl: options.fcmTokenUrl,
     allowInsecureWebPushEndpoints: true,
     logError: (err) => console.error(err),

@@ -1,7 +1,7 @@
 // The token service: access tokens with GoTrue's claims, sessions with
 // rotating refresh tokens, and the session response (AccessTokenResponse).
 import crypto from 'node:crypto'
-import { onOneConnection, translating, type Queryable } from './db/pool.ts'
+import { onOneConnection, platformQueries, translating, type Queryable } from './db/pool.ts'
 import { signAccessToken } from '../../lib/jwt.ts'
 import { amrOf, insertSession, restoreRefreshToken, reuseRefreshToken, rotateRefreshToken, upgradeSession, type AmrEntry } from './db/sessions.ts'
 import { log } from '../../lib/log.ts'
@@ -72,10 +72,12 @@ export async function accessToken(db: Queryable, req: AuthRequest, user: UserRow
 }
 
 async function sessionResponse(db: Queryable, req: AuthRequest, user: UserRow, sessionId: string, aal: string, amr: AmrEntry[], refreshToken: string, method: string): Promise<Session> {
-  // A capped project refuses a sign-in that would add an active user past its figure, in the
-  // sign-in's transaction (nothing of it kept); refreshes and second factors never sign anyone out.
+  // A capped project refuses a sign-in that would add an active user past its figure; refreshes and
+  // second factors never sign anyone out. The counters are the platform's: they are written on its
+  // own login role, out of reach of the owner code Auth's transaction may run (a trigger on
+  // auth.users, a hook), so a sign-in admitted here and then refused later still counts its user.
   const cap = req.raw.project.caps.monthly_active_users
-  if (cap !== undefined && sessionKind(method) === 'sign_in' && !(await admitActiveUser(db, user.id, cap))) {
+  if (cap !== undefined && sessionKind(method) === 'sign_in' && !(await admitActiveUser(platformQueries(req.raw.project.platformDatabase ?? req.raw.project.database), user.id, cap))) {
     throw authErrors.overQuota(quotaRefusal('monthly_active_users', cap))
   }
   const access = await accessToken(db, req, user, sessionId, aal, amr, method)

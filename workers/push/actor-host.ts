@@ -8,7 +8,7 @@
 // The catalogue's baseplane_project_changed channel brings plan changes,
 // products switched on or off, and suspensions, pauses and resumes.
 import pg from 'pg'
-import { apiDatabaseOf, listProjects, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
+import { listProjects, platformDatabaseOf, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
 import { planLimits } from '../../lib/plans.ts'
 import { pushDeliveriesCap } from './install.ts'
@@ -58,6 +58,8 @@ export interface PushActorHost {
 }
 
 const KEEPALIVE_MS = 30000
+/** How long the host waits before listening to the catalogue again after a failure. */
+const RELISTEN_MS = 1000
 /** How long an actor waits for room in its server's budget before it gives its lease up (taken again at a later scan). */
 const RESERVE_TIMEOUT_MS = 5000
 
@@ -81,7 +83,7 @@ function sameDatabase(a: ProjectRecord, b: ProjectRecord): boolean {
 
 export async function startPushActorHost(options: PushActorHostOptions): Promise<PushActorHost> {
   const host = new ActorHost(options)
-  await host.listen()
+  await host.keepListening()
   host.start()
   return { claimed: () => host.claimed(), stop: () => host.stop() }
 }
@@ -100,6 +102,8 @@ class ActorHost {
   #listener: pg.Client | undefined
   #stopping = false
   #relisten: NodeJS.Timeout | undefined
+  /** Since the catalogue stopped answering the host's listen, for one log line per outage. */
+  #listenFailing = false
 
   constructor(options: PushActorHostOptions) {
     this.#options = options
@@ -154,13 +158,34 @@ class ActorHost {
     await this.#leasePool.end().catch(() => {})
   }
 
+  /**
+   * listen(), then again every RELISTEN_MS until it works: a catalogue away when the thread starts
+   * (the embedded PostgreSQL restarting) or when the link is lost is waited for, never fatal.
+   */
+  async keepListening(): Promise<void> {
+    try {
+      await this.listen()
+    } catch (error) {
+      if (this.#stopping) return
+      const client = this.#listener
+      this.#listener = undefined
+      await client?.end().catch(() => {})
+      if (!this.#listenFailing) log.error('push actor host: the catalogue does not answer; listening again', error, { retryMs: RELISTEN_MS })
+      this.#listenFailing = true
+      this.#relisten = setTimeout(() => void this.keepListening(), RELISTEN_MS)
+      return
+    }
+    if (this.#listenFailing) log.info('push actor host: listening to the catalogue again')
+    this.#listenFailing = false
+  }
+
   /** LISTENs on the catalogue's project changes, then tracks every project (again after a lost connection). */
   async listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#options.catalogueUrl, application_name: this.#appName('host') })
     client.on('error', () => {
       if (this.#listener !== client || this.#stopping) return
       this.#listener = undefined
-      this.#relisten = setTimeout(() => void this.listen().catch(() => {}), 1000)
+      this.#relisten = setTimeout(() => void this.keepListening(), RELISTEN_MS)
     })
     client.on('notification', (n) => {
       if (n.payload) this.#projectChanged(n.payload)
@@ -299,7 +324,8 @@ class ActorHost {
     slot.generation = generation
     const project = slot.project
     const ref = project.ref
-    const db = apiDatabaseOf(project)
+    // The platform's login role: the actor reads provider keys, where owner code must never run (lib/db/platform-logins.ts).
+    const db = platformDatabaseOf(project, 'platform')
     const config = { host: db.host, port: db.port, database: db.database, user: db.user, password: db.password }
     // The listener and the pool: the plan's figure, which the request pools' share of the role leaves free.
     const connections = Math.max(2, planLimits(project.plan).pushActorConnections)

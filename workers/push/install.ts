@@ -5,13 +5,14 @@ import pg from 'pg'
 import webpush from 'web-push'
 import type { Plan, ProjectRecord } from '../../lib/catalogue.ts'
 import { migrate } from '../../lib/db/migrations.ts'
+import { platformLoginName } from '../../lib/db/platform-logins.ts'
 import { platformErrors } from '../../lib/errors.ts'
 import { effectiveQuotas, quotaCaps } from '../../lib/plans.ts'
 
 /** `client` is connected to the project's database as the admin role, outside any transaction. */
 export async function installPush(client: pg.ClientBase, project: ProjectRecord): Promise<void> {
   await claimSchema(client, project)
-  await migrate(client, 'push', { api_role: project.dbApiRole, owner_role: project.dbOwnerRole })
+  await migrate(client, 'push', { api_role: project.dbApiRole, platform_role: platformLoginName(project.dbApiRole, 'platform'), owner_role: project.dbOwnerRole })
   const keys = webpush.generateVAPIDKeys()
   await client.query(
     `insert into push.vapid_keys (public_key, private_key) values ($1, $2) on conflict (id) do nothing`,

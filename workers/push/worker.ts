@@ -18,8 +18,10 @@ import { syncPushSettings } from './install.ts'
 import { pushManifest, type PushRouteName } from './manifest.ts'
 
 export interface PushHandlerOptions {
-  /** The project's connection pool (the data plane's login role). */
+  /** The project's pool of the API's login role: devices and messages, as the caller. */
   poolFor: (request: ServiceRequest) => DatabasePool
+  /** The project's pool of the platform's login role (lib/db/platform-logins.ts): keys and push.settings, where no owner code runs. */
+  platformPoolFor: (request: ServiceRequest) => DatabasePool
   /** OAuth token endpoint for checking FCM service accounts (Google's by default). */
   fcmTokenUrl?: string
   /** Accept http:// Web Push endpoints (tests); https only by default. */
@@ -28,7 +30,8 @@ export interface PushHandlerOptions {
   logError?: (err: unknown, request: ServiceRequest) => void
 }
 
-type Handler = (request: ServiceRequest, pool: DatabasePool, params: Record<string, string>) => Promise<ServiceResponse>
+/** `pool` runs the caller's statements; `platform`, the platform's own (the provider keys). */
+type Handler = (request: ServiceRequest, pool: DatabasePool, params: Record<string, string>, platform: DatabasePool) => Promise<ServiceResponse>
 
 const router = new Router(pushManifest.routes, { ignoreTrailingSlash: true, decodeParams: true })
 
@@ -41,9 +44,9 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
     removeDevice: (r, p, { id }) => removeDevice(r, p, id!),
     postMessages: (r, p) => postMessages(r, p),
     getMessage: (r, p, { id }) => getMessage(r, p, id!),
-    getCredentials: (r, p) => getCredentials(r, p),
-    putCredentials: (r, p, { platform }) => putCredentials(r, p, platform!, credentialOptions),
-    removeCredentials: (r, p, { platform }) => removeCredentials(r, p, platform!),
+    getCredentials: (r, _p, _params, keys) => getCredentials(r, keys),
+    putCredentials: (r, _p, { platform }, keys) => putCredentials(r, keys, platform!, credentialOptions),
+    removeCredentials: (r, _p, { platform }, keys) => removeCredentials(r, keys, platform!),
     getVapid: (r, p) => getVapid(r, p),
   }
   // The fan-out trigger reads the plan and the deliveries cap from push.settings; bring them up to date
@@ -56,12 +59,13 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
       if (match.kind === 'not_found') throw pushErrors.notFound(request.method, request.path)
       if (match.kind === 'method_not_allowed') throw pushErrors.methodNotAllowed(request.method, request.path, match.allow)
       const pool = options.poolFor(request)
+      const platform = options.platformPoolFor(request)
       const { ref, version, plan } = request.project
       if (match.route.name === 'postMessages' && planSynced.get(ref) !== version) {
-        await syncPushSettings(pool, plan, request.project.caps.push_deliveries ?? null).catch(() => {})
+        await syncPushSettings(platform, plan, request.project.caps.push_deliveries ?? null).catch(() => {})
         planSynced.set(ref, version)
       }
-      return await handlers[match.route.name](request, pool, match.params)
+      return await handlers[match.route.name](request, pool, match.params, platform)
     } catch (err) {
       // Before the catalogue check: a pool's database_busy is answered as this service's own 503.
       const failure = classifyDatabaseError(err)
@@ -93,6 +97,7 @@ const handle: ServiceHandler = (request) => {
     const settings: PushWorkerSettings = workerOptions().push
     handler = createPushHandler({
       poolFor: (r) => projectPools().get(r.project.database),
+      platformPoolFor: (r) => projectPools().get(r.project.platformDatabase ?? r.project.database),
       fcmTokenUrl: settings.fcmTokenUrl,
       allowInsecureWebPushEndpoints: settings.allowInsecureWebPushEndpoints ?? false,
       logError: (err, r) => log.error('push request failed', err, { ref: r.project.ref, method: r.method, path: r.path }),

@@ -1,6 +1,7 @@
-// The monthly active users cap, checked in the sign-in's transaction against
-// the project's own tables (sql/project/0010): the user is added to the UTC
-// month's list, and, when new, one is added to the month's count unless the
+// The monthly active users cap, checked at sign-in against the project's own
+// tables (sql/project/0010) on the platform's login role (sql/project/0011: Auth's
+// own role, where owner code runs, cannot write them): the user is added to the
+// UTC month's list, and, when new, one is added to the month's count unless the
 // count is at the cap. The count's row lock orders concurrent sign-ins.
 import type { Queryable } from './pool.ts'
 

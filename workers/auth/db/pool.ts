@@ -59,6 +59,31 @@ export function authPool(database: ProjectDatabase): AuthDb {
   return db
 }
 
+const platformDbs = new WeakMap<DatabasePool, Queryable>()
+
+/**
+ * Single statements on the project's platform login role (lib/db/platform-logins.ts),
+ * where no owner code runs: the quota counters, which Auth's own connections
+ * (and so a trigger or hook running there) cannot write.
+ */
+export function platformQueries(database: ProjectDatabase): Queryable {
+  const pool = projectPools().get(database)
+  let db = platformDbs.get(pool)
+  if (db === undefined) {
+    db = {
+      query: async (config: pg.QueryConfig | string, values?: unknown[]) => {
+        try {
+          return await pool.query(config as pg.QueryConfig, values)
+        } catch (error) {
+          throw translated(error, database.ref)
+        }
+      },
+    } as Queryable
+    platformDbs.set(pool, db)
+  }
+  return db
+}
+
 /**
  * One connection of `db` for statements in a row, each committing on its own
  * (no transaction), with PostgreSQL's failures as they are, for a caller that

@@ -10,11 +10,8 @@ export interface Gone {
   at: Date | null
 }
 
-const text = `
-update push.devices d
-   set active = false, deactivated_at = now(), deactivated_reason = g.reason
-  from unnest($1::uuid[], $2::text[], $3::timestamptz[]) as g(id, reason, at)
- where d.id = g.id and d.active and (g.at is null or d.updated_at <= g.at)`
+// The owner's table: the update runs as baseplane_push_devices (sql/push/0004), never as the platform's login role.
+const text = 'select push.deactivate_devices($1::uuid[], $2::text[], $3::timestamptz[])'
 
 export async function deactivateDevices(db: pg.ClientBase, gone: Gone[]): Promise<void> {
   if (gone.length === 0) return
