@@ -13,6 +13,7 @@
 //   {"type": "project.suspended", "timestamp": "<when it happened, ISO 8601>",
 //    "data": {"event_id": 42, "ref": "abcdefghijklmnopqrst", ...what the kind carries (events.ts)}}
 import pg from 'pg'
+import { AnswerBoundError, fetchBounded } from '../lib/bounded-body.ts'
 import { withPoolTransaction } from '../lib/db/request-transaction.ts'
 import { log } from '../lib/log.ts'
 import { signedWebhookHeaders, webhookSecretBytes } from '../lib/webhooks.ts'
@@ -119,18 +120,17 @@ export class EventOutbox {
     const body = webhookPayload(event)
     const headers = signedWebhookHeaders(this.#secrets, `evt_${event.id}`, Math.floor(Date.now() / 1000), body)
     try {
-      const response = await fetch(this.#url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Baseplane-Webhooks', ...headers },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-      })
-      await response.body?.cancel().catch(() => {})
-      return response.status >= 200 && response.status < 300 ? undefined : `HTTP ${response.status}`
+      // The body is never read (lib/bounded-body.ts): the status decides, and a receiver's endless or
+      // trickled answer is dropped with its connection as soon as the headers are in.
+      const answer = await fetchBounded(
+        this.#url,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'user-agent': 'Baseplane-Webhooks', ...headers }, body, redirect: 'manual' },
+        { maxBytes: 0, timeoutMs: ATTEMPT_TIMEOUT_MS },
+      )
+      await answer.discard()
+      return answer.status >= 200 && answer.status < 300 ? undefined : `HTTP ${answer.status}`
     } catch (error) {
-      const timedOut = (error as Error).name === 'TimeoutError'
-      return timedOut ? `no answer within ${ATTEMPT_TIMEOUT_MS} ms` : `unreachable: ${describeCause(error)}`
+      return error instanceof AnswerBoundError ? `no answer within ${ATTEMPT_TIMEOUT_MS} ms` : `unreachable: ${describeCause(error)}`
     }
   }
 }
