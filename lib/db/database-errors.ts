@@ -22,7 +22,24 @@ export const databaseErrors = {
    */
   busy: (waitedMillis: number) =>
     new BaseplaneError('database_busy', `No database connection became free within ${waitedMillis} ms`, 503, undefined, RETRY_AFTER_SECONDS),
+  /**
+   * A round trip met its deadline (round-trip-deadline.ts): the server or the
+   * link hangs. Its connection is destroyed. Whether the statement committed
+   * cannot be known when it was not inside an open transaction: the text says
+   * which, for the log line.
+   */
+  noAnswer: (waitedMillis: number, mayHaveCommitted: boolean) =>
+    new BaseplaneError(
+      'database_no_answer',
+      `The database did not answer within ${waitedMillis} ms; its connection was closed (${mayHaveCommitted ? 'the statement may have committed' : 'its transaction was not committed'})`,
+      503,
+      undefined,
+      RETRY_AFTER_SECONDS,
+    ),
 }
+
+/** The pools' own failures that mean "unavailable". */
+const UNAVAILABLE_CODES = new Set(['database_busy', 'database_no_answer'])
 
 const CONNECT_FAILURE = Symbol.for('baseplane.db.connectFailure')
 
@@ -62,7 +79,10 @@ const ENDED_SESSION = new Set(['57P01', '57P02', '57P05'])
  */
 export function isConnectionLost(error: unknown): boolean {
   if (typeof error !== 'object' || error === null) return false
-  const { code, message, errors } = error as PgLikeError
+  const { code, message, errors, severity } = error as PgLikeError
+  // The server answered ERROR: it refused the statement (a NUL in its text is 08P01, "invalid message format")
+  // and the session goes on; only FATAL or PANIC, or no answer at all, means the connection is gone.
+  if (severity === 'ERROR') return false
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || ENDED_SESSION.has(code) || code.startsWith('08'))) return true
   // A name with two addresses (localhost: ::1 and 127.0.0.1) fails as an AggregateError of each attempt's error.
   if (Array.isArray(errors) && errors.length > 0 && errors.every(isConnectionLost)) return true
@@ -72,7 +92,7 @@ export function isConnectionLost(error: unknown): boolean {
 /** What `error` means for the request, or undefined when it is not a database failure. */
 export function classifyDatabaseError(error: unknown): DatabaseFailure | undefined {
   if (typeof error !== 'object' || error === null) return undefined
-  if (BaseplaneError.is(error)) return error.code === 'database_busy' ? 'unavailable' : undefined
+  if (BaseplaneError.is(error)) return UNAVAILABLE_CODES.has(error.code) ? 'unavailable' : undefined
   const { code, message } = error as PgLikeError
   // query_canceled is also a user's pg_cancel_backend; only the timeout is the request's time running out.
   if (code === '57014') return typeof message === 'string' && message.includes('statement timeout') ? 'timeout' : undefined

@@ -2,7 +2,7 @@
 // which errors mean "a database is unavailable" (503 with Retry-After), and the
 // incident log that says so once, and once again when it ends.
 import t from 'tap'
-import { classifyDatabaseError, Incidents, unavailableAs } from '../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseErrors, Incidents, isConnectionLost, unavailableAs } from '../../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
 import { logLevel, setLogLevel } from '../../lib/log.ts'
 
@@ -22,6 +22,7 @@ t.test('connection-level failures are unavailable; a request\'s own error is not
     ['query_timeout', new Error('Query read timeout')],
     ['both addresses of localhost refused', new AggregateError([coded('ECONNREFUSED'), coded('ECONNREFUSED')])],
     ['connection lost', new Error('Connection terminated unexpectedly')],
+    ['a protocol violation that ends the session', Object.assign(coded('08P01', 'invalid frontend message type 0'), { severity: 'FATAL' })],
   ]
   for (const [name, error] of unavailable) {
     t.equal(classifyDatabaseError(error), 'unavailable', name)
@@ -37,10 +38,19 @@ t.test('connection-level failures are unavailable; a request\'s own error is not
     ['unique_violation', coded('23505', 'duplicate key value')],
     ['another 55000', coded('55000', 'currval of sequence "s" is not yet defined in this session')],
     ['a bug', new TypeError('x is not a function')],
+    // A NUL in a statement's text: PostgreSQL refuses the message (ERROR) and the session goes on.
+    ['a statement refused for its content', Object.assign(coded('08P01', 'invalid message format'), { severity: 'ERROR' })],
     ['a product that is off', platformErrors.productDisabled('push', 'abcdefghijklmnopqrst')],
     ['a 404', platformErrors.unknownProject('abcdefghijklmnopqrst')],
   ]
   for (const [name, error] of own) t.equal(unavailableAs(error, platformErrors.catalogueUnavailable), undefined, name)
+  t.notOk(isConnectionLost(Object.assign(coded('08P01', 'invalid message format'), { severity: 'ERROR' })), 'a refused statement is no dead connection (no retry, no replacement)')
+  const noAnswer = databaseErrors.noAnswer(5000, true)
+  t.equal(classifyDatabaseError(noAnswer), 'unavailable', 'a round trip past its deadline')
+  t.same(unavailableAs(noAnswer, platformErrors.catalogueUnavailable)?.toData(), { code: 'database_no_answer', message: noAnswer.message, status: 503, retryAfter: 2 }, 'is a 503 with Retry-After')
+  t.notOk(isConnectionLost(noAnswer), 'a round trip that met its deadline is not sent again')
+  t.match(databaseErrors.noAnswer(5000, true).message, /within 5000 ms; its connection was closed \(the statement may have committed\)$/, 'the log line says a write may have committed')
+  t.match(databaseErrors.noAnswer(5000, false).message, /\(its transaction was not committed\)$/)
   const busy = new BaseplaneError('database_busy', 'No database connection became free within 5000 ms', 503, undefined, 2)
   t.equal(unavailableAs(busy, platformErrors.catalogueUnavailable), busy, 'a catalogue error that already says 503 is kept')
 })

@@ -95,6 +95,9 @@ export const restErrors = {
     ),
   noColumn: (column: string, table: string) => e('PGRST204', 400, `Could not find the '${column}' column of '${table}' in the schema cache`),
   noTable: (qualified: string, hint: string | null) => e('PGRST205', 404, `Could not find the table '${qualified}' in the schema cache`, null, hint),
+  // PostgreSQL's answer to a NUL in a text value (PostgREST passes it on with status 400): given before any SQL,
+  // since a NUL cannot travel in a statement's text.
+  nulByte: () => e('22021', 400, 'invalid byte sequence for encoding "UTF8": 0x00'),
   // Ours, in the same shape: limits measured before any SQL (limits.ts).
   tooLarge: (what: string, count: number, max: number) =>
     e('PGRST100', 400, `Request is too large: ${what} has ${count} items, more than the ${max} allowed`),

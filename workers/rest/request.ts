@@ -60,6 +60,7 @@ export function parseQuery(query: string): ParsedQuery {
   const parsed: ParsedQuery = { select: [{ kind: 'star' }], filters: [], rawFilters: [], order: [], embedParams: [], budget: new ConditionBudget() }
   let select: string | undefined
   for (const [key, value] of new URLSearchParams(query)) {
+    if (key.includes('\0') || value.includes('\0')) throw restErrors.nulByte()
     if (key === 'select') select = value
     else if (key === 'columns') parsed.columns = parseColumns(value)
     else if (key === 'on_conflict') parsed.onConflict = parseColumns(value)
