@@ -3,6 +3,14 @@
 // allows one until it has seen a valid token, then typically 1000); when every
 // session is full, a new one opens up to `maxSessions`, then requests wait.
 import http2 from 'node:http2'
+import { AnswerBoundError, ByteBudget } from '../../../lib/bounded-body.ts'
+
+/**
+ * The most body bytes kept of one answer (lib/bounded-body.ts). APNs' and FCM's answers are a few
+ * hundred bytes of JSON, but a Web Push endpoint is any URL a subscriber gave: past this the
+ * stream is cancelled, so a hostile endpoint costs a stream's worth, not what it can push.
+ */
+export const MAX_ANSWER_BYTES = 256 * 1024
 
 export interface Http2PoolOptions {
   maxSessions?: number
@@ -10,6 +18,8 @@ export interface Http2PoolOptions {
   requestTimeoutMs?: number
   /** Ceiling on streams per session even if the peer allows more. */
   maxStreamsPerSession?: number
+  /** Body bytes kept of one answer (MAX_ANSWER_BYTES): past it the stream is cancelled and the request fails. */
+  maxAnswerBytes?: number
 }
 
 export interface Http2Response {
@@ -73,6 +83,7 @@ export class Http2Pool {
   readonly #maxSessions: number
   readonly #timeout: number
   readonly #maxStreams: number
+  readonly #maxAnswerBytes: number
   #closed = false
   /**
    * Deadlines of the streams in flight, swept by one timer: a timer per
@@ -89,6 +100,7 @@ export class Http2Pool {
     this.#maxSessions = options.maxSessions ?? 4
     this.#timeout = options.requestTimeoutMs ?? 10000
     this.#maxStreams = options.maxStreamsPerSession ?? 1000
+    this.#maxAnswerBytes = options.maxAnswerBytes ?? MAX_ANSWER_BYTES
   }
 
   /** Streams in flight across sessions (for tests and the benchmark). */
@@ -129,8 +141,9 @@ export class Http2Pool {
       }
       let status = 0
       let responseHeaders: http2.IncomingHttpHeaders | undefined
-      // Most answers have no body (APNs 200): chunks are decoded once, at the end.
-      let chunks: Buffer[] | undefined
+      // Most answers have no body (APNs 200): chunks are counted as they come and decoded once, at the end.
+      let answer: ByteBudget | undefined
+      let overLimit: AnswerBoundError | undefined
       const deadline = this.#track(stream)
       stream.on('response', (h, flags) => {
         status = Number(h[':status'])
@@ -139,7 +152,13 @@ export class Http2Pool {
         // stream still ends and closes; otherwise the body is buffered until this listener comes.
         if ((flags & http2.constants.NGHTTP2_FLAG_END_STREAM) === 0) {
           stream.on('data', (chunk: Buffer) => {
-            ;(chunks ??= []).push(chunk)
+            if (overLimit !== undefined) return
+            try {
+              ;(answer ??= new ByteBudget(this.#maxAnswerBytes)).add(chunk)
+            } catch (error) {
+              overLimit = error as AnswerBoundError
+              stream.close(http2.constants.NGHTTP2_CANCEL)
+            }
           })
         }
       })
@@ -148,12 +167,16 @@ export class Http2Pool {
       stream.on('close', () => {
         this.#deadlines.delete(deadline)
         this.#release(entry)
+        if (overLimit !== undefined) {
+          reject(new TransportError(overLimit.message))
+          return
+        }
         // A stream cancelled before any answer (the deadline), or reset mid-body, is no response.
         if (status === 0 || !stream.readableEnded) {
           reject(new TransportError(`stream closed without a complete response (code ${stream.rstCode ?? 'none'})`))
           return
         }
-        const text = chunks === undefined ? '' : Buffer.concat(chunks).toString('utf8')
+        const text = answer === undefined ? '' : answer.concat().toString('utf8')
         resolve({ status, headers: responseHeaders!, body: text, retireSession: entry.retire })
       })
       stream.end(body)

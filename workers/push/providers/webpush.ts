@@ -5,6 +5,7 @@ import crypto from 'node:crypto'
 import http from 'node:http'
 import { LRUCache } from 'lru-cache'
 import webpush from 'web-push'
+import { fetchBounded } from '../../../lib/bounded-body.ts'
 import { Http1OnlyError, Http2Pool, TransportError, type Http2Response } from './http2-pool.ts'
 import { retryAfterMs, secondsLeft, unansweredOutcome, type Delivery, type Outcome, type PushProvider } from './provider.ts'
 
@@ -32,17 +33,22 @@ function statusText(status: number): string {
   return `${status} ${http.STATUS_CODES[status] ?? ''}`.trim()
 }
 
+/** The HTTP/1.1 fallback's bound on one request, as the HTTP/2 pool's (http2-pool.ts). */
+const HTTP1_TIMEOUT_MS = 10000
+
 async function sendHttp1(endpoint: string, headers: Record<string, string>, body: Buffer): Promise<Http2Response> {
   const plain: Record<string, string> = {}
   for (const [name, value] of Object.entries(headers)) if (!name.startsWith(':') && name !== 'content-length') plain[name] = value
   try {
-    const response = await fetch(endpoint, { method: 'POST', headers: plain, body: new Uint8Array(body), signal: AbortSignal.timeout(10000) })
-    const text = await response.text()
+    // Not followed, as over HTTP/2: a 3xx is the push service's answer. Only the status and
+    // headers decide (RFC 8030 5), so the body is dropped unread (lib/bounded-body.ts).
+    const answer = await fetchBounded(endpoint, { method: 'POST', headers: plain, body: new Uint8Array(body), redirect: 'manual' }, { maxBytes: 0, timeoutMs: HTTP1_TIMEOUT_MS })
+    await answer.discard()
     const responseHeaders: Record<string, string> = {}
-    response.headers.forEach((value, name) => {
+    answer.headers.forEach((value, name) => {
       responseHeaders[name] = value
     })
-    return { status: response.status, headers: responseHeaders, body: text }
+    return { status: answer.status, headers: responseHeaders, body: '' }
   } catch (err) {
     throw new TransportError((err as Error).message)
   }
