@@ -33,6 +33,8 @@ function byteLength(body: string | Uint8Array): number {
 interface RequestState {
   aborted: boolean
   ended: boolean
+  /** The connection is not read until this request's answer is written (see holdNextRequest). */
+  paused: boolean
   /** Told when the connection goes away (a streamed answer waiting for the socket stops). */
   onAbort?: () => void
 }
@@ -52,6 +54,7 @@ function readBody(res: uWS.HttpResponse, state: RequestState, contentType: strin
       }
       chunks.push(Buffer.from(Buffer.from(chunk)))
       if (!isLast) return
+      holdNextRequest(res, state)
       // A pipelined request may follow in this same packet and abort this one
       // (see packetParsed): the body counts as read once the packet is parsed.
       packetParsed().then(() => (state.aborted ? reject(aborted) : resolve(bodyText(Buffer.concat(chunks), contentType))))
@@ -92,8 +95,30 @@ function writeHeaders(res: uWS.HttpResponse, response: OutgoingResponse<Response
   if (response.setCookies !== undefined) for (const cookie of response.setCookies) res.writeHeader('set-cookie', cookie)
 }
 
-function send(res: uWS.HttpResponse, response: OutgoingResponse<string | Uint8Array>, head: boolean, closeConnection: boolean): void {
+/**
+ * Stops reading the connection while this request's answer is not written, so a
+ * request the client pipelines in a later packet stays in the kernel's buffer
+ * instead of reaching uWS, which closes a connection that sends a request while
+ * the one ahead waits (HttpContext.h: it denies "async pipelining"), dropping
+ * the answer of a request that already ran. Called once the request is read
+ * whole (a body stops arriving too) and only when its answer is not written yet.
+ */
+function holdNextRequest(res: uWS.HttpResponse, state: RequestState): void {
+  if (state.ended || state.aborted || state.paused) return
+  state.paused = true
+  res.pause()
+}
+
+/** Reads the connection again; inside the answer's cork, before it ends (uWS forbids touching a response after). */
+function readNextRequest(res: uWS.HttpResponse, state: RequestState | undefined): void {
+  if (state === undefined || !state.paused) return
+  state.paused = false
+  res.resume()
+}
+
+function send(res: uWS.HttpResponse, response: OutgoingResponse<string | Uint8Array>, head: boolean, closeConnection: boolean, state?: RequestState): void {
   res.cork(() => {
+    readNextRequest(res, state)
     res.writeStatus(statusLine(response.status))
     writeHeaders(res, response)
     if (head) {
@@ -128,6 +153,7 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
       if (head) {
         // No length is known: the client reads no body either way (see send()).
         if (closeConnection) res.writeHeader('connection', 'close')
+        readNextRequest(res, state)
         res.endWithoutBody()
       }
     })
@@ -136,7 +162,10 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
       const next = await chunks.next()
       if (state.aborted) return
       if (next.done) {
-        res.cork(() => res.end('', closeConnection))
+        res.cork(() => {
+          readNextRequest(res, state)
+          res.end('', closeConnection)
+        })
         return
       }
       let taken = true
@@ -223,21 +252,24 @@ class UwsRequest implements IncomingRequest {
       void stream(this.#res, response as OutgoingResponse<StreamedBody>, this.#state, this.#head, close).finally(() => this.#parts.inFlight.end(this.#state))
       return
     }
-    if (!this.#state.aborted) send(this.#res, response as OutgoingResponse<string | Uint8Array>, this.#head, close)
+    if (!this.#state.aborted) send(this.#res, response as OutgoingResponse<string | Uint8Array>, this.#head, close, this.#state)
     this.#parts.inFlight.end(this.#state)
   }
 }
 
 /**
  * Settles once the packet being parsed now is parsed whole. uWS closes a
- * connection when a request arrives before the one ahead of it is answered
+ * connection when it parses a request before the one ahead of it is answered
  * (HTTP/1.1 pipelining with an answer that is not written at once), aborting
- * the one ahead; so a request may run only after its packet is parsed, and only
- * if it was not aborted meanwhile: the client then sees the connection closed,
- * nothing answered and nothing done, never a sign-up made without an answer.
- * Answers the data plane has at once (cached, refusals) are written inside the
- * handler, in order, as uWS answers pipelined requests itself. (Microtasks run
- * between two requests of one packet; setImmediate runs after the packet.)
+ * the one ahead. Requests of later packets never meet this (holdNextRequest
+ * keeps them unread until the answer is out), but requests read together in one
+ * packet do, and no application code runs between them: so a request may run
+ * only after its packet is parsed, and only if it was not aborted meanwhile. The
+ * client then sees the connection closed, nothing answered and nothing done,
+ * never a sign-up made without an answer. Answers the data plane has at once
+ * (cached, refusals) are written inside the handler, in order, as uWS answers
+ * pipelined requests itself. (Microtasks run between two requests of one packet;
+ * setImmediate runs after the packet.)
  */
 let parsed: Promise<void> | undefined
 function packetParsed(): Promise<void> {
@@ -265,7 +297,7 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
       send(res, stoppingResponse(), method === 'HEAD', true)
       return
     }
-    const state: RequestState = { aborted: false, ended: false }
+    const state: RequestState = { aborted: false, ended: false, paused: false }
     inFlight.count++
     res.onAborted(() => {
       state.aborted = true
@@ -283,6 +315,8 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     }
     const request = new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body)
     answerRequest(dataPlane, request, (response) => request.write(response))
+    // A body is read whole later (readBody holds the next request then).
+    if (!hasBody) holdNextRequest(res, state)
   })
   return new Promise((resolve, reject) => {
     app.listen(host, port, (socket) => {

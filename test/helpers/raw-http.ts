@@ -28,13 +28,19 @@ export function rawRequest(method: string, path: string, headers: Record<string,
 
 /**
  * Writes each packet in turn on one connection (waiting `gapMillis` between
- * them, or with `afterAnswers` until every request before it was answered, as a
- * client that does not pipeline) and reads until `expect` responses arrived and `settleMillis`
- * passed without more, or the server closed. `heads` marks which responses
+ * them, with `afterAnswers` until every request before it was answered, as a
+ * client that does not pipeline, or with `beforePacket` until what it returns
+ * settles, given the packet's index and the responses so far: a test that waits
+ * for the server to be at some point) and reads until `expect` responses
+ * arrived and `settleMillis` passed without more, or the server closed. `heads` marks which responses
  * answer a HEAD (they have no body, whatever their Content-Length says).
  */
-export function exchange(port: number, packets: string[], options: { expect: number; heads?: boolean[]; gapMillis?: number; afterAnswers?: boolean; settleMillis?: number; timeoutMillis?: number }): Promise<RawExchange> {
-  const { expect, heads = [], gapMillis = 50, afterAnswers = false, settleMillis = 200, timeoutMillis = 5000 } = options
+export function exchange(
+  port: number,
+  packets: string[],
+  options: { expect: number; heads?: boolean[]; gapMillis?: number; afterAnswers?: boolean; beforePacket?: (index: number, responses: RawResponse[]) => Promise<unknown>; settleMillis?: number; timeoutMillis?: number },
+): Promise<RawExchange> {
+  const { expect, heads = [], gapMillis = 50, afterAnswers = false, beforePacket, settleMillis = 200, timeoutMillis = 5000 } = options
   let sent = 0
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1')
@@ -89,9 +95,15 @@ export function exchange(port: number, packets: string[], options: { expect: num
     socket.on('connect', async () => {
       writeNext()
       if (afterAnswers) return
-      while (sent < packets.length) {
-        await new Promise((done) => setTimeout(done, gapMillis))
-        writeNext()
+      try {
+        while (sent < packets.length) {
+          await (beforePacket ? beforePacket(sent, responses) : new Promise((done) => setTimeout(done, gapMillis)))
+          writeNext()
+        }
+      } catch (error) {
+        clearTimeout(deadline)
+        socket.destroy()
+        reject(error)
       }
     })
   })
