@@ -14,7 +14,7 @@ export type KeyRole = 'anon' | 'service_role'
 
 interface Verified {
   identity: RequestIdentity
-  /** Milliseconds since the epoch; Infinity when the token carries no exp. */
+  /** Milliseconds since the epoch (verifyJwt requires exp). */
   expiresAt: number
 }
 
@@ -88,7 +88,7 @@ export class Gate {
     const claims = identity.claims
     const tokens = this.#keysOf(project).tokens
     if (tokens.size >= MAX_TOKENS_PER_PROJECT) tokens.clear()
-    tokens.set(token, { identity, expiresAt: typeof claims.exp === 'number' ? claims.exp * 1000 : Infinity })
+    tokens.set(token, { identity, expiresAt: (claims.exp as number) * 1000 })
     return identity
   }
 }

@@ -208,19 +208,36 @@ function keyFor(keys: VerificationKeys, header: JWTHeaderParameters): Promise<Cr
 const ALGORITHMS = ['HS256', ...SIGNING_ALGS]
 
 /**
- * Verifies signature and expiry; throws the gate's `bad_jwt` error with the
- * reason. Given only a secret (a string), accepts HS256 tokens only.
+ * A compact JWS is three base64url parts (RFC 7515 sections 2 and 7.1: no
+ * padding, no `+` or `/`). jose's decoder tolerates padding, so an HS256
+ * token with `=` appended verified while an ES256 one did not: checked here,
+ * before any algorithm, so every one refuses alike.
+ */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/
+
+/**
+ * Verifies form, signature and expiry; throws the gate's `bad_jwt` error with
+ * the reason. `exp` is required: every token the platform issues carries one
+ * (access tokens, and the anon and service_role keys, ten years out as
+ * Supabase's), so a token without it was made elsewhere with the project's
+ * secret and must not live forever. Given only a secret (a string), accepts
+ * HS256 tokens only.
  */
 export async function verifyJwt(keys: VerificationKeys | string, token: string): Promise<Record<string, unknown>> {
   const known: VerificationKeys = typeof keys === 'string' ? { jwtSecret: keys, signingKeys: [] } : keys
+  if (!COMPACT_JWS.test(token)) throw platformErrors.badJwt('unable to parse token')
   try {
-    const { payload } = await jwtVerify(token, (header) => keyFor(known, header), { algorithms: ALGORITHMS })
+    const { payload } = await jwtVerify(token, (header) => keyFor(known, header), { algorithms: ALGORITHMS, requiredClaims: ['exp'] })
     return payload as Record<string, unknown>
   } catch (error) {
     if (BaseplaneError.is(error)) throw error
     if (error instanceof joseErrors.JWTExpired) throw platformErrors.badJwt('token has expired')
     if (error instanceof joseErrors.JWSSignatureVerificationFailed) throw platformErrors.badJwt('signature is invalid')
     if (error instanceof joseErrors.JOSEAlgNotAllowed) throw platformErrors.badJwt('signing algorithm is not allowed')
+    // golang-jwt's words, as GoTrue's answer carries them.
+    if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'exp' && error.reason === 'missing') {
+      throw platformErrors.badJwt('token is missing required claim: exp claim is required')
+    }
     if (error instanceof joseErrors.JWTClaimValidationFailed) throw platformErrors.badJwt(error.message)
     throw platformErrors.badJwt('unable to parse token')
   }
