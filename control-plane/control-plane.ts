@@ -6,6 +6,7 @@
 import pg from 'pg'
 import { LIVE_NODE_SECONDS, listProjects } from '../lib/catalogue.ts'
 import { migrate } from '../lib/db/migrations.ts'
+import { boundPool, PLATFORM_POOL_SETTINGS } from '../lib/db/round-trip-deadline.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { loadConfig } from '../lib/config.ts'
@@ -48,7 +49,8 @@ export class ControlPlane {
 
   /** Connects to the catalogue database and brings its schema up to date. */
   static async open(databaseUrl: string, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
-    const catalogue = new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane' })
+    // Bounded connects and round trips (lib/db/round-trip-deadline.ts): a catalogue that hangs answers 503, not never.
+    const catalogue = boundPool(new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane', ...PLATFORM_POOL_SETTINGS }))
     catalogue.on('error', () => {})
     const client = await catalogue.connect()
     try {

@@ -8,6 +8,7 @@ import { escapeIdentifier, escapeLiteral } from 'pg'
 import { ConfigError } from '../errors.ts'
 import { PACKAGE_ROOT } from '../package-root.ts'
 import { inTransaction } from './request-transaction.ts'
+import { holdDeadline, releaseDeadline } from './round-trip-deadline.ts'
 
 /** A folder of sql/: 'catalogue', 'project', or a product's own set (installed when it is enabled). */
 export type MigrationSet = string
@@ -104,6 +105,19 @@ export async function migrate(
   vars: Record<string, string> = {},
   root: string = SQL_ROOT,
 ): Promise<number[]> {
+  // A migration may rewrite a large table, and waits for another node's run: past the platform's usual deadline.
+  holdDeadline(client, MIGRATION_DEADLINE_MS)
+  try {
+    return await migrateInTransaction(client, set, vars, root)
+  } finally {
+    releaseDeadline(client)
+  }
+}
+
+/** A round trip of a migration (round-trip-deadline.ts): a hung server still ends it. */
+const MIGRATION_DEADLINE_MS = 600_000
+
+async function migrateInTransaction(client: pg.ClientBase, set: MigrationSet, vars: Record<string, string>, root: string): Promise<number[]> {
   return inTransaction(client, async (client) => {
     await client.query(
       `create schema if not exists baseplane;

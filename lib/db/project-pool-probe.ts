@@ -35,6 +35,8 @@ export class ProjectDatabaseProbe {
       applicationName: 'baseplane health',
       acquireTimeoutMillis: this.#options.probeTimeoutMs,
       connectTimeoutMillis: this.#options.probeTimeoutMs,
+      // A probe that met its bound does not leave its connection waiting on a server that hangs.
+      roundTripDeadlineMillis: this.#options.probeTimeoutMs,
     })
   }
 

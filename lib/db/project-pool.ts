@@ -3,11 +3,14 @@
 // recently used idle one handed out first (so the others age and the thread's
 // pools close them: project-pools.ts), requests waiting for a full pool served
 // first come, first served. A connection released with an error, or whose
-// socket ended or errored, is never handed out again.
+// socket ended or errored, is never handed out again. Every round trip has a
+// deadline (round-trip-deadline.ts): the pools' own, or the role's while a
+// request holds the connection; one that meets it destroys its connection.
 import pg from 'pg'
 import { log } from '../log.ts'
 import type { ServerBudget } from './connection-budget.ts'
 import { connectFailure, databaseErrors, isConnectionLost } from './database-errors.ts'
+import { boundRoundTrips, KEEPALIVE_IDLE_MS, releaseDeadline } from './round-trip-deadline.ts'
 import { firstRoundTrip, markFromIdle } from './stale-retry.ts'
 
 /** too_many_connections: here, the role's CONNECTION LIMIT (the server's own limit is the budget's to avoid). */
@@ -70,7 +73,7 @@ interface Waiter {
 
 /** What a project's pool needs from the thread's pools. */
 export interface PoolHost {
-  readonly options: Readonly<{ applicationName: string; acquireTimeoutMillis: number; connectTimeoutMillis: number }>
+  readonly options: Readonly<{ applicationName: string; acquireTimeoutMillis: number; connectTimeoutMillis: number; roundTripDeadlineMillis: number }>
   acquire(server: ServerBudget, limit: number): Promise<void>
   addIdle(conn: Connection): void
   removeIdle(conn: Connection): void
@@ -112,6 +115,7 @@ export class ProjectPool implements DatabasePool {
       application_name: shared.options.applicationName,
       connectionTimeoutMillis: shared.options.connectTimeoutMillis,
       keepAlive: true,
+      keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
     }
   }
 
@@ -192,6 +196,7 @@ export class ProjectPool implements DatabasePool {
         this.#server.release()
         throw connectFailure(error)
       }
+      boundRoundTrips(client, this.#shared.options.roundTripDeadlineMillis)
       const conn = new Connection(client, this.#server, this.ref)
       conn.leave = () => this.#forget(conn)
       // A socket that ends or errors while idle must not crash the thread, nor be handed out.
@@ -242,6 +247,7 @@ export class ProjectPool implements DatabasePool {
     if (!conn.busy) throw new Error('Release called on client which has already been released to the pool.')
     conn.busy = false
     markFromIdle(conn.client, false)
+    releaseDeadline(conn.client)
     if (err || conn.dead || this.#closed) {
       if (err instanceof Error && isConnectionLost(err)) this.#dropOlderIdle(conn.since)
       this.#discard(conn)

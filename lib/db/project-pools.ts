@@ -8,6 +8,7 @@
 // thread to close one of its idle ones; busy connections are never taken.
 import type pg from 'pg'
 import { ConnectionBudget, createConnectionBudget, type ServerBudget } from './connection-budget.ts'
+import { PLATFORM_DEADLINE_MS } from './round-trip-deadline.ts'
 import { ProjectPool, type Connection, type PoolCounts, type PoolHost, type ProjectDatabase, type Settle } from './project-pool.ts'
 
 export { ProjectPool }
@@ -28,6 +29,8 @@ export interface ProjectPoolOptions {
   acquireTimeoutMillis?: number
   /** Time to open one connection (TCP, TLS, start-up) before it counts as unreachable (default 5000). */
   connectTimeoutMillis?: number
+  /** A round trip's deadline when the request holding the connection set none (round-trip-deadline.ts; default PLATFORM_DEADLINE_MS). */
+  roundTripDeadlineMillis?: number
 }
 
 export interface PoolStats {
@@ -72,6 +75,7 @@ export class ProjectPools {
       applicationName: options.applicationName,
       acquireTimeoutMillis: options.acquireTimeoutMillis ?? 5000,
       connectTimeoutMillis: options.connectTimeoutMillis ?? 5000,
+      roundTripDeadlineMillis: options.roundTripDeadlineMillis ?? PLATFORM_DEADLINE_MS,
     })
     this.#budget = new ConnectionBudget(options.budget ?? createConnectionBudget())
     this.#shared = {

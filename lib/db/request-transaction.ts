@@ -5,6 +5,7 @@ import type pg from 'pg'
 import { escapeLiteral } from 'pg'
 import type { DatabasePool } from './project-pools.ts'
 import { boundCall, type Bind, type PreparedCall } from './prepared-statements.ts'
+import { connectAs } from './round-trip-deadline.ts'
 import { firstRoundTrip } from './stale-retry.ts'
 import type { RoleTimeouts } from '../plans.ts'
 
@@ -165,12 +166,16 @@ export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.Po
   return withTransaction(() => pool.connect(), 'begin', work)
 }
 
-/** Runs `work` in one transaction as `identity` (role and claims set for RLS, the role's timeouts applied). */
+/**
+ * Runs `work` in one transaction as `identity` (role and claims set for RLS,
+ * the role's timeouts applied, each round trip bounded by the role's
+ * statement timeout plus a margin: round-trip-deadline.ts).
+ */
 export async function withRequestTransaction<T>(
   pool: DatabasePool,
   identity: RequestIdentity,
   timeouts: RoleTimeouts,
   work: (client: pg.PoolClient) => Promise<T>,
 ): Promise<T> {
-  return withTransaction(() => pool.connect(), beginStatement(identity, timeouts), work)
+  return withTransaction(connectAs(() => pool.connect(), timeouts, identity.role), beginStatement(identity, timeouts), work)
 }

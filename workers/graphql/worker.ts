@@ -5,6 +5,7 @@
 // behind PostgREST, GraphQL-level failures are HTTP 200 with
 // `{data: null, errors}`; only a body that is not JSON is a 400.
 import type pg from 'pg'
+import { connectAs } from '../../lib/db/round-trip-deadline.ts'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
 import { graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { readJsonObject } from '../../lib/http/body.ts'
@@ -54,7 +55,8 @@ const handler: ServiceHandler = async (request) => {
   return answerGraphql<pg.PoolClient>(body, { identity: request.identity!, project: request.project }, cache, {
     firstRoundTrip: (first) => {
       const pool = projectPools().get(request.project.database)
-      return firstRoundTrip(() => pool.connect(), first)
+      // Each round trip waits at most the role's statement timeout and a margin for a server that hangs.
+      return firstRoundTrip(connectAs(() => pool.connect(), request.project.roleTimeouts, request.identity!.role), first)
     },
     release: (client, broken) => client.release(broken),
   })

@@ -3,6 +3,7 @@
 // Range; profiles.ts: the schema among the project's exposed ones) and answer
 // it through answer.ts on a connection of the thread's pool for the project.
 import type pg from 'pg'
+import { connectAs } from '../../lib/db/round-trip-deadline.ts'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
 import { DEFAULT_EXPOSED_SCHEMAS } from '../../lib/pg-catalog/exposed-schemas.ts'
 import { Router } from '../../lib/http/router.ts'
@@ -98,7 +99,8 @@ export function parseRoot(
 const connectionOf = (request: ServiceRequest<RestProjectContext>) => ({
   firstRoundTrip: <T>(first: (client: pg.PoolClient) => Promise<T>) => {
     const pool = projectPools().get(request.project.database)
-    return firstRoundTrip(() => pool.connect(), first)
+    // Each round trip waits at most the role's statement timeout and a margin for a server that hangs.
+    return firstRoundTrip(connectAs(() => pool.connect(), request.project.roleTimeouts, request.identity!.role), first)
   },
   release: (client: pg.PoolClient, broken?: Error) => client.release(broken),
 })
