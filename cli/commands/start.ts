@@ -12,6 +12,7 @@ import type { Command } from '../command.ts'
 import { checkPortFree, lockHome } from '../home-lock.ts'
 import { createProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
 import { localAdminToken } from '../../control-plane/fleet-settings.ts'
+import { proxyLines } from './start-proxies.ts'
 
 export const DEMO_REF = 'demo'
 
@@ -111,6 +112,7 @@ export const startCommand: Command = {
         `dashboard         ${config.publicUrl}/dashboard  (sign in with the admin token)`,
         `admin API         ${config.publicUrl}/platform/v1  (Authorization: Bearer <the admin token>)`,
         `admin token       ${tokenAt === 'BASEPLANE_ADMIN_TOKEN' ? 'the one in BASEPLANE_ADMIN_TOKEN' : `in ${tokenAt}`}`,
+        ...proxyLines(config),
       ]
       if (demo) {
         const keys = keysView(demo, context.addressing)

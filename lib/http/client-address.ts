@@ -25,6 +25,11 @@ export function parseProxyRange(text: string): ProxyRange | undefined {
   return { family, network: new SocketAddress({ address, family }).address, prefix: Number(prefixText) }
 }
 
+/** A range as an operator writes it: the address alone when the range is one address. */
+export function proxyRangeText(range: ProxyRange): string {
+  return range.prefix === (range.family === 'ipv4' ? 32 : 128) ? range.network : `${range.network}/${range.prefix}`
+}
+
 /** `text` as one spelling per address: IPv6 compressed and lower-case, IPv4-mapped IPv6 as IPv4; anything else as given. */
 export function canonicalAddress(text: string): string {
   // IPv4 (the common case) is already canonical; only IPv6 has several spellings.
@@ -61,7 +66,9 @@ export class TrustedProxies {
    * The client of a request from `peer` carrying `forwardedFor`: the peer itself unless it is a
    * trusted proxy; else the right-most X-Forwarded-For entry that is not itself a trusted proxy
    * (each proxy appends the address it saw, so entries left of an untrusted one are the client's
-   * own say). An entry that is not an address ends the walk: the proxy that wrote it is the client.
+   * own say). An entry that is not an address ends the walk and is the client as written, so no
+   * proxy's address (everyone's behind it) takes the blame for an odd value; the throttle counts
+   * a key that cannot be shared on this process only (throttle.ts).
    */
   clientOf(peer: string, forwardedFor: string | undefined): string {
     const from = canonicalAddress(peer)
@@ -72,7 +79,7 @@ export class TrustedProxies {
       const entry = hops[i]!.trim()
       if (entry === '') continue
       const hop = hopAddress(entry)
-      if (!isIPv4(hop) && !isIPv6(hop)) return client
+      if (!isIPv4(hop) && !isIPv6(hop)) return entry
       if (!this.trusts(hop)) return hop
       client = hop
     }

@@ -29,7 +29,7 @@ t.test('from a trusted proxy: the right-most entry that is not itself a trusted 
   t.equal(proxies.clientOf('fd12::1', '2001:DB8:0:0::9'), '2001:db8::9', 'IPv6 ranges and entries, canonical')
   t.equal(proxies.clientOf('127.0.0.1', '203.0.113.7:4711'), '203.0.113.7', 'an entry with a port')
   t.equal(proxies.clientOf('127.0.0.1', '[2001:db8::9]:4711'), '2001:db8::9', 'a bracketed IPv6 entry with a port')
-  t.equal(proxies.clientOf('127.0.0.1', '203.0.113.7, unknown'), '127.0.0.1', 'an entry that is no address ends the walk at the proxy that wrote it')
+  t.equal(proxies.clientOf('127.0.0.1', '203.0.113.7, unknown'), 'unknown', 'an entry that is no address ends the walk, and is the client as written (never the proxy, whose address is everyone\'s)')
 })
 
 t.test('ranges and canonical addresses', async (t) => {
@@ -38,4 +38,13 @@ t.test('ranges and canonical addresses', async (t) => {
   for (const bad of ['10.0.0.0/33', '::/129', '10.0.0.0/', '10.0.0.0/x', 'proxy', '300.1.1.1']) t.equal(parseProxyRange(bad), undefined, bad)
   t.equal(canonicalAddress('0000:0000:0000:0000:0000:ffff:7f00:0001'), '127.0.0.1')
   t.equal(canonicalAddress('203.0.113.7'), '203.0.113.7')
+})
+
+t.test('the start banner names the trusted proxies, and with uWebSockets.js that they must speak HTTP/1.1', async (t) => {
+  const { proxyLines } = await import('../../cli/commands/start-proxies.ts')
+  t.same(proxyLines({ trustedProxies: [], httpEngine: 'uws' }), [], 'nothing without proxies')
+  const uws = proxyLines({ trustedProxies: ranges('10.0.0.0/8', '::1'), httpEngine: 'uws' })
+  t.match(uws[0], /^proxies +10\.0\.0\.0\/8, ::1 /)
+  t.match(uws[1], /proxy_http_version 1\.1.*505/)
+  t.equal(proxyLines({ trustedProxies: ranges('10.0.0.1'), httpEngine: 'node' }).length, 1, 'node:http accepts HTTP/1.0: no warning')
 })
