@@ -52,13 +52,23 @@ export class ControlPlane {
     // Bounded connects and round trips (lib/db/round-trip-deadline.ts): a catalogue that hangs answers 503, not never.
     const catalogue = boundPool(new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane', ...PLATFORM_POOL_SETTINGS }))
     catalogue.on('error', () => {})
-    const client = await catalogue.connect()
+    // A checked-out client has no listener of the pool's: a server that dies while one is held between
+    // round trips (a transaction waiting on other work, as createProject's does) would otherwise raise an
+    // unhandled 'error' that ends the process. Its next round trip fails instead, as unavailable.
+    catalogue.on('connect', (client) => client.on('error', () => {}))
     try {
-      await migrate(client, 'catalogue')
-    } finally {
-      client.release()
+      const client = await catalogue.connect()
+      try {
+        await migrate(client, 'catalogue')
+      } finally {
+        client.release()
+      }
+      await dropExpiredSigningKeys(catalogue)
+    } catch (error) {
+      // A start that tries again (a restarting server) opens a new pool; this one must not linger.
+      await catalogue.end().catch(() => {})
+      throw error
     }
-    await dropExpiredSigningKeys(catalogue)
     // An empty environment gives the configuration's defaults without reading process.env.
     return new ControlPlane(catalogue, databaseUrl, options.defaultServerBudget ?? loadConfig({}).maxProjectConnections)
   }

@@ -3,6 +3,7 @@
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
 import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
+import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
 import { ProjectFigures } from '../lib/metrics/project-figures.ts'
@@ -106,25 +107,45 @@ async function defaultServerBudgetOf(config: PlatformConfig, databaseUrl: string
   }
 }
 
+export interface StartOptions {
+  /**
+   * How long each start-up step may keep meeting the platform database unavailable before the
+   * start fails (lib/db/while-unavailable.ts). The embedded server this process supervises is
+   * being started again when that happens, so `start` waits for it; 0 (a DATABASE_URL server):
+   * a database that does not answer fails the start at once, as the operator's to fix.
+   */
+  databaseWaitMs?: number
+}
+
+/**
+ * How long a start waits for its supervised embedded PostgreSQL: the supervisor's first six
+ * restarts (0.5 s doubling) take 31.5 s, and crash recovery a few seconds each.
+ */
+export const EMBEDDED_DATABASE_WAIT_MS = 60000
+
 /** `httpEngine`: loaded already (the command line loads it before starting a database, to refuse early); else loaded here. */
-export async function startPlatform(config: PlatformConfig, databaseUrl: string, httpEngine?: HttpEngine): Promise<RunningPlatform> {
+export async function startPlatform(config: PlatformConfig, databaseUrl: string, httpEngine?: HttpEngine, options: StartOptions = {}): Promise<RunningPlatform> {
   const engine = httpEngine ?? (await loadHttpEngine(config.httpEngine))
-  const defaultServerBudget = await defaultServerBudgetOf(config, databaseUrl)
-  const controlPlane = await ControlPlane.open(databaseUrl, { defaultServerBudget })
+  const waitMs = options.databaseWaitMs ?? 0
+  // Each step is all or nothing (a transaction, or statements that may run again), so it may run again.
+  const step = <T>(what: string, run: () => Promise<T>) => (waitMs > 0 ? whileUnavailable(what, run, { deadlineMs: waitMs }) : run())
+  const defaultServerBudget = await step('reading the connection slots', () => defaultServerBudgetOf(config, databaseUrl))
+  const controlPlane = await step('migrating the catalogue', () => ControlPlane.open(databaseUrl, { defaultServerBudget }))
   // Checked before anything starts: a node configured with another fleet's token or settings refuses.
-  const adminToken = await (async () => {
+  const adminToken = await step('checking the fleet settings', async () => {
     const token = await fleetAdminToken(controlPlane.catalogue, config)
     await checkFleetSettings(controlPlane.catalogue, config)
     return token
-  })().catch(async (error: unknown) => {
+  }).catch(async (error: unknown) => {
     await controlPlane.close()
     throw error
   })
-  const upgraded = await upgradeAllProjects(controlPlane)
+  const upgraded = await step('upgrading the project databases', () => upgradeAllProjects(controlPlane))
   for (const [ref, versions] of upgraded.applied) log.info('project database upgraded', { ref, versions })
   const upgrades = new PendingUpgrades(controlPlane, upgraded.down)
   const directory = new ProjectDirectory(databaseUrl, controlPlane.catalogue)
-  await directory.start()
+  // Only its first statement can fail; its catalogue link then connects (and reconnects) by itself.
+  await step('registering this node', () => directory.start())
   const throttle = new Throttle(config.throttle)
   await throttle.start(controlPlane.catalogue)
   setLogLevel(config.logLevel)

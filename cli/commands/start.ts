@@ -5,16 +5,16 @@
 // exits 0, leaving no process behind.
 import exitHook from 'async-exit-hook'
 import { log } from '../../lib/log.ts'
-import { platformDatabase, startPlatform } from '../../server/platform.ts'
+import { EMBEDDED_DATABASE_WAIT_MS, platformDatabase, startPlatform } from '../../server/platform.ts'
 import { loadHttpEngine } from '../../data-plane/http-engine.ts'
 import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
 import { checkPortFree, lockHome } from '../home-lock.ts'
-import { createProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
 import { localAdminToken } from '../../control-plane/fleet-settings.ts'
+import { ensureDemoProject } from './start-demo.ts'
 import { proxyLines } from './start-proxies.ts'
 
-export const DEMO_REF = 'demo'
+export { DEMO_REF } from './start-demo.ts'
 
 /**
  * How long requests in flight have to finish. Statement timeouts end the API
@@ -76,7 +76,9 @@ export const startCommand: Command = {
     try {
       await checkPortFree(config.host, config.port)
       database = await platformDatabase(config, true)
-      platform = await startPlatform(config, database.url, httpEngine).catch(async (error: unknown) => {
+      // The embedded server's supervisor starts it again if it dies meanwhile: the start waits for it.
+      const databaseWaitMs = database.embedded ? EMBEDDED_DATABASE_WAIT_MS : 0
+      platform = await startPlatform(config, database.url, httpEngine, { databaseWaitMs }).catch(async (error: unknown) => {
         await database.embedded?.stop()
         throw error
       })
@@ -97,13 +99,10 @@ export const startCommand: Command = {
       }
     }
     try {
-      let demo = undefined
-      let demoCreated = false
-      if (args.values['no-demo'] !== true) {
-        const existing = (await listAllProjects(platform.controlPlane)).find((p) => p.ref === DEMO_REF)
-        demoCreated = existing === undefined
-        demo = existing ?? (await setProjectProduct(platform.controlPlane, (await createProject(platform.controlPlane, { name: 'Demo', ref: DEMO_REF })).ref, 'auth', true))
-      }
+      // The node serves already: a database away meanwhile is waited for (until a stop is asked), never fatal.
+      const made = args.values['no-demo'] === true ? undefined : await ensureDemoProject(platform.controlPlane, () => stopping)
+      const demo = made?.project
+      const demoCreated = made?.created === true
       // Standard output is what process managers keep: it names where the secrets are, never the admin token itself.
       const tokenAt = localAdminToken(config).source
       const lines = [
@@ -125,6 +124,8 @@ export const startCommand: Command = {
       context.print(lines.join('\n'))
     } catch (error) {
       await stop(0)
+      // Asked to stop while the demo waited for the database: a requested stop, not a failure.
+      if (stopping) return { stopped: await stopRequested }
       throw error
     }
     const signal = await stopRequested

