@@ -103,8 +103,8 @@ export async function serverSettings(db: Queryable): Promise<ServerSettings> {
   return rows[0]!
 }
 
-/** On the server: connections the platform's project API roles (bp_*_api) hold now. */
+/** On the server: connections the platform's project login roles (bp_*_api, bp_*_auth, bp_*_platform: lib/db/platform-logins.ts) hold now. */
 export async function apiConnectionsInUse(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where usename like 'bp\\_%\\_api'`)
+  const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity where usename ~ '^bp_.+_(api|auth|platform)$'`)
   return rows[0]!.n
 }

@@ -47,7 +47,7 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
     getCredentials: (r, _p, _params, keys) => getCredentials(r, keys),
     putCredentials: (r, _p, { platform }, keys) => putCredentials(r, keys, platform!, credentialOptions),
     removeCredentials: (r, _p, { platform }, keys) => removeCredentials(r, keys, platform!),
-    getVapid: (r, p) => getVapid(r, p),
+    getVapid: (r, _p, _params, keys) => getVapid(r, keys),
   }
   // The fan-out trigger reads the plan and the deliveries cap from push.settings; bring them up to date
   // once per catalogue version this thread sees (the actor host does it too).

@@ -1,5 +1,6 @@
-// /credentials endpoints: only with the service_role key. They run as the
-// data plane's own login role, the only API-side role that may touch keys.
+// /credentials and /vapid endpoints: credentials only with the service_role key.
+// They run as the platform's login role (lib/db/platform-logins.ts), the only
+// role that may touch keys, on which no owner code runs.
 import type { DatabasePool } from '../../../lib/db/project-pools.ts'
 import { json, type ServiceRequest, type ServiceResponse } from '../../../lib/service.ts'
 import { deleteCredentials, describeCredentials } from '../credentials.ts'
