@@ -62,6 +62,11 @@ export class CatalogueLink {
     return this.#lastHeardAt
   }
 
+  /** Whether the link listens now: while it does, every change committed since it began listening is (or will be) notified. */
+  get listening(): boolean {
+    return this.#up
+  }
+
   /** The first connection attempt (a failed one is retried in the background), then a beat every PULSE_MS. */
   async start(): Promise<void> {
     await this.#connect()

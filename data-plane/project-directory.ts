@@ -24,15 +24,19 @@
 // acknowledge a change that never comes, and every control-plane write then
 // waited out its settle timeout (issue 11).
 //
-// Bad traffic stays at the door (issue 24): both caches are bounded LRUs, so
-// random refs cannot grow memory; a ref that names no project is remembered
-// for DIRECTORY_LIMITS.missingTtlMs (its creation notifies and clears it at once on every
-// process), so it costs one catalogue read, not one per request; a string
-// that cannot be a ref costs none; and misses are read in batches, one
-// statement at a time, so a flood of distinct refs costs a statement per
-// catalogue round trip rather than one per request. Evicting a record breaks
-// no request: a request holds the record it resolved, and a later one reads
-// it again.
+// Bad traffic stays at the door (issues 24 and 36): the node knows every ref
+// that exists (known-refs.ts: loaded when the link listens, kept current by
+// its notifications), so while that set is current a ref outside it is
+// answered "no such project" from memory, at no cost to the catalogue. While
+// it is not (the link down or silent, the set loading), a ref outside it is read as
+// before, within DIRECTORY_LIMITS.unknownReads statements a second node-wide
+// (past them: 503 with Retry-After, since a project created a moment ago must
+// not be told it does not exist). Both caches are bounded LRUs, so random refs
+// cannot grow memory; a ref that names no project is remembered for
+// DIRECTORY_LIMITS.missingTtlMs (its creation notifies and clears it at once on every
+// process); a string that cannot be a ref costs nothing; and misses are read
+// in batches, one statement at a time. Evicting a record breaks no request: a
+// request holds the record it resolved, and a later one reads it again.
 import crypto from 'node:crypto'
 import os from 'node:os'
 import { LRUCache } from 'lru-cache'
@@ -40,9 +44,11 @@ import pg from 'pg'
 import { readProjects, type ProjectRecord } from '../lib/catalogue.ts'
 import { connectFailure } from '../lib/db/database-errors.ts'
 import { probeFailure } from '../lib/db/probe-deadline.ts'
+import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { isRef, REF_SOURCE } from '../lib/refs.ts'
-import { CatalogueLink, LINK_DEADLINE_MS } from './catalogue-link.ts'
+import { CatalogueLink, LINK_DEADLINE_MS, PULSE_MS } from './catalogue-link.ts'
+import { KnownRefs, ReadBudget } from './known-refs.ts'
 
 const CHANNEL = 'baseplane_change'
 /** Change numbers stay well inside the integers a double holds exactly. */
@@ -57,15 +63,36 @@ export interface DirectoryLimits {
   missingTtlMs: number
   /** Refs asked of the catalogue in one statement at most. */
   batch: number
+  /** Statements that may carry refs outside the set of known refs while it is not current, per unknownReadsIntervalMs, node-wide. */
+  unknownReads: number
+  unknownReadsIntervalMs: number
 }
 
 /** Enough for every project in use on a large node; a project past it costs one catalogue read when it returns. */
-export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = Object.freeze({ projects: 10_000, missing: 10_000, missingTtlMs: 5000, batch: 500 })
+export const DIRECTORY_LIMITS: Readonly<DirectoryLimits> = Object.freeze({
+  projects: 10_000,
+  missing: 10_000,
+  missingTtlMs: 5000,
+  batch: 500,
+  unknownReads: 10,
+  unknownReadsIntervalMs: 1000,
+})
+
+/** How often a load of the known refs that the catalogue refused (the link still up) is tried again. */
+const RELOAD_RETRY_MS = 1000
+/**
+ * A link unheard for longer has missed a beat's answer (one goes out every
+ * PULSE_MS): it may hang before its deadline says so, and changes would go
+ * unheard, so the known refs stop counting as current.
+ */
+const FEED_SILENCE_MS = PULSE_MS + 1000
 
 interface Pending {
   promise: Promise<ProjectRecord | undefined>
   resolve(project: ProjectRecord | undefined): void
   reject(error: unknown): void
+  /** Outside the set of known refs when asked: its statement spends the budget. */
+  unknown: boolean
 }
 
 export class ProjectDirectory {
@@ -75,6 +102,8 @@ export class ProjectDirectory {
   readonly #limits: DirectoryLimits
   readonly #projects: LRUCache<string, ProjectRecord>
   readonly #missing: LRUCache<string, true>
+  readonly #known = new KnownRefs()
+  readonly #unknownBudget: ReadBudget
   /** Refs being read (queued or sent), so concurrent callers share one read. */
   readonly #loading = new Map<string, Pending>()
   /** Refs waiting for the next statement. */
@@ -92,6 +121,7 @@ export class ProjectDirectory {
   /** Notifications received so far; orders them against reads of the issued number. */
   #notifications = 0
   #issuedRead: { startedAt: number; promise: Promise<number> } | undefined
+  #closed = false
 
   constructor(databaseUrl: string, catalogue: pg.Pool, limits: Partial<DirectoryLimits> = {}) {
     this.#databaseUrl = databaseUrl
@@ -99,6 +129,7 @@ export class ProjectDirectory {
     this.#limits = { ...DIRECTORY_LIMITS, ...limits }
     this.#projects = new LRUCache({ max: this.#limits.projects })
     this.#missing = new LRUCache({ max: this.#limits.missing, ttl: this.#limits.missingTtlMs })
+    this.#unknownBudget = new ReadBudget(this.#limits.unknownReads, this.#limits.unknownReadsIntervalMs)
     this.#link = new CatalogueLink(databaseUrl, CHANNEL, this.#nodeId, {
       connected: () => this.#connected(),
       notified: (payload) => this.#notified(payload),
@@ -120,9 +151,14 @@ export class ProjectDirectory {
     return this.#reads
   }
 
-  /** How many refs each cache holds now. */
-  get cached(): { projects: number; missing: number } {
-    return { projects: this.#projects.size, missing: this.#missing.size }
+  /** How many refs each cache holds now (`known`: the set of refs that exist). */
+  get cached(): { projects: number; missing: number; known: number } {
+    return { projects: this.#projects.size, missing: this.#missing.size, known: this.#known.size }
+  }
+
+  /** Whether a ref outside the known set is answered "no such project" without a read: the set is loaded and the link listens and answers. */
+  get knowsEveryRef(): boolean {
+    return this.#known.loaded && this.#link.listening && Date.now() - this.#link.lastHeardAt <= FEED_SILENCE_MS
   }
 
   async start(): Promise<void> {
@@ -146,13 +182,35 @@ export class ProjectDirectory {
       .catch(() => {})
   }
 
-  /** The link listens (again): anything cached before may be stale, so all of it is dropped, which covers every change made so far. */
+  /**
+   * The link listens (again): anything cached before may be stale, so all of
+   * it is dropped and the known refs are read again, which covers every change
+   * made so far (acknowledged after the refs are in: a creation the control
+   * plane waits for is then known here). Loaded after LISTEN, so a creation
+   * committed meanwhile is in the answer or notified, or both.
+   */
   async #connected(): Promise<void> {
     this.#clear()
+    await this.#loadRefs(this.#known.begin())
     try {
       this.#acknowledge(await this.#readIssued(this.#notifications), true)
     } catch (error) {
       log.error('catalogue listener could not read the last catalogue change', error)
+    }
+  }
+
+  /** One statement, a few bytes a project; on the link, so it follows its LISTEN. */
+  async #loadRefs(load: number): Promise<void> {
+    try {
+      const { rows } = await this.#link.query<{ refs: string[] }>(`select coalesce(array_agg(ref), '{}') as refs from baseplane.projects`)
+      this.#known.land(load, rows[0]!.refs)
+    } catch (error) {
+      if (this.#closed || !this.#known.pending(load)) return
+      // A lost link loads again when it is back; a refused statement is tried again while the link stays up.
+      log.error('catalogue listener could not read the refs of the projects; unknown refs are read from the catalogue meanwhile', error)
+      setTimeout(() => {
+        if (!this.#closed && this.#known.pending(load) && this.#link.listening) void this.#loadRefs(load)
+      }, RELOAD_RETRY_MS).unref()
     }
   }
 
@@ -166,6 +224,8 @@ export class ProjectDirectory {
     }
     const ref = match[1]!
     const change = Number(match[2])
+    // At once, before the check: the set may hold more than exists, never less.
+    this.#known.note(ref)
     if (change <= this.#issued) {
       this.invalidate(ref)
       this.#acknowledge(change)
@@ -229,16 +289,26 @@ export class ProjectDirectory {
     return this.#projects.get(ref)
   }
 
-  /** The cached record (also while the link is down: what this node knows), else the catalogue's. */
+  /**
+   * The cached record (also while the link is down: what this node knows),
+   * else the catalogue's; undefined without a read for a ref outside the known
+   * set while it is current.
+   */
   async get(ref: string): Promise<ProjectRecord | undefined> {
     const project = this.#projects.get(ref)
     if (project !== undefined) return project
     if (this.#missing.get(ref) !== undefined) return undefined
-    return this.reload(ref)
+    const known = this.#known.has(ref)
+    if (!known && this.knowsEveryRef) return undefined
+    return this.#read(ref, !known)
   }
 
   /** Reads `ref` from the catalogue now (coalescing concurrent reads, batching misses). */
   reload(ref: string): Promise<ProjectRecord | undefined> {
+    return this.#read(ref, false)
+  }
+
+  #read(ref: string, unknown: boolean): Promise<ProjectRecord | undefined> {
     // The catalogue's check constraint admits nothing else: no need to ask.
     if (!isRef(ref)) return Promise.resolve(undefined)
     const loading = this.#loading.get(ref)
@@ -249,7 +319,7 @@ export class ProjectDirectory {
       resolve = yes
       reject = no
     })
-    const pending: Pending = { promise, resolve, reject }
+    const pending: Pending = { promise, resolve, reject, unknown }
     this.#loading.set(ref, pending)
     this.#queued.set(ref, pending)
     if (!this.#reading) {
@@ -262,15 +332,18 @@ export class ProjectDirectory {
 
   /** Sends one statement for the queued refs; when it answers, the next, until none are queued. */
   #readQueued(): void {
-    const batch: Array<[string, Pending]> = []
-    for (const entry of this.#queued) {
-      if (batch.length === this.#limits.batch) break
-      batch.push(entry)
-    }
-    for (const [ref] of batch) this.#queued.delete(ref)
-    if (batch.length === 0) {
-      this.#reading = false
-      return
+    let batch: Array<[string, Pending]> = []
+    while (batch.length === 0) {
+      for (const entry of this.#queued) {
+        if (batch.length === this.#limits.batch) break
+        batch.push(entry)
+      }
+      for (const [ref] of batch) this.#queued.delete(ref)
+      if (batch.length === 0) {
+        this.#reading = false
+        return
+      }
+      if (batch.some(([, pending]) => pending.unknown) && !this.#unknownBudget.take()) batch = this.#refuseUnknown(batch)
     }
     const generation = this.#generation
     this.#reads += 1
@@ -298,7 +371,11 @@ export class ProjectDirectory {
               this.#missing.delete(ref)
               this.#projects.set(ref, project)
             }
-            else if (current) this.#missing.set(ref, true)
+            else if (current) {
+              this.#missing.set(ref, true)
+              // No change was notified while the statement was out, so the project is gone (or never was).
+              this.#known.forget(ref)
+            }
             pending.resolve(project)
           }
         },
@@ -315,7 +392,27 @@ export class ProjectDirectory {
       })
   }
 
+  /**
+   * Past the budget, refs outside the known set are not read: 503 with
+   * Retry-After (a ref may name a project created a moment ago, so not 404).
+   * Returns the rest of the batch.
+   */
+  #refuseUnknown(batch: Array<[string, Pending]>): Array<[string, Pending]> {
+    const rest: Array<[string, Pending]> = []
+    for (const entry of batch) {
+      const [ref, pending] = entry
+      if (!pending.unknown) {
+        rest.push(entry)
+        continue
+      }
+      if (this.#loading.get(ref) === pending) this.#loading.delete(ref)
+      pending.reject(platformErrors.catalogueUnavailable())
+    }
+    return rest
+  }
+
   async close(): Promise<void> {
+    this.#closed = true
     // The link first, so no acknowledgement brings the row back. Bounded: a stop
     // does not wait on a catalogue that hangs (the row then ages out of the live nodes).
     await this.#link.close()
