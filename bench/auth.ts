@@ -23,6 +23,7 @@
 // BENCH_AUTH_ONLY=round3 runs 7 and 6 only; =hooks, 6 only.
 // Each comparison alternates three rounds of both sides. Load comes from wrk (one connection per wrk thread for refresh, so each
 // connection follows its own chain of rotating refresh tokens).
+import { platformLoginOf } from '../lib/db/platform-logins.ts'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -202,13 +203,14 @@ async function benchAnonymous(controlPlane: ControlPlane, ref: string, base: str
 }
 
 /**
- * Connection settings of the project's API login role with the auth worker's
- * session settings (role, time zone, statement timeout) applied at connection
+ * Connection settings of the project's Auth login role (lib/db/platform-logins.ts) with the auth
+ * worker's session settings (role, time zone, statement timeout) applied at connection
  * start, so the peers' statements run as the platform's do.
  */
 function apiRole(project: ProjectRecord): pg.PoolConfig {
+  const auth = platformLoginOf(project, 'auth')
   return {
-    host: project.dbHost, port: project.dbPort, database: project.dbName, user: project.dbApiRole, password: project.dbApiPassword,
+    host: project.dbHost, port: project.dbPort, database: project.dbName, user: auth.user, password: auth.password,
     options: Object.entries(AUTH_SESSION_SETTINGS).map(([name, value]) => `-c ${name}=${value}`).join(' '),
   }
 }

@@ -19,6 +19,7 @@
 //    takes to answer 503 on /health (n/a if it has not within 30 s).
 // Each figure is the median of the runs (default 3), nodes started afresh
 // for each run; each run's figure in brackets.
+import { platformLoginRoles } from '../lib/db/platform-logins.ts'
 import os from 'node:os'
 import { parseArgs } from 'node:util'
 import pg from 'pg'
@@ -230,7 +231,7 @@ async function prepare(): Promise<{ fleet: Fleet; close(): Promise<void> }> {
 
 /** Connections on the server while `during` runs, the most seen of each figure. */
 async function sampleHeld<T>(fleet: Fleet, during: Promise<T>): Promise<{ result: T; held: Held }> {
-  const roles = [...fleet.tenants.map((t) => t.record.dbApiRole)]
+  const roles = fleet.tenants.flatMap((t) => platformLoginRoles(t.record.dbApiRole))
   const held: Held = { server: 0, projects: 0, busiest: 0, busiestLimit: -1 }
   let done = false
   const sampling = (async () => {

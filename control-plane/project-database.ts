@@ -72,6 +72,10 @@ async function ensurePlatformLogins(admin: pg.ClientBase, names: Pick<ProjectDat
     const role = platformLoginOf(logins, login)
     if (await db.roleExists(admin, role.user)) continue
     await db.createLoginRole(admin, role.user, role.password, { noinherit: true, bypassrls: login === 'platform' })
+    // A project made before these roles: they take the API role's limit and slots until the next sizing.
+    const api = (await db.roleLimits(admin, [names.apiRole], false))[0]
+    if (api !== undefined) await db.setConnectionLimit(admin, role.user, api.rolconnlimit)
+    if ((await db.serverVersion(admin)) >= RESERVED_CONNECTIONS_VERSION) await db.grantReservedConnections(admin, role.user)
   }
 }
 

@@ -1,5 +1,6 @@
 // What the benchmark's projects hold on their PostgreSQL server, read as the
 // server's admin: open connections of their api roles, and sizes on disk.
+import { platformLoginRoles } from '../../lib/db/platform-logins.ts'
 import fs from 'node:fs'
 import pg from 'pg'
 import type { Tenant } from './tenants-projects.ts'
@@ -23,13 +24,13 @@ export class ServerWatch {
   }
 
   /**
-   * Connections of these projects' api roles, the platform's only way into a
-   * project database (by name rather than `usename like 'bp\_%\_api'`, so a
-   * shared DATABASE_URL server's other platforms do not count).
+   * Connections of these projects' login roles (api, auth, platform: lib/db/platform-logins.ts), the
+   * platform's only ways into a project database (by name, so a shared DATABASE_URL server's other
+   * platforms do not count).
    */
   async projectConnections(tenants: Tenant[]): Promise<number> {
     const { rows } = await this.admin.query<{ count: number }>('select count(*)::int as count from pg_stat_activity where usename = any($1)', [
-      tenants.map((t) => t.record.dbApiRole),
+      tenants.flatMap((t) => platformLoginRoles(t.record.dbApiRole)),
     ])
     return rows[0]!.count
   }
