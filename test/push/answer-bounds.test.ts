@@ -3,13 +3,16 @@
 // cancels the stream past it; a Web Push endpoint (any URL a subscriber
 // gave) that speaks only HTTP/1.1 has its body dropped unread, within the
 // request's deadline. Real peers: a node:http2 server that streams an endless
-// body, and the hostile HTTP/1.1 peer (test/helpers/hostile-peer.ts).
+// body, and the hostile HTTP/1.1 peer (test/helpers/hostile-peer.ts). FCM's
+// OAuth token endpoint, called through google-auth-library, is read through
+// the same bounded reader.
 import crypto from 'node:crypto'
 import http2 from 'node:http2'
 import type { AddressInfo } from 'node:net'
 import t from 'tap'
 import webpush from 'web-push'
 import { closableHttp2 } from '../../dev/push-peers/h2c.ts'
+import { createTokenSource, TokenError } from '../../workers/push/providers/fcm-token.ts'
 import { Http2Pool, MAX_ANSWER_BYTES, TransportError } from '../../workers/push/providers/http2-pool.ts'
 import type { Delivery } from '../../workers/push/providers/provider.ts'
 import { WebPushProvider } from '../../workers/push/providers/webpush.ts'
@@ -89,4 +92,22 @@ t.test('Web Push over HTTP/1.1: the answer body is dropped unread, within the de
     t.ok(request.written <= BUFFERS, `${request.mode}: ${request.written} bytes written before the socket closed`)
   }
   t.equal(peer.requests.filter((r) => r.mode === 'redirect-loop').length, 1, 'one request to the redirecting endpoint')
+})
+
+t.test("FCM's token endpoint: an endless or huge answer fails the credential check, read no further than the bound", async (t) => {
+  const peer = await startHostilePeer(t, (path) => path.split('/').pop() as HostileMode)
+  const { privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 })
+  const account = { project_id: 'bounded', client_email: 'push@bounded.iam.gserviceaccount.com', private_key: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString() }
+  for (const mode of ['endless', 'huge-length'] as const) {
+    const error = await createTokenSource(account, `${peer.url}/token/${mode}`)
+      .getToken()
+      .then(() => undefined, (e: unknown) => e)
+    t.ok(error instanceof TokenError && !error.refused, `${mode}: the endpoint counts as unreachable (${String(error)})`)
+    const calls = peer.requests.filter((r) => r.mode === mode)
+    t.ok(calls.length >= 1, `${mode}: asked`)
+    for (const call of calls) {
+      await call.closed
+      t.ok(call.written <= BUFFERS, `${mode}: ${call.written} bytes written before the socket closed`)
+    }
+  }
 })

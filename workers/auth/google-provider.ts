@@ -13,6 +13,7 @@
 import crypto from 'node:crypto'
 import { OAuth2Client, type TokenPayload } from 'google-auth-library'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
+import { boundedFetchImplementation, fetchBounded, type AnswerBounds } from '../../lib/bounded-body.ts'
 import { workerOptions } from '../../lib/worker-context.ts'
 
 export const GOOGLE_SCOPES = ['openid', 'email', 'profile']
@@ -22,6 +23,13 @@ export interface GoogleClient {
   clientSecret: string
   redirectUri: string
 }
+
+/**
+ * Google's token and certificate answers are a few KiB; the bound (lib/bounded-body.ts) keeps a
+ * broken or impersonated endpoint from filling the Auth worker every project shares, or holding
+ * a sign-in open. Past it the call fails as Google refusing would (ProviderExchangeError, IdTokenError).
+ */
+const GOOGLE_ANSWER: AnswerBounds = { maxBytes: 1024 * 1024, timeoutMs: 10000 }
 
 function endpoints() {
   return workerOptions().google
@@ -34,6 +42,7 @@ function oauthClient(client: GoogleClient): OAuth2Client {
     clientSecret: client.clientSecret,
     redirectUri: client.redirectUri,
     endpoints: { oauth2AuthBaseUrl: google.authorizationUrl, oauth2TokenUrl: google.tokenUrl },
+    transporterOptions: { fetchImplementation: boundedFetchImplementation(GOOGLE_ANSWER) },
   })
 }
 
@@ -72,9 +81,12 @@ export async function exchangeCode(client: GoogleClient, code: string): Promise<
 const certCache = new Map<string, { expires: number; certs: Record<string, string> }>()
 
 async function fetchCerts(url: string): Promise<Record<string, string>> {
-  const response = await fetch(url, { signal: AbortSignal.timeout(10000) })
-  if (!response.ok) throw new IdTokenError(`certificates endpoint answered ${response.status}`)
-  const body = (await response.json()) as { keys?: Array<crypto.JsonWebKey & { kid?: string }> } & Record<string, unknown>
+  const response = await fetchBounded(url, {}, GOOGLE_ANSWER)
+  if (response.status < 200 || response.status > 299) {
+    await response.discard()
+    throw new IdTokenError(`certificates endpoint answered ${response.status}`)
+  }
+  const body = JSON.parse(await response.text()) as { keys?: Array<crypto.JsonWebKey & { kid?: string }> } & Record<string, unknown>
   const certs: Record<string, string> = {}
   if (Array.isArray(body.keys)) {
     for (const jwk of body.keys) {

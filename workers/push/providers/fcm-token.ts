@@ -3,6 +3,7 @@
 // The library always posts to Google's token endpoint; a platform-level
 // override (tests) rewrites that one URL in its transporter.
 import { JWT, gaxios } from 'google-auth-library'
+import { boundedFetchImplementation } from '../../../lib/bounded-body.ts'
 
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging'
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token'
@@ -29,7 +30,9 @@ export class TokenError extends Error {
 }
 
 export function createTokenSource(account: ServiceAccount, tokenUrl: string = GOOGLE_TOKEN_URL): TokenSource {
-  const transporter = new gaxios.Gaxios()
+  // Google's answer is a few hundred bytes: read under a bound (lib/bounded-body.ts), so a broken
+  // endpoint cannot fill the push actor's thread or hold a credential check open.
+  const transporter = new gaxios.Gaxios({ fetchImplementation: boundedFetchImplementation({ maxBytes: 256 * 1024, timeoutMs: 10000 }) })
   transporter.interceptors.request.add({
     resolved: async (config) => {
       if (tokenUrl !== GOOGLE_TOKEN_URL && String(config.url) === GOOGLE_TOKEN_URL) config.url = new URL(tokenUrl)
