@@ -5,6 +5,7 @@ import type { Plan, ProjectRecord } from '../lib/catalogue.ts'
 import { migrate, runScript } from '../lib/db/migrations.ts'
 import { inTransaction } from '../lib/db/request-transaction.ts'
 import { AUTH_SESSION } from '../lib/db/auth-transaction.ts'
+import { boundRoundTrips, KEEPALIVE_IDLE_MS } from '../lib/db/round-trip-deadline.ts'
 import { platformLoginName, platformLoginOf, platformLoginRoles } from '../lib/db/platform-logins.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { apiRoleLimit, planLimits } from '../lib/plans.ts'
@@ -39,9 +40,16 @@ export function projectDatabaseNames(project: ProjectRecord): ProjectDatabaseNam
  */
 export const CONNECT_TIMEOUT_MS = 5000
 
+/**
+ * A round trip of the control plane's own on a project's server: generous (CREATE DATABASE on a
+ * busy server takes seconds), but bounded, so a server that hangs answers 503, never a hang;
+ * migrations hold a longer one of their own (lib/db/migrations.ts).
+ */
+export const ADMIN_DEADLINE_MS = 60_000
+
 export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane', connectionTimeoutMillis: CONNECT_TIMEOUT_MS })
-  client.on('error', () => {})
+  const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS })
+  boundRoundTrips(client, ADMIN_DEADLINE_MS)
   await client.connect()
   try {
     return await work(client)

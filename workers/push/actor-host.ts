@@ -7,6 +7,7 @@
 // baseplane_push to wake the actor, and the actor's pool claims and settles.
 // The catalogue's baseplane_project_changed channel brings plan changes,
 // products switched on or off, and suspensions, pauses and resumes.
+import { boundPool, PLATFORM_POOL_SETTINGS } from '../../lib/db/round-trip-deadline.ts'
 import pg from 'pg'
 import { listProjects, platformDatabaseOf, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
@@ -116,7 +117,7 @@ class ActorHost {
       renewMs: options.renewMs ?? LEASE_DEFAULTS.renewMs,
       scanMs: options.claimRetryMs ?? LEASE_DEFAULTS.scanMs,
     }
-    this.#catalogue = new pg.Pool({ connectionString: options.catalogueUrl, max: 2, application_name: this.#appName('host') })
+    this.#catalogue = boundPool(new pg.Pool({ connectionString: options.catalogueUrl, max: 2, application_name: this.#appName('host'), ...PLATFORM_POOL_SETTINGS }))
     this.#catalogue.on('error', () => {})
     // Renewals, scans and the check before each batch: a hung catalogue fails them within renewMs.
     this.#leasePool = new pg.Pool({ connectionString: options.catalogueUrl, max: 2, query_timeout: timing.renewMs, application_name: this.#appName('lease') })
@@ -326,7 +327,8 @@ class ActorHost {
     const ref = project.ref
     // The platform's login role: the actor reads provider keys, where owner code must never run (lib/db/platform-logins.ts).
     const db = platformDatabaseOf(project, 'platform')
-    const config = { host: db.host, port: db.port, database: db.database, user: db.user, password: db.password }
+    // Bounded connects and keep-alive, so a project server that dies or hangs is noticed in seconds.
+    const config = { host: db.host, port: db.port, database: db.database, user: db.user, password: db.password, ...PLATFORM_POOL_SETTINGS }
     // The listener and the pool: the plan's figure, which the request pools' share of the role leaves free.
     const connections = Math.max(2, planLimits(project.plan).pushActorConnections)
     try {
@@ -345,12 +347,13 @@ class ActorHost {
       // A claim whose holder stops renewing (frozen, cut off) ends with its transaction leaseMs after
       // the holder's last sign of life (the actor touches open batches every renewMs while it holds
       // the lease), so the rows are free when the next holder takes over.
-      const pool = new pg.Pool({
+      // Every round trip bounded (lib/db/round-trip-deadline.ts): a hung server fails the batch, whose claim PostgreSQL ends.
+      const pool = boundPool(new pg.Pool({
         ...config,
         max: connections - 1,
         application_name: this.#appName('actor'),
         options: `-c idle_in_transaction_session_timeout=${leaseMs}`,
-      })
+      }))
       pool.on('error', () => {})
       // A batch's connection ended by the server while checked out must not throw from an 'error' event.
       pool.on('connect', (client) => client.on('error', () => {}))
