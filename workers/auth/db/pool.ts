@@ -37,23 +37,24 @@ function translated(error: unknown, ref: string): unknown {
   return failure === 'timeout' ? authErrors.requestTimeout() : authErrors.databaseUnavailable()
 }
 
+/** `pool`'s single statements, a database failure answered in GoTrue's shapes. */
+function translatingQuery(pool: DatabasePool, ref: string): Queryable['query'] {
+  return (async (config: pg.QueryConfig | string, values?: unknown[]) => {
+    try {
+      return await pool.query(config as pg.QueryConfig, values)
+    } catch (error) {
+      throw translated(error, ref)
+    }
+  }) as Queryable['query']
+}
+
 const dbs = new WeakMap<DatabasePool, AuthDb>()
 
 export function authPool(database: ProjectDatabase): AuthDb {
   const pool = projectPools().get(database)
   let db = dbs.get(pool)
   if (db === undefined) {
-    db = {
-      ref: database.ref,
-      pool,
-      query: async (config: pg.QueryConfig | string, values?: unknown[]) => {
-        try {
-          return await authSessions(pool).query(config as pg.QueryConfig, values)
-        } catch (error) {
-          throw translated(error, database.ref)
-        }
-      },
-    } as AuthDb
+    db = { ref: database.ref, pool, query: translatingQuery(authSessions(pool), database.ref) }
     dbs.set(pool, db)
   }
   return db
@@ -70,15 +71,7 @@ export function platformQueries(database: ProjectDatabase): Queryable {
   const pool = projectPools().get(database)
   let db = platformDbs.get(pool)
   if (db === undefined) {
-    db = {
-      query: async (config: pg.QueryConfig | string, values?: unknown[]) => {
-        try {
-          return await pool.query(config as pg.QueryConfig, values)
-        } catch (error) {
-          throw translated(error, database.ref)
-        }
-      },
-    } as Queryable
+    db = { query: translatingQuery(pool, database.ref) }
     platformDbs.set(pool, db)
   }
   return db
