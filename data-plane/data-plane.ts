@@ -189,7 +189,8 @@ export class DataPlane {
         version: project.version,
         // Auth's statements run on a login role of their own, never on the API's, where owner code can run.
         database: concern === 'auth' ? platformDatabaseOf(project, 'auth', limits) : apiDatabaseOf(project, limits),
-        platformDatabase: concern === 'auth' || concern === 'push' ? platformDatabaseOf(project, 'platform', limits) : undefined,
+        // The platform role's password crosses only to the threads that use it.
+        ...(concern === 'auth' || concern === 'push' ? { platformDatabase: platformDatabaseOf(project, 'platform', limits) } : {}),
         roleTimeouts: project.roleTimeouts,
         caps: quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)),
         readOnly: project.readOnly,
