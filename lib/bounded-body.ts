@@ -86,9 +86,21 @@ export async function fetchBounded(url: string | URL, init: Omit<RequestInit, 's
     response = await fetch(url, { ...init, signal })
   } catch (error) {
     if (signal.aborted) throw new AnswerBoundError('answer_too_slow', bounds.timeoutMs)
-    throw error
+    throw withCause(error)
   }
   return answerOf(response, bounds, signal)
+}
+
+/**
+ * fetch's own failure says only "fetch failed"; its reason (a refused connection, a
+ * certificate not trusted) is its cause: folded into the message, so the errors callers
+ * build from it (a credential check's answer, a delivery's reason) name it.
+ */
+function withCause(error: unknown): unknown {
+  const cause = (error as { cause?: { message?: unknown } } | null)?.cause
+  if (!(error instanceof Error) || typeof cause?.message !== 'string' || error.message.includes(cause.message)) return error
+  error.message = `${error.message}: ${cause.message}`
+  return error
 }
 
 function answerOf(response: Response, bounds: AnswerBounds, signal: AbortSignal): BoundedAnswer {
