@@ -50,12 +50,11 @@ export class ControlPlane {
   /** Connects to the catalogue database and brings its schema up to date. */
   static async open(databaseUrl: string, options: ControlPlaneOptions = {}): Promise<ControlPlane> {
     // Bounded connects and round trips (lib/db/round-trip-deadline.ts): a catalogue that hangs answers 503, not never.
+    // boundPool also listens for a checked-out client's errors: a server that dies while one is held between round
+    // trips (a transaction waiting on other work, as createProject's does) would otherwise raise an unhandled
+    // 'error' that ends the process. Its next round trip fails instead, as unavailable.
     const catalogue = boundPool(new pg.Pool({ connectionString: databaseUrl, max: 4, application_name: 'baseplane-control-plane', ...PLATFORM_POOL_SETTINGS }))
     catalogue.on('error', () => {})
-    // A checked-out client has no listener of the pool's: a server that dies while one is held between
-    // round trips (a transaction waiting on other work, as createProject's does) would otherwise raise an
-    // unhandled 'error' that ends the process. Its next round trip fails instead, as unavailable.
-    catalogue.on('connect', (client) => client.on('error', () => {}))
     try {
       const client = await catalogue.connect()
       try {

@@ -73,6 +73,11 @@ export async function getProject(controlPlane: ControlPlane, ref: string): Promi
   return project
 }
 
+/** The database and login roles a project of `ref` is made with (the platform's own logins follow the API role's name). */
+export function databaseNamesOf(ref: string): Pick<ProjectDatabaseNames, 'database' | 'apiRole' | 'ownerRole'> {
+  return { database: `bp_${ref}`, apiRole: `bp_${ref}_api`, ownerRole: `bp_${ref}_owner` }
+}
+
 export async function createProject(controlPlane: ControlPlane, input: CreateProjectInput): Promise<ProjectRecord> {
   const name = (input.name ?? '').trim()
   if (name.length === 0 || name.length > 200) throw platformErrors.invalidArgument('Project name must be 1 to 200 characters', 'name')
@@ -83,13 +88,7 @@ export async function createProject(controlPlane: ControlPlane, input: CreatePro
     throw platformErrors.invalidArgument(`Invalid ref "${ref}": 3 to 40 lowercase letters and digits, starting with a letter`)
   }
   const jwtSecret = secret(32)
-  const names: ProjectDatabaseNames = {
-    database: `bp_${ref}`,
-    apiRole: `bp_${ref}_api`,
-    apiPassword: secret(24),
-    ownerRole: `bp_${ref}_owner`,
-    ownerPassword: secret(24),
-  }
+  const names: ProjectDatabaseNames = { ...databaseNamesOf(ref), apiPassword: secret(24), ownerPassword: secret(24) }
   const [anonKey, serviceRoleKey] = await Promise.all([signApiKey(jwtSecret, ref, 'anon'), signApiKey(jwtSecret, ref, 'service_role')])
   const server = await placeProject(controlPlane.catalogue, controlPlane.defaultServerUrl, controlPlane.defaultServerBudget)
   // Read before the transaction: asked inside it, the pool's other connection could be held by

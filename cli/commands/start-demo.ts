@@ -3,7 +3,7 @@
 // end the node: the making is tried again until the database answers.
 import type { ControlPlane } from '../../control-plane/control-plane.ts'
 import { dropProjectDatabase } from '../../control-plane/project-database.ts'
-import { createProject, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
+import { createProject, databaseNamesOf, listAllProjects, setProjectProduct } from '../../control-plane/projects.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { whileUnavailable } from '../../lib/db/while-unavailable.ts'
 
@@ -32,7 +32,7 @@ export async function ensureDemoProject(controlPlane: ControlPlane, stopped: () 
         if (existing === undefined) {
           // createProject undoes a half-made database itself, but not while the server is down:
           // what an interrupted attempt left (its catalogue row was never committed) goes first.
-          if (interrupted) await dropProjectDatabase(controlPlane.defaultServerUrl, { database: `bp_${DEMO_REF}`, apiRole: `bp_${DEMO_REF}_api`, ownerRole: `bp_${DEMO_REF}_owner` })
+          if (interrupted) await dropProjectDatabase(controlPlane.defaultServerUrl, databaseNamesOf(DEMO_REF))
           attempted = true
           await createProject(controlPlane, { name: 'Demo', ref: DEMO_REF })
         }

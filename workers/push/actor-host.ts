@@ -354,9 +354,8 @@ class ActorHost {
         application_name: this.#appName('actor'),
         options: `-c idle_in_transaction_session_timeout=${leaseMs}`,
       }))
+      // An idle connection's error; boundPool keeps a checked-out one's from throwing as an 'error' event.
       pool.on('error', () => {})
-      // A batch's connection ended by the server while checked out must not throw from an 'error' event.
-      pool.on('connect', (client) => client.on('error', () => {}))
       slot.pool = pool
       const options = this.#options
       const actor = new PushActor({
