@@ -23,6 +23,7 @@ import {
   type ProjectDatabaseNames,
 } from './project-database.ts'
 import { productHooks } from './product-hooks.ts'
+import { ALWAYS_ON } from './views.ts'
 import { syncProjectPushCap } from './push-cap.ts'
 import { log } from '../lib/log.ts'
 import { releaseProjectRoles } from './server-roles.ts'
@@ -56,9 +57,16 @@ export function validatePlan(plan: string): Plan {
   return plan as Plan
 }
 
+/** A product that is always on (GraphQL, the Data API), by its id; undefined for any other name. */
+export function alwaysOnProduct(product: string): (typeof ALWAYS_ON)[number] | undefined {
+  return ALWAYS_ON.find((always) => always.id === product)
+}
+
 export function validateProduct(product: string): Product {
   if (!(PRODUCTS as readonly string[]).includes(product)) {
-    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (GraphQL is always on)`)
+    const always = alwaysOnProduct(product)
+    if (always !== undefined) throw platformErrors.invalidArgument(`${always.name} is always on for every project: it cannot be turned off (only ${PRODUCTS.join(' and ')} are switched)`)
+    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (${ALWAYS_ON.map((p) => p.id).join(' and ')} are always on)`)
   }
   return product as Product
 }
@@ -154,7 +162,13 @@ export async function setProjectPlan(controlPlane: ControlPlane, ref: string, pl
   return changed
 }
 
+/**
+ * Turns `product` on or off. Enabling a product that is always on (graphql,
+ * rest) changes nothing and answers the project, as enabling one already on
+ * does; disabling one is refused.
+ */
 export async function setProjectProduct(controlPlane: ControlPlane, ref: string, product: string, enabled: boolean): Promise<ProjectRecord> {
+  if (enabled && alwaysOnProduct(product) !== undefined) return getProject(controlPlane, ref)
   const valid = validateProduct(product)
   const project = await getProject(controlPlane, ref)
   if (enabled) await productHooks[valid].beforeEnable?.(project, await controlPlane.serverUrl(project.dbServer))

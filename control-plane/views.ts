@@ -8,6 +8,12 @@ export interface Addressing {
   baseDomain: string | undefined
 }
 
+/** The products every project has, which `products enable` and `disable` do not switch: their ids and names. */
+export const ALWAYS_ON = [
+  { id: 'graphql', name: 'GraphQL' },
+  { id: 'rest', name: 'The Data API (REST)' },
+] as const
+
 /**
  * A project for its operator. `state` is `active`, `suspended` or `paused`;
  * `state_reason` is the operator's reason for a suspension (null otherwise),
@@ -22,10 +28,19 @@ export function projectView(project: ProjectRecord, addressing: Addressing) {
     state_reason: project.stateReason ?? null,
     state_changed_at: project.stateChangedAt ?? null,
     base_url: baseUrlOf(project.ref, addressing.publicUrl, addressing.baseDomain),
-    products: { auth: project.authEnabled, graphql: true, push: project.pushEnabled },
+    // GraphQL and the Data API (REST) are always on (their manifests name no catalogue flag); Auth and Push are switched.
+    products: { auth: project.authEnabled, graphql: true, push: project.pushEnabled, rest: true },
     database: { server: project.dbServer, name: project.dbName },
     created_at: project.createdAt,
   }
+}
+
+/** What a project's products view holds: every product's name, and whether it is on. */
+export type ProductsView = ReturnType<typeof projectView>['products']
+
+/** The products on, as the CLI lists them: graphql and rest (the Data API) always, then auth and push when on. */
+export function productsOn(products: ProductsView): string[] {
+  return [...ALWAYS_ON.map((product) => product.id), ...(['auth', 'push'] as const).filter((product) => products[product])]
 }
 
 /** One project in full (`projects show`, `GET /projects/{ref}`): its view and when a node last saw a request for it (null: none recorded). */

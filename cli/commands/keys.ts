@@ -1,7 +1,7 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, UsageError, type Command } from '../command.ts'
-import { getProject, rotateProjectKeys, setProjectProduct } from '../../control-plane/projects.ts'
+import { alwaysOnProduct, getProject, rotateProjectKeys, setProjectProduct } from '../../control-plane/projects.ts'
 
 type Keys = ReturnType<typeof keysView> & { rotated?: true }
 
@@ -76,11 +76,16 @@ function productSwitch(enabled: boolean): Command {
     positionals: ['PRODUCT', 'REF'],
     usage: `products ${verb} auth|push REF`,
     summary: enabled ? 'Turn a product on for a project (takes effect on the next request)' : 'Turn a product off for a project',
+    notes: 'GraphQL (graphql) and the Data API (rest) are always on for every project: they are not switched.',
     async run(context, args) {
       const [product, ref] = args.positionals as [string, string]
       const project = await setProjectProduct(await context.controlPlane(), ref, product, enabled)
       return { ref: project.ref, product, enabled }
     },
-    human: (result: { ref: string; product: string }) => `${enabled ? 'Enabled' : 'Disabled'} ${result.product} for ${result.ref}`,
+    human: (result: { ref: string; product: string }) => {
+      const always = alwaysOnProduct(result.product)
+      if (always !== undefined) return `${always.name} is always on for ${result.ref}: nothing to enable`
+      return `${enabled ? 'Enabled' : 'Disabled'} ${result.product} for ${result.ref}`
+    },
   }
 }

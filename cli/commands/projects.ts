@@ -1,5 +1,5 @@
 import type { ProjectRecord } from '../../lib/catalogue.ts'
-import { keysView, projectDetailView, projectView } from '../../control-plane/views.ts'
+import { keysView, productsOn, projectDetailView, projectView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { databasePhrase, whereOf } from '../where.ts'
 import { createProject, deleteProject, getProject, listAllProjects, setProjectPlan } from '../../control-plane/projects.ts'
@@ -49,7 +49,7 @@ export const projectCommands: Command[] = [
               p.name,
               p.plan,
               stateText(p),
-              ['graphql', p.products.auth ? 'auth' : '', p.products.push ? 'push' : ''].filter(Boolean).join(','),
+              productsOn(p.products).join(','),
               p.base_url,
             ]),
           ]),
@@ -97,7 +97,7 @@ export const projectCommands: Command[] = [
         `plan          ${p.plan}`,
         `state         ${p.state}${p.state_changed_at ? ` since ${p.state_changed_at}` : ''}`,
         ...(p.state_reason ? [`reason        ${p.state_reason}`] : []),
-        `products      ${['graphql', p.products.auth ? 'auth' : '', p.products.push ? 'push' : ''].filter(Boolean).join(', ')}`,
+        `products      ${productsOn(p.products).join(', ')}`,
         `base URL      ${p.base_url}`,
         `database      ${p.database.name} on server ${p.database.server}`,
         `created       ${p.created_at}`,

@@ -3,7 +3,8 @@
 // Usage tab's month against the plan's quotas, its totals and its charts per
 // day; the Overview's charts read from the catalogue (both nodes' counts, the
 // hours rolled up and the minutes not yet), the push deliveries chart among
-// them; `GET /platform/v1/projects/{ref}/usage/recent` and its refusals; and
+// them, the Data API's requests in the requests charts (issue 37 item 8); `GET
+// /platform/v1/projects/{ref}/usage/recent` and its refusals; and
 // every chart canvas inside its card at 1280x800 and 390x844 in Chromium.
 // The flush timer is an hour: each node flushes when the test says.
 import t from 'tap'
@@ -39,6 +40,13 @@ if (haveChromium(t)) {
   await auth(project.baseUrl, '/signup', ada)
   await auth(project.baseUrl, '/signup', { email: 'bob@example.test', password: 'secret-password' })
   for (let i = 0; i < 3; i++) await auth(throughB, '/token?grant_type=password', ada)
+  // The Data API, the busiest service: four requests through A, two through B.
+  const rest = async (base: string) => {
+    const reply = await request(`${base}/rest/v1/`, { headers: { apikey: project.anonKey } })
+    if (reply.status !== 200) throw new Error(`rest: ${reply.status} ${reply.text}`)
+  }
+  for (let i = 0; i < 4; i++) await rest(project.baseUrl)
+  for (let i = 0; i < 2; i++) await rest(throughB)
   await fx.platform.usage!.flush()
   await b.usage!.flush()
   // What an earlier rollup left: this hour's push deliveries (in its hour and its day), and GraphQL requests two hours ago.
@@ -72,6 +80,7 @@ if (haveChromium(t)) {
     t.match(at(view, thisHour)!.counters, pushed, "this hour's rolled-up deliveries")
     t.equal(at(view, twoHoursAgo)!.counters.requests_graphql, 11, 'an earlier hour')
     t.equal(total(view, 'requests_graphql'), 11)
+    t.equal(total(view, 'requests_rest'), 6, "the Data API's requests, both nodes")
     t.same(Object.keys(view.points[0]!.counters), USAGE_COUNTERS, 'every counter, 0 when none')
 
     // Rolling every minute up moves the counts from minutes to hours: the same figures, none twice.
@@ -131,7 +140,10 @@ if (haveChromium(t)) {
     t.equal(await counter('push_fcm_failed'), '2')
     t.equal(await counter('push_apns_sent'), '5')
     t.equal(await page.getAttribute('#active-users', 'data-value'), '2')
+    t.equal(await counter('requests_rest'), '6', "the Data API's requests, both nodes")
+    t.equal(await text('tr:has([data-counter=requests_rest]) th'), 'Data API (REST)', 'named as the service it is')
     await page.waitForSelector('#chart-days-requests canvas')
+    t.match(await seriesAtLatest(page, '#chart-days-requests'), { 'Data API (REST)': '6', Auth: '5' }, "today's requests per service, the Data API's among them")
     t.same(await page.locator('#usage-charts figure').evaluateAll((cards) => cards.map((card) => card.id)), [
       'chart-days-requests',
       'chart-days-auth',
@@ -162,12 +174,29 @@ if (haveChromium(t)) {
     t.match(await text('#chart-push figcaption'), 'Push deliveries')
     const legend = await page.locator('#chart-push .u-legend .u-label').allInnerTexts()
     t.same(legend.slice(1), ['APNs sent', 'FCM sent', 'FCM failed'], 'a series per provider and outcome counted')
+    const requests = await seriesAtLatest(page, '#chart-fleet-requests')
+    t.match(requests, { 'Data API (REST)': '6', Auth: '5' }, "this hour's requests per service, the Data API's among them")
+    t.equal(await text('#product-rest'), 'Data API (REST): on', 'the Products line names the Data API, always on')
+    t.match(await text('#next-steps'), /the Data API serves them at once \(supabase\.from\('table'\), try it under REST\)/, 'and the next steps')
+    t.equal(await page.getAttribute('#next-steps a:has-text("REST")', 'href'), `/dashboard/projects/${ref}/rest`)
     const fleet = await page.evaluate(async (url) => (await (await fetch(url)).json()) as RecentUsageView, `/dashboard/projects/${ref}/usage-recent.json?hours=24`)
     t.equal(total(fleet, 'requests_auth'), 5, 'the charts read both nodes')
     t.equal(at(fleet, thisHour)!.counters.push_fcm_sent, 7)
     await page.waitForSelector('#chart-requests canvas')
     t.match(await text('#chart-requests figcaption'), 'this node')
   })
+
+  /** A chart's legend with the cursor on its latest point: each series' label and the value it shows there. */
+  async function seriesAtLatest(target: Page, chart: string): Promise<Record<string, string>> {
+    const over = target.locator(`${chart} .u-over`)
+    const box = (await over.boundingBox())!
+    await over.hover({ position: { x: box.width - 1, y: box.height / 2 } })
+    const rows = await target.locator(`${chart} .u-legend .u-series`).evaluateAll((series) =>
+      series.slice(1).map((row) => [row.querySelector('.u-label')!.textContent!, row.querySelector('.u-value')!.textContent!] as const),
+    )
+    await target.mouse.move(0, 0)
+    return Object.fromEntries(rows)
+  }
 
   /** Every chart card's canvas and legend against the card's content box. */
   async function chartFits(target: Page) {

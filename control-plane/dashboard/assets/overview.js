@@ -84,6 +84,7 @@ function drawFleet(points) {
   charts.clear(fleetBox)
   const times = points.map((p) => Date.parse(p.start) / 1000)
   const requests = [
+    ['Data API (REST)', '#6a3fb0', 'requests_rest'],
     ['Auth', '#1f56b8', 'requests_auth'],
     ['GraphQL', '#1b7f3b', 'requests_graphql'],
     ['Push', '#b26a00', 'requests_push'],

@@ -19,6 +19,7 @@ function draw(days) {
       id: 'chart-days-requests',
       title: 'Requests per day',
       series: [
+        { label: 'Data API (REST)', stroke: '#6a3fb0', values: counter('requests_rest') },
         { label: 'Auth', stroke: '#1f56b8', values: counter('requests_auth') },
         { label: 'GraphQL', stroke: '#1b7f3b', values: counter('requests_graphql') },
         { label: 'Push', stroke: '#b26a00', values: counter('requests_push') },

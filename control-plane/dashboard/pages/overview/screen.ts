@@ -29,20 +29,23 @@ function productsSection(project: ProjectRecord): Safe {
   const ref = project.ref
   const next = [
     !project.authEnabled ? html`<li>Turn Auth on under <a href="/dashboard/projects/${ref}/settings">Settings</a> to sign users in.</li>` : '',
-    html`<li>Create tables with <code>baseplane db url ${ref}</code> and psql; they appear in <a href="/dashboard/projects/${ref}/graphql">GraphQL</a>.</li>`,
+    html`<li>Create tables with <code>baseplane db url ${ref}</code> and psql; the Data API serves them at once (<code>supabase.from('table')</code>, try it under <a href="/dashboard/projects/${ref}/rest">REST</a>) and they appear in <a href="/dashboard/projects/${ref}/graphql">GraphQL</a>.</li>`,
     !project.pushEnabled ? html`<li>Turn Push on under <a href="/dashboard/projects/${ref}/settings">Settings</a> to send notifications.</li>` : '',
   ]
-  return html`<section><h2>Products</h2><p><span class="on">GraphQL: on</span> · <span class="${project.authEnabled ? 'on' : 'off'}">Auth: ${project.authEnabled ? 'on' : 'off'}</span> · <span class="${
-    project.pushEnabled ? 'on' : 'off'
-  }">Push: ${project.pushEnabled ? 'on' : 'off'}</span> · plan <strong>${project.plan}</strong></p>
-<h3>Next steps</h3><ul>${next}</ul></section>`
+  const state = (id: string, name: string, on: boolean) => html`<span id="product-${id}" class="${on ? 'on' : 'off'}">${name}: ${on ? 'on' : 'off'}</span>`
+  return html`<section><h2>Products</h2><p id="products">${state('rest', 'Data API (REST)', true)} · ${state('graphql', 'GraphQL', true)} · ${state('auth', 'Auth', project.authEnabled)} · ${state(
+    'push',
+    'Push',
+    project.pushEnabled,
+  )} · plan <strong>${project.plan}</strong></p>
+<h3>Next steps</h3><ul id="next-steps">${next}</ul></section>`
 }
 
 function fleetSection(ref: string): Safe {
   return html`<section><h2>Last ${DEFAULT_RECENT_HOURS} hours, whole fleet</h2>
 <p class="muted">Per hour (UTC), the current hour so far last: what every node counted, as written to the catalogue once a minute. The month against the plan's quotas is under <a href="/dashboard/projects/${ref}/usage">Usage</a>.</p>
 <div id="fleet-charts" class="charts" data-samples="/dashboard/projects/${ref}/usage-recent.json?hours=${DEFAULT_RECENT_HOURS}">${empty(
-    'No usage in the last 24 hours yet: charts of requests by service, Auth and push deliveries appear here within a minute of the project answering requests.',
+    'No usage in the last 24 hours yet: charts of requests by service (the Data API, GraphQL, Auth, Push), Auth and push deliveries appear here within a minute of the project answering requests.',
   )}</div></section>`
 }
 

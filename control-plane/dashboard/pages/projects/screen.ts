@@ -13,7 +13,7 @@ export async function projectsScreen(context: DashboardContext, state: FormState
   const rows = projects.map((p) => {
     const view = projectView(p, context.addressing)
     return html`<tr><td><a href="/dashboard/projects/${p.ref}">${p.name}</a></td><td><code>${p.ref}</code></td><td>${p.plan}</td>
-<td>${p.state}</td><td>${['GraphQL', p.authEnabled ? 'Auth' : '', p.pushEnabled ? 'Push' : ''].filter(Boolean).join(', ')}</td><td><code>${view.base_url}</code></td></tr>`
+<td>${p.state}</td><td>${['Data API', 'GraphQL', p.authEnabled ? 'Auth' : '', p.pushEnabled ? 'Push' : ''].filter(Boolean).join(', ')}</td><td><code>${view.base_url}</code></td></tr>`
   })
   const plan = state.value('create', 'plan', 'free')
   const body = html`<section><h1>Projects</h1>${

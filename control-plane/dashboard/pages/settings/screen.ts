@@ -60,7 +60,7 @@ export function settingsScreen(project: ProjectRecord, state: FormState): Screen
 ${state.error('plan', 'plan')}
 <p><button class="secondary">Change plan</button></p></form></section>
 <section><h2>Products</h2>
-<p><span class="on">GraphQL: on</span> (always, with the data API)</p>
+<p><span class="on">Data API (REST): on</span> · <span class="on">GraphQL: on</span> (both always on)</p>
 ${toggle(ref, 'auth', project.authEnabled)}
 ${toggle(ref, 'push', project.pushEnabled)}
 ${state.error('product', '')}</section>
