@@ -1,5 +1,5 @@
 // A real nginx (Debian's package) in front of a platform, configured with the documented file
-// (deploy/nginx/baseplane.conf, shown in the README) with only its ports changed. It runs as a
+// (deploy/nginx/baseplane.conf, shown in docs/fleet.md) with only its ports changed. It runs as a
 // child process in the foreground, with its prefix, configuration, pid, logs and temporary files
 // in a folder of its own, and is stopped when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process'

@@ -1,8 +1,8 @@
-// Behind nginx, it works as documented (issue 36 item 3): a real nginx runs the README's configuration
-// (deploy/nginx/baseplane.conf, its ports changed) in front of the platform's uWebSockets.js engine, and
-// every service answers through it. Without `proxy_http_version 1.1` nginx would speak HTTP/1.0, which
-// uWebSockets.js answers 505 before any of our code runs; that answer is pinned here too, since the
-// docs name it.
+// Behind nginx, it works as documented (issue 36 item 3): a real nginx runs the documented configuration
+// (deploy/nginx/baseplane.conf, shown in docs/fleet.md; its ports changed) in front of the platform's
+// uWebSockets.js engine, and every service answers through it. Without `proxy_http_version 1.1` nginx
+// would speak HTTP/1.0, which uWebSockets.js answers 505 before any of our code runs; that answer is
+// pinned here too, since the docs name it.
 import fs from 'node:fs'
 import net from 'node:net'
 import path from 'node:path'
@@ -36,9 +36,9 @@ function http10(port: number, target: string, requestLine = `GET ${target} HTTP/
 
 const binary = nginxBinary()
 
-t.test("the README shows the configuration the test runs", async (t) => {
-  const readme = fs.readFileSync(path.join(PACKAGE_ROOT, 'README.md'), 'utf8')
-  t.ok(readme.includes('```nginx\n' + fs.readFileSync(DOCUMENTED_CONFIG, 'utf8') + '```'), 'deploy/nginx/baseplane.conf appears in the README as it is')
+t.test('docs/fleet.md shows the configuration the test runs', async (t) => {
+  const page = fs.readFileSync(path.join(PACKAGE_ROOT, 'docs/fleet.md'), 'utf8')
+  t.ok(page.includes('```nginx\n' + fs.readFileSync(DOCUMENTED_CONFIG, 'utf8') + '```'), 'deploy/nginx/baseplane.conf appears in docs/fleet.md as it is')
 })
 
 t.test('every service answers through nginx with the documented configuration', { skip: binary ? false : 'nginx is not installed (Debian: apt-get install nginx; .ci/run installs it)' }, async (t) => {
