@@ -7,14 +7,21 @@
 // saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows,
 // lib/pg-catalog/pre-request.ts), saved on the project's row, and the
 // operation waits until every node has it, so the next request is served
-// with it. A schema or a function that does not exist yet may be named: a
-// schema serves nothing until it is created (and its grants given), and every
-// request fails, as PostgREST's, until a named function exists and the API
-// roles may execute it.
+// with it. A schema that does not exist yet may be named: it serves nothing
+// until it is created (and its grants given). A pre-request function must be
+// callable when it is named (pre-request-check.ts): one that is not would
+// fail every request of the project, as PostgREST's would, so it is refused;
+// one dropped or revoked later is shown with what is wrong
+// (`pre_request_problem`).
+import type { ProjectRecord } from '../lib/catalogue.ts'
+import { classifyDatabaseError } from '../lib/db/database-errors.ts'
+import { API_ROLES } from '../lib/db/request-transaction.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { readExposedSchemas } from '../lib/pg-catalog/exposed-schemas.ts'
 import { readPreRequest } from '../lib/pg-catalog/pre-request.ts'
 import type { ControlPlane } from './control-plane.ts'
+import { preRequestProblem } from './pre-request-check.ts'
+import { runInProjectDatabase } from './project-database.ts'
 import { getProject } from './projects.ts'
 import * as db from './db/rest-settings.ts'
 
@@ -27,6 +34,8 @@ export interface RestSettingsView {
   max_rows: number | null
   /** The function called as the caller before every request's statement, `schema.fn` or `fn`; null: none. */
   pre_request: string | null
+  /** Why the pre-request function cannot be called now (dropped, revoked since it was named), so every request fails; null: none named, or it can be. */
+  pre_request_problem: string | null
 }
 
 /** What to change: each setting given, the others kept. */
@@ -65,7 +74,25 @@ export function maxRowsFromText(text: string, field = 'max_rows', label = field)
 
 export async function getRestSettings(controlPlane: ControlPlane, ref: string): Promise<RestSettingsView> {
   const project = await getProject(controlPlane, ref)
-  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows, pre_request: project.restPreRequest }
+  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows, pre_request: project.restPreRequest, pre_request_problem: await currentPreRequestProblem(controlPlane, project) }
+}
+
+/** Why `name` cannot be called before the requests of `project` exposing `schemas`, as its API roles; undefined when it can (pre-request-check.ts). */
+async function preRequestProblemOf(controlPlane: ControlPlane, project: ProjectRecord, name: string, schemas: readonly string[]): Promise<string | undefined> {
+  const roles = [...API_ROLES, ...project.projectRoles]
+  return runInProjectDatabase(await controlPlane.serverUrl(project.dbServer), project.dbName, (client) => preRequestProblem(client, name, schemas, roles))
+}
+
+/** The saved pre-request function's problem now, for the view; null when none is named or it can be called. */
+export async function currentPreRequestProblem(controlPlane: ControlPlane, project: ProjectRecord): Promise<string | null> {
+  if (project.restPreRequest === null) return null
+  try {
+    return (await preRequestProblemOf(controlPlane, project, project.restPreRequest, project.restSchemas)) ?? null
+  } catch (error) {
+    // Showing the settings does not need the project's database: a server that does not answer leaves it unchecked, said so.
+    if (classifyDatabaseError(error) === undefined) throw error
+    return "not checked: the project's database did not answer"
+  }
 }
 
 /** The admin API's body, `{schemas?: [...], max_rows?: n | null, pre_request?: name | null}`, checked whole before anything is saved. */
@@ -92,6 +119,11 @@ export async function setRestSettings(controlPlane: ControlPlane, ref: string, c
   const schemas = change.schemas === undefined ? undefined : readExposedSchemas(change.schemas)
   const maxRows = change.max_rows === undefined ? undefined : readMaxRows(change.max_rows)
   const preRequest = change.pre_request === undefined ? undefined : readPreRequest(change.pre_request)
+  if (preRequest !== undefined && preRequest !== null) {
+    // Named, it runs before every request: one that cannot be called would fail them all (a server that does not answer refuses the change too).
+    const problem = await preRequestProblemOf(controlPlane, project, preRequest, schemas ?? project.restSchemas)
+    if (problem !== undefined) throw platformErrors.invalidArgument(`The pre-request function ${preRequest} cannot be called: ${problem}`, 'pre_request')
+  }
   if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows, preRequest }))) throw platformErrors.unknownProject(ref)
   await controlPlane.changed()
   return getRestSettings(controlPlane, ref)

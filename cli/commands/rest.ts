@@ -19,6 +19,8 @@ function show(view: RestSettingsView): string {
     ...(others.length > 0 ? [`by profile        ${others.join(', ')} (Accept-Profile / Content-Profile, supabase.schema('${others[0]}'))`] : []),
     `max rows          ${view.max_rows === null ? "default (the node's BASEPLANE_REST_MAX_ROWS, 1,000 unless set)" : `${view.max_rows.toLocaleString('en-US')} per response`}`,
     `pre-request       ${view.pre_request === null ? 'none' : `${view.pre_request}() (called as the caller before every request)`}`,
+    // Dropped or revoked since it was named: every request fails until it can be called again, so it is said loudly.
+    ...(view.pre_request_problem === null ? [] : [`                  CANNOT BE CALLED: ${view.pre_request_problem}; every request fails until it can (or --pre-request none)`]),
   ].join('\n')
 }
 
@@ -36,7 +38,7 @@ export const restCommands: Command[] = [
       'pre-request': "the function called as the caller before every request's statement (PostgREST's db-pre-request), as schema.function or function (found on the request's search path); none: no function",
     },
     notes:
-      "A schema not created yet may be listed: it serves nothing until it is. The API roles need USAGE on each schema and privileges on its tables (grant usage on schema api to anon, authenticated, service_role). Max rows caps reads and set-returning functions; count=exact still counts every row. The pre-request function takes no arguments and reads the request's settings (current_setting('request.headers', true)); raising an error refuses the request; the API roles need EXECUTE on it, and every request fails while it is missing. Applies from the next request.",
+      "A schema not created yet may be listed: it serves nothing until it is. The API roles need USAGE on each schema and privileges on its tables (grant usage on schema api to anon, authenticated, service_role). Max rows caps reads and set-returning functions; count=exact still counts every row. The pre-request function takes no arguments and reads the request's settings (current_setting('request.headers', true)); raising an error refuses the request. It must exist when it is named, and the API roles need USAGE on its schema and EXECUTE on it; one dropped or revoked later is shown as one that cannot be called, as every request fails while it is. Applies from the next request.",
     async run(context, args) {
       const ref = args.positionals[0]!
       const schemas = stringOption(args, 'schemas', false)

@@ -8,7 +8,7 @@
 // request going through the data plane (a suspended project is refused as
 // an app would be); the page fitting 1280x800 and 390x844; the exposed
 // schemas' form and the Schema choice; the max rows and pre-request
-// function's form.
+// function's form (one that cannot be called refused, one dropped since said).
 import pg from 'pg'
 import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
@@ -364,11 +364,33 @@ if (haveChromium(t)) {
     t.equal(await status(), 200)
     t.equal(((await answer()) as unknown[]).length, 2, 'the tab\'s own request is capped too')
 
-    // Named only: the function being called is test/rest/request-settings.test.ts's, and this one does not exist.
+    // One that cannot be called is refused beside the field, with why.
+    await page.fill('#rest-pre-request', 'public.check_request')
+    await save()
+    t.equal(
+      await text('#rest_requests-pre_request-error'),
+      "The pre-request function public.check_request cannot be called: the project's database has no function public.check_request() taking no arguments",
+    )
+    t.same(await saved(), { max_rows: 2, pre_request: null }, 'nothing saved')
+
+    // Named once it exists: the function being called is test/rest/request-settings.test.ts's.
+    await sql('create function public.check_request() returns void language plpgsql as $$begin end$$')
     await page.fill('#rest-pre-request', ' public.check_request ')
     await save()
     t.same(await saved(), { max_rows: 2, pre_request: 'public.check_request' }, 'saved trimmed, the max rows kept')
     t.equal(await page.inputValue('#rest-pre-request'), 'public.check_request', 'shown as saved')
+    t.equal(await page.locator('#rest-pre-request-problem').count(), 0, 'callable: nothing to say')
+
+    // Dropped since: the tab says every request fails, and the max rows may still be saved beside it.
+    await sql('drop function public.check_request()')
+    await page.goto(rest)
+    t.equal(
+      await text('#rest-pre-request-problem'),
+      "The pre-request function public.check_request cannot be called: the project's database has no function public.check_request() taking no arguments. Every request of the project fails until it can, or until it is emptied here.",
+    )
+    await page.fill('#rest-max-rows', '3')
+    await save()
+    t.same(await saved(), { max_rows: 3, pre_request: 'public.check_request' }, 'the unchanged function is not checked again')
 
     await page.fill('#rest-max-rows', '')
     await page.fill('#rest-pre-request', '')

@@ -22,13 +22,13 @@ const f = await restProject(t, SETUP, undefined, { BASEPLANE_REST_MAX_ROWS: '20'
 const { project, platform } = f
 const other = await restProject(t, SETUP, platform)
 const adminHeaders = { authorization: `Bearer ${platform.config.adminToken}` }
-type View = { ref: string; schemas: string[]; max_rows: number | null; pre_request: string | null; code?: string; message?: string }
+type View = { ref: string; schemas: string[]; max_rows: number | null; pre_request: string | null; pre_request_problem: string | null; code?: string; message?: string }
 const settings = (ref: string, method = 'GET', body?: unknown) =>
   request<View>(`${platform.origin}/platform/v1/projects/${ref}/rest`, { method, headers: adminHeaders, body: body as object })
 const s = f.anon()
 
 t.test("by default a response carries the node's max rows", async (t) => {
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null })
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null })
   const page = await s.from('many').select('id', { count: 'exact' })
   t.equal(page.error, null)
   t.equal(page.data!.length, 20)
@@ -38,7 +38,7 @@ t.test("by default a response carries the node's max rows", async (t) => {
 t.test("the project's own max rows, from the next request, for that project only", async (t) => {
   const set = await settings(project.ref, 'PATCH', { max_rows: 7 })
   t.equal(set.status, 200)
-  t.same(set.json, { ref: project.ref, schemas: ['public'], max_rows: 7, pre_request: null }, 'the schemas kept')
+  t.same(set.json, { ref: project.ref, schemas: ['public'], max_rows: 7, pre_request: null, pre_request_problem: null }, 'the schemas kept')
 
   const page = await s.from('many').select('id', { count: 'exact' }).order('id')
   t.equal(page.error, null)
@@ -67,7 +67,7 @@ t.test("the project's own max rows, from the next request, for that project only
   t.equal(above.json.max_rows, 60)
   t.equal((await s.from('many').select('id')).data!.length, 60, "set above the node's, the project's holds")
   const back = await settings(project.ref, 'PATCH', { max_rows: null, pre_request: null })
-  t.same(back.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null })
+  t.same(back.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null })
   t.equal((await s.from('many').select('id')).data!.length, 20, "null: the node's again")
   const both = await settings(project.ref, 'PATCH', { schemas: ['public'], max_rows: 1_000_000 })
   t.equal(both.json.max_rows, 1_000_000)
@@ -95,7 +95,7 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
     t.equal(reply.json.code, 'invalid_argument')
     t.match(reply.json.message, message)
   }
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null }, 'nothing was written')
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null }, 'nothing was written')
   t.equal((await s.from('many').select('id')).data!.length, 9)
   t.equal((await settings('nosuchproject00000000', 'PATCH', { max_rows: 5 })).status, 404)
 
@@ -116,13 +116,13 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
   }
   const both = await cli(['--schemas', 'auth', '--max-rows', '5'])
   t.equal(both.code, 1, 'one refused value refuses the whole change')
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null }, 'nothing was written by the CLI either')
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null }, 'nothing was written by the CLI either')
 
   const changed = await cli(['--max-rows', '25,000'])
   t.equal(changed.code, 0, changed.stderr)
   t.match(changed.stdout, /max rows\s+25,000 per response/)
   const json = await cli(['--json'])
-  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['public'], max_rows: 25000, pre_request: null })
+  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['public'], max_rows: 25000, pre_request: null, pre_request_problem: null })
   const reset = await cli(['--max-rows', 'default'])
   t.equal(reset.code, 0, reset.stderr)
   t.match(reset.stdout, /max rows\s+default \(the node's BASEPLANE_REST_MAX_ROWS/)

@@ -2,7 +2,8 @@
 // HTTP: request.method, request.path, request.headers and request.cookies
 // read by policies and functions, and the pre-request function the operator
 // names for the project (admin API `pre_request`; its raised PTxyz answering
-// xyz), followed from the next request.
+// xyz), followed from the next request; one dropped or revoked since it was
+// named answers PostgreSQL's error naming the pre-request function.
 import t from 'tap'
 import { request } from '../helpers/http.ts'
 import { restProject } from './helpers.ts'
@@ -126,11 +127,35 @@ t.test("the project's pre-request function", async (t) => {
   const root = await f.raw('/', {})
   t.equal(root.status, 400, 'the OpenAPI description runs it too')
 
-  // A function that does not exist answers as PostgreSQL's 42883, and the project's other requests are not broken for good.
+  // Dropped after it was named: PostgreSQL's 42883 and PostgREST's status, the message naming the pre-request function
+  // (not the request's table), and the project's other requests are not broken for good.
+  await f.sql('create function public.not_there() returns void language plpgsql as $$begin end$$')
   await preRequest('public.not_there')
+  await f.sql('drop function public.not_there()')
+  const details = "It is called before every request (PostgREST's db-pre-request), so every request fails until it can be called"
+  const hint = 'Create the function (taking no arguments) and grant execute on it to the API roles, or name another pre-request function (or none) for the project'
   const missing = await s.from('notes').select('id')
   t.equal(missing.status, 404)
-  t.equal(missing.error?.code, '42883')
+  t.same(missing.error, { code: '42883', message: "The project's pre-request function public.not_there cannot be called: function public.not_there() does not exist", details, hint })
+  const missingRoot = await f.raw<{ message: string }>('/', {})
+  t.same([missingRoot.status, missingRoot.json.message], [404, "The project's pre-request function public.not_there cannot be called: function public.not_there() does not exist"], 'the OpenAPI description says so too')
+
+  // Its schema dropped: 3F000, named as well.
+  await f.sql('create schema gate; grant usage on schema gate to anon, authenticated, service_role; create function gate.check() returns void language plpgsql as $$begin end$$')
+  await preRequest('gate.check')
+  t.equal((await s.from('notes').select('id').setHeader('x-custom', 'open')).error, null, 'callable: the request answers')
+  await f.sql('drop schema gate cascade')
+  const noSchema = await s.from('notes').select('id')
+  t.equal(noSchema.status, 400)
+  t.same(noSchema.error, { code: '3F000', message: `The project's pre-request function gate.check cannot be called: schema "gate" does not exist`, details, hint })
+
+  // EXECUTE taken back from the API roles: 42501 (401 for anon, as PostgREST answers), named.
+  await f.sql('create function public.guarded() returns void language plpgsql as $$begin end$$')
+  await preRequest('guarded')
+  await f.sql('revoke execute on function public.guarded() from public, anon, authenticated, service_role')
+  const revoked = await s.from('notes').select('id')
+  t.equal(revoked.status, 401)
+  t.same(revoked.error, { code: '42501', message: "The project's pre-request function guarded cannot be called: permission denied for function guarded", details, hint })
 
   await preRequest(null)
   const off = await s.rpc('whoami').setHeader('x-blocked', 'yes')

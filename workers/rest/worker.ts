@@ -14,6 +14,7 @@ import { decodeBody } from './bodies.ts'
 import { RestError, restErrors } from './errors.ts'
 import { restManifest } from './manifest.ts'
 import { ModelCache } from './model.ts'
+import { namingPreRequest } from './pre-request-failure.ts'
 import { profileOf } from './profiles.ts'
 import { parseAccept, parsePrefer, parseQuery, parseRange } from './request.ts'
 import { restErrorResponse } from './respond.ts'
@@ -114,7 +115,7 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
       if (!RestError.is(error)) throw error
       return restErrorResponse(error)
     }
-    return answerRoot<pg.PoolClient>(root, { identity: request.identity!, project: request.project }, cache, connectionOf(request))
+    return namingPreRequest(await answerRoot<pg.PoolClient>(root, { identity: request.identity!, project: request.project }, cache, connectionOf(request)), root.preRequest)
   }
   let call: ParsedCall
   try {
@@ -126,7 +127,8 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)
   }
-  return answerRest<pg.PoolClient>(call, { identity: request.identity!, project: request.project }, cache, connectionOf(request))
+  // A pre-request function that cannot be called fails every request: the answer says it is that function (pre-request-failure.ts).
+  return namingPreRequest(await answerRest<pg.PoolClient>(call, { identity: request.identity!, project: request.project }, cache, connectionOf(request)), call.preRequest)
 }
 
 export default handler

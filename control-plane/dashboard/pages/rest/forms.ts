@@ -197,8 +197,11 @@ async function saveRequests(context: DashboardContext, input: FormInput): Promis
   const change: RestSettingsChange = {}
   const checks = new Checks()
   checks.check(() => (change.max_rows = maxRowsFromText(input.field('max_rows'), 'max_rows', 'Max rows')))
-  checks.check(() => (change.pre_request = preRequestFromText(input.field('pre_request'), 'pre_request', 'Pre-request function')))
+  let preRequest: string | null = null
+  checks.check(() => (preRequest = preRequestFromText(input.field('pre_request'), 'pre_request', 'Pre-request function')))
   checks.settle()
+  // Checked against the project's database only when it changes: saving the max rows beside a function dropped since is not refused for it (the tab says what is wrong).
+  if (preRequest !== (await getProject(context.controlPlane, ref)).restPreRequest) change.pre_request = preRequest
   await setRestSettings(context.controlPlane, ref, change)
   return { to: `/projects/${ref}/rest`, notice: REQUESTS_FORM }
 }

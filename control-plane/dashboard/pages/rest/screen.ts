@@ -10,6 +10,7 @@
 // call, the settings' forms its forms.
 import { restSchema } from '../../../rest-schema.ts'
 import { getProject } from '../../../projects.ts'
+import { currentPreRequestProblem } from '../../../rest-settings.ts'
 import { keysView } from '../../../views.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { html, type Safe } from '../../html.ts'
@@ -89,13 +90,18 @@ export const REQUESTS_FORM = 'rest_requests'
  * node's default, and the pre-request function (its db-pre-request), empty
  * for none: one form, as both apply to every request.
  */
-function requestsSection(project: ProjectRecord, state: FormState): Safe {
+function requestsSection(project: ProjectRecord, state: FormState, problem: string | null): Safe {
   const ref = project.ref
   const maxRows = project.restMaxRows === null ? '' : String(project.restMaxRows)
   const preRequest = project.restPreRequest ?? ''
-  return html`<section><h2>Max rows and pre-request function</h2>
+  // Dropped or revoked since it was named: every request fails until it can be called.
+  const broken =
+    problem === null
+      ? ''
+      : html`<p class="field-error" role="alert" id="rest-pre-request-problem">The pre-request function <code>${preRequest}</code> cannot be called: ${problem}. Every request of the project fails until it can, or until it is emptied here.</p>`
+  return html`<section><h2>Max rows and pre-request function</h2>${broken}
 <p>The most rows one response carries, for reads and set-returning functions (<code>count=exact</code> still counts them all). Empty: the node's default (<code>BASEPLANE_REST_MAX_ROWS</code>, 1,000 unless set).</p>
-<p>The pre-request function is called as the caller before every request's statement, with no arguments: it may read the request (<code>current_setting('request.headers', true)</code>) and refuse it by raising an error. The API roles need <code>execute</code> on it, and every request fails while it is missing. Empty: none.</p>
+<p>The pre-request function is called as the caller before every request's statement, with no arguments: it may read the request (<code>current_setting('request.headers', true)</code>) and refuse it by raising an error. It must exist when it is named, and the API roles need <code>usage</code> on its schema and <code>execute</code> on it: every request fails while it cannot be called. Empty: none.</p>
 <form method="post" action="/dashboard/projects/${ref}/rest/requests">
 <label for="rest-max-rows">Max rows per response (1 to 1,000,000)</label>
 <input type="text" inputmode="numeric" id="rest-max-rows" name="max_rows" autocomplete="off" placeholder="default" value="${state.value(REQUESTS_FORM, 'max_rows', maxRows)}" ${state.attrs(REQUESTS_FORM, 'max_rows')}>
@@ -110,7 +116,7 @@ ${state.error(REQUESTS_FORM, 'pre_request')}
 export async function restScreen(context: DashboardContext, ref: string, state: FormState = NO_STATE): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
   const keys = keysView(project, context.addressing)
-  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${requestsSection(project, state)}`, project, tab: 'rest', scripts: ['rest.js'] }
+  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${requestsSection(project, state, await currentPreRequestProblem(context.controlPlane, project))}`, project, tab: 'rest', scripts: ['rest.js'] }
 }
 
 export function restScreens(context: DashboardContext): ScreenPart {
