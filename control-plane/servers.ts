@@ -221,15 +221,39 @@ export async function placeProject(catalogue: pg.Pool, defaultServerUrl: string,
   throw platformErrors.noServerAvailable()
 }
 
-function addedServer(id: string): string {
-  if (id === DEFAULT_SERVER) {
-    throw platformErrors.invalidArgument('The default server (the catalogue\'s own) is set by the platform\'s configuration: its budget is BASEPLANE_MAX_PROJECT_CONNECTIONS')
+/** What an operator may ask of an added server, and not of the default one. */
+export type AddedServerOperation = 'set' | 'drain' | 'remove'
+
+/** What the default server is, for the refusals that explain why it is not an added one. */
+const DEFAULT_IS = "it is the catalogue's own server (DATABASE_URL, or the embedded one), set by the platform's configuration rather than added"
+
+/**
+ * The refusal of `operation` on the default server, saying why it cannot be
+ * done there: it has no row to drain or remove (it is the configuration's),
+ * the catalogue itself lives on it, and it is where new projects go when no
+ * added server takes them (placeProject never passes it over as draining).
+ */
+export function defaultServerRefusal(operation: AddedServerOperation): Error {
+  if (operation === 'drain') {
+    return platformErrors.invalidArgument(
+      `The default server cannot be drained: ${DEFAULT_IS}, and it is where new projects go when no added server takes them. To send new projects elsewhere, give an added server more room than it (baseplane servers set ID --connections N): new projects go to the server with the most room`,
+    )
   }
+  if (operation === 'remove') {
+    return platformErrors.invalidArgument(
+      `The default server cannot be removed: ${DEFAULT_IS}, and the platform's catalogue lives on it, so the platform cannot run without it`,
+    )
+  }
+  return platformErrors.invalidArgument("The default server (the catalogue's own) is set by the platform's configuration: its budget is BASEPLANE_MAX_PROJECT_CONNECTIONS")
+}
+
+function addedServer(id: string, operation: AddedServerOperation): string {
+  if (id === DEFAULT_SERVER) throw defaultServerRefusal(operation)
   return validId(id)
 }
 
-async function serverRow(catalogue: pg.Pool, id: string): Promise<{ url: string }> {
-  const url = await db.serverAdminUrl(catalogue, addedServer(id))
+async function serverRow(catalogue: pg.Pool, id: string, operation: AddedServerOperation): Promise<{ url: string }> {
+  const url = await db.serverAdminUrl(catalogue, addedServer(id, operation))
   if (url === undefined) throw platformErrors.serverNotFound(id)
   return { url }
 }
@@ -248,7 +272,7 @@ async function allowedBudget(url: string): Promise<{ budget: number; reason: str
 export async function setServerBudget(catalogue: pg.Pool, id: string, connections: unknown): Promise<void> {
   const budget = validBudget(connections)
   if (budget === undefined) throw platformErrors.invalidArgument('A connection budget is required (connections)')
-  const { url } = await serverRow(catalogue, id)
+  const { url } = await serverRow(catalogue, id, 'set')
   const allowed = await allowedBudget(url)
   if (allowed !== undefined && budget > allowed.budget) {
     throw platformErrors.invalidArgument(`Database server ${serverAddress(url)} allows at most ${allowed.budget} connections to the data plane (${allowed.reason}), got ${budget}`)
@@ -258,13 +282,15 @@ export async function setServerBudget(catalogue: pg.Pool, id: string, connection
 
 /** `servers drain ID` (and `--undo`): a draining server keeps its projects and takes no new one. */
 export async function setServerDraining(catalogue: pg.Pool, id: string, draining: boolean): Promise<void> {
-  await serverRow(catalogue, id)
+  // The default server never drains: taking new projects again, it already does.
+  if (id === DEFAULT_SERVER && !draining) return
+  await serverRow(catalogue, id, 'drain')
   await db.updateServerDraining(catalogue, id, draining)
 }
 
 /** `servers remove ID`: only a server that holds no project. */
 export async function removeServer(catalogue: pg.Pool, id: string): Promise<void> {
-  await serverRow(catalogue, id)
+  await serverRow(catalogue, id, 'remove')
   const projects = await db.countProjectsOn(catalogue, id)
   if (projects > 0) {
     throw platformErrors.invalidArgument(`Database server ${id} holds ${projects} project${projects === 1 ? '' : 's'}: delete or move them first (drain it to stop new ones)`)

@@ -1,6 +1,7 @@
 import { serverStateView, serverView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { addDatabaseServer, databaseServerStates, removeDatabaseServer, setDatabaseServerBudget, setDatabaseServerDraining } from '../../control-plane/server-admin.ts'
+import { DEFAULT_SERVER, defaultServerRefusal } from '../../control-plane/servers.ts'
 
 type View = ReturnType<typeof serverView>
 type StateView = ReturnType<typeof serverStateView>
@@ -93,6 +94,8 @@ export const serverCommands: Command[] = [
     optionHelp: { yes: 'confirm' },
     async run(context, args) {
       const id = args.positionals[0]!
+      // Asking to confirm what cannot be done would only delay the reason.
+      if (id === DEFAULT_SERVER) throw defaultServerRefusal('remove')
       requireYes(args, `removing database server ${id} from the platform`)
       await removeDatabaseServer(await context.controlPlane(), id)
       return { id, removed: true }

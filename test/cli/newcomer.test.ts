@@ -1,6 +1,7 @@
 // What a newcomer trips on at the command line (issue 37 item 8), as an
 // operator runs it (the real command line in a child process, on a catalogue
-// of its own): the Data API named where the products are, always on.
+// of its own): the Data API named where the products are, always on; the
+// default server saying why it cannot be drained or removed.
 import t from 'tap'
 import { runCli } from '../helpers/cli.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
@@ -32,4 +33,20 @@ t.test('the Data API is named among the products, always on, and not switched', 
   const help = await baseplane(['products', 'enable', '--help'])
   t.match(help.stdout, 'GraphQL (graphql) and the Data API (rest) are always on for every project: they are not switched.')
   t.match(JSON.parse((await baseplane(['projects', 'show', ref, '--json'])).stdout), { products: { auth: false, push: false, rest: true } }, 'nothing was switched')
+})
+
+t.test('the default server says why it cannot be drained or removed', async (t) => {
+  const server = "it is the catalogue's own server (DATABASE_URL, or the embedded one), set by the platform's configuration rather than added"
+  const drained = await baseplane(['servers', 'drain', 'default'])
+  t.same(drained, {
+    code: 1,
+    stdout: '',
+    stderr: `baseplane: The default server cannot be drained: ${server}, and it is where new projects go when no added server takes them. To send new projects elsewhere, give an added server more room than it (baseplane servers set ID --connections N): new projects go to the server with the most room\n`,
+  })
+  const removal = `baseplane: The default server cannot be removed: ${server}, and the platform's catalogue lives on it, so the platform cannot run without it\n`
+  t.same(await baseplane(['servers', 'remove', 'default']), { code: 1, stdout: '', stderr: removal }, 'said at once, not after asking for --yes')
+  t.same(await baseplane(['servers', 'remove', 'default', '--yes']), { code: 1, stdout: '', stderr: removal })
+  const budget = await baseplane(['servers', 'set', 'default', '--connections', '5'])
+  t.same(budget, { code: 1, stdout: '', stderr: "baseplane: The default server (the catalogue's own) is set by the platform's configuration: its budget is BASEPLANE_MAX_PROJECT_CONNECTIONS\n" })
+  t.match(JSON.parse((await baseplane(['servers', 'list', '--json'])).stdout), [{ id: 'default', draining: false }], 'nothing changed')
 })
