@@ -89,6 +89,11 @@ export function isConnectionLost(error: unknown): boolean {
   return typeof message === 'string' && LOST_MESSAGES.includes(message)
 }
 
+/** query_canceled (57014) answered by the server: statement_timeout, or pg_cancel_backend. */
+export function isCancelled(error: unknown): error is Error {
+  return error instanceof Error && 'severity' in error && (error as { code?: unknown }).code === '57014'
+}
+
 /** What `error` means for the request, or undefined when it is not a database failure. */
 export function classifyDatabaseError(error: unknown): DatabaseFailure | undefined {
   if (typeof error !== 'object' || error === null) return undefined

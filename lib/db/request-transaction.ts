@@ -103,9 +103,23 @@ export function identityCall(
   })
 }
 
+/** How a unit of work opens, commits and rolls back: a transaction of its own, or a savepoint inside the caller's. */
+export interface TransactionFrame {
+  open: string
+  commit: string
+  rollback: string
+}
+
+export const OWN_TRANSACTION: TransactionFrame = { open: 'begin', commit: 'commit', rollback: 'rollback' }
+
+/** A savepoint in a transaction the caller holds: released on success, rolled back to (and released) on failure. */
+export function savepointFrame(name: string): TransactionFrame {
+  return { open: `savepoint ${name}`, commit: `release savepoint ${name}`, rollback: `rollback to savepoint ${name}; release savepoint ${name}` }
+}
+
 /** The statement that opens a request transaction: one simple-protocol round trip. */
 export function beginStatement(identity: RequestIdentity, timeouts: RoleTimeouts): string {
-  return `begin; ${identityStatement(identity, timeouts)}`
+  return `${OWN_TRANSACTION.open}; ${identityStatement(identity, timeouts)}`
 }
 
 /**
@@ -116,11 +130,11 @@ export function beginStatement(identity: RequestIdentity, timeouts: RoleTimeouts
 async function settle<C extends pg.ClientBase, T>(client: C, work: (client: C) => Promise<T>, onBroken: (error: Error) => void): Promise<T> {
   try {
     const result = await work(client)
-    await client.query('commit')
+    await client.query(OWN_TRANSACTION.commit)
     return result
   } catch (error) {
     try {
-      await client.query('rollback')
+      await client.query(OWN_TRANSACTION.rollback)
     } catch (rollbackError) {
       onBroken(rollbackError as Error)
     }
@@ -133,7 +147,7 @@ async function settle<C extends pg.ClientBase, T>(client: C, work: (client: C) =
  * (a connection of its own, not a pool's): opened with `begin`, committed when
  * `work` resolves, rolled back when it throws.
  */
-export async function inTransaction<C extends pg.ClientBase, T>(client: C, work: (client: C) => Promise<T>, begin = 'begin'): Promise<T> {
+export async function inTransaction<C extends pg.ClientBase, T>(client: C, work: (client: C) => Promise<T>, begin = OWN_TRANSACTION.open): Promise<T> {
   await client.query(begin)
   return settle(client, work, () => {})
 }
@@ -163,7 +177,7 @@ export async function withTransaction<T>(
 
 /** Runs `work` in one transaction on a connection of `pool`, as the pool's own role (the control plane's catalogue). */
 export async function withPoolTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  return withTransaction(() => pool.connect(), 'begin', work)
+  return withTransaction(() => pool.connect(), OWN_TRANSACTION.open, work)
 }
 
 /**

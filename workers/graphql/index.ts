@@ -6,13 +6,16 @@
 // savepoint, so nothing it wrote is kept, and returns `{data: null, errors}`.
 // The HTTP service (worker.ts) wraps exactly this.
 import type pg from 'pg'
-import { SchemaCache, metaColumns, PROBE_SQL, type Meta, type Probe } from './cache.ts'
+import { SchemaCache, metaColumns, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
 import { asks, type ExplainedStatement } from './explain.ts'
 import { reportedSchemas, schemaReport } from './schema-report.ts'
-import { isStatementMismatch, preparedCall, resync } from '../../lib/db/prepared-statements.ts'
+import { isCancelled } from '../../lib/db/database-errors.ts'
+import { preparedCall } from '../../lib/db/prepared-statements.ts'
+import { OWN_TRANSACTION, savepointFrame } from '../../lib/db/request-transaction.ts'
+import { lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../lib/db/schema-keyed-run.ts'
 
 export interface GraphqlRequest {
   /** The document; may be left out when `extensions.persistedQuery.sha256Hash` names a stored one. */
@@ -71,16 +74,12 @@ export interface ResolveOptions {
   readOnlyMessage?: string
 }
 
-const lastMeta = new Map<string, Meta>()
-
-function sameMeta(a: Meta, b: Meta): boolean {
-  return a.version === b.version && a.role === b.role && a.search_path === b.search_path && a.db === b.db
-}
+/** The schema key last seen per project and role on this thread (the speculation key). */
+const schemaKeys = new SchemaKeys()
 
 const defaultCache = new SchemaCache()
 /** SQLSTATE read_only_sql_transaction. */
 const READ_ONLY_TRANSACTION = '25006'
-const probes = new WeakMap<pg.ClientBase, Probe>()
 const SAVEPOINT = 'baseplane_graphql'
 
 export { SchemaCache, GraphqlError, graphqlErrors }
@@ -91,11 +90,6 @@ function failure(messages: string[]): { data: null; errors: GraphqlErrorItem[] }
 
 function isDatabaseError(error: unknown): error is Error {
   return error instanceof Error && typeof (error as { code?: unknown }).code === 'string' && 'severity' in error
-}
-
-/** query_canceled (57014): statement_timeout, or pg_cancel_backend. */
-function isCancelled(error: unknown): error is Error {
-  return isDatabaseError(error) && (error as { code?: unknown }).code === '57014'
 }
 
 /** SQLSTATE of a savepoint outside a transaction block (no_active_sql_transaction) and inside a failed one (in_failed_sql_transaction). */
@@ -120,16 +114,7 @@ async function transactionState(client: pg.ClientBase, said: ResolveOptions['tra
   }
 }
 
-function serverOf(client: pg.ClientBase): string {
-  const c = client as unknown as { host?: string; port?: number }
-  return `${c.host ?? ''}:${c.port ?? ''}`
-}
-
 export async function resolve(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<GraphqlResponse> {
-  return resolveOnce(client, request, options, true)
-}
-
-async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions, mayRetry: boolean): Promise<GraphqlResponse> {
   const hasQuery = typeof request?.query === 'string' && request.query.length > 0
   // Apollo's persisted query: the hash alone stands for a stored document (allowlist.ts).
   const persistedHash = persistedHashOf(request?.extensions)
@@ -140,61 +125,56 @@ async function resolveOnce(client: pg.ClientBase, request: GraphqlRequest, optio
   if (typeof variables !== 'object' || Array.isArray(variables)) return failure([graphqlErrors.badVariables().message])
   const cache = options.cache ?? defaultCache
 
-  let probe = probes.get(client)
-  if (probe === undefined) {
-    probe = (await client.query<Probe>(PROBE_SQL)).rows[0]!
-    probes.set(client, probe)
-  }
-  const hasVersion = probe.versioned
+  const probe = await probeOf(client)
   const state = await transactionState(client, options.transaction)
   if (state === 'failed') return failure(['current transaction is aborted, commands ignored until end of transaction block'])
   const own = state === 'none'
-  const open = own ? 'begin' : `savepoint ${SAVEPOINT}`
-  const setup = options.setup ? `${options.setup}; ` : ''
-  const speculationKey = own && hasVersion && options.speculationKey !== undefined ? `${serverOf(client)}\0${options.speculationKey}` : undefined
+  const frame = own ? OWN_TRANSACTION : savepointFrame(SAVEPOINT)
+  const memory: KeyMemory | undefined =
+    own && probe.versioned && options.speculationKey !== undefined ? { keys: schemaKeys, key: schemaKeys.keyOf(client, options.speculationKey) } : undefined
   // A stored document to read, or extensions asking for more than data, take the ordinary path.
   const plain = hasQuery && persistedHash === undefined && !asks(request.extensions, 'explain') && !asks(request.extensions, 'schemaReport')
-  if (speculationKey !== undefined && plain) {
-    const answer = await speculate(client, cache, speculationKey, request, variables, options.setup, metaColumns(hasVersion), probe.db)
+  if (memory !== undefined && plain) {
+    const answer = await speculateQuery(client, cache, memory, request, variables, options.setup, probe)
     if (answer !== undefined) return answer
   }
-  const results = (await client.query(`${open}; ${setup}select ${metaColumns(hasVersion)}`)) as unknown as pg.QueryResult<Meta>[]
-  const meta: Meta = { ...results[results.length - 1]!.rows[0]!, db: probe.db }
-  if (speculationKey !== undefined) lastMeta.set(speculationKey, meta)
-  const undo = own ? 'rollback' : `rollback to savepoint ${SAVEPOINT}; release savepoint ${SAVEPOINT}`
-  const done = own ? 'commit' : `release savepoint ${SAVEPOINT}`
   // Filled only once the document may run: a refused one learns nothing more.
   let extensions: ResponseExtensions | undefined
-  try {
-    const built = await cache.get(client, serverOf(client), meta)
-    if ('error' in built) throw built.error
-    const model = built.model
-    const query = persistedHash !== undefined || restricts(model.allowlist, meta.role)
-      ? await allowedDocument(client, model.allowlist, meta.role, hasQuery ? request.query! : undefined, persistedHash)
-      : request.query!
-    // Off unless a served schema turns it on; asked for while off, the extension is ignored, as pg_graphql ignores extensions.
-    let explain: ExplainedStatement[] | undefined
-    if (asks(request.extensions, 'explain') && [...model.schemaFeatures.values()].some((on) => on.has('explain'))) {
-      explain = []
-      extensions = { explain }
-    }
-    const reported = asks(request.extensions, 'schemaReport') ? reportedSchemas(model) : []
-    if (reported.length > 0) (extensions ??= {}).schemaReport = await schemaReport(client, model, reported)
-    const prepared = built.documents.prepare(built.schema, query, model.validation, model.introspection)
-    if (prepared.errors.length > 0) throw new RequestErrors(prepared.errors)
-    const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: done, role: meta.role, explain })
-    return extensions ? { data, extensions } : { data }
-  } catch (error) {
-    await client.query(undo).catch(() => {})
-    if (mayRetry && isStatementMismatch(error)) {
-      await resync(client)
-      return resolveOnce(client, request, options, false)
-    }
-    if (GraphqlError.is(error) && APOLLO_CODES.has(error.code)) return { errors: [{ message: error.message, extensions: { code: error.code } }] }
-    const answer = failed(error, options)
-    // A failing request is when a plan or the report helps most.
-    return extensions ? { ...answer, extensions } : answer
-  }
+  return runOrdinary<GraphqlResponse>({
+    client,
+    frame,
+    setup: () => (options.setup ? [options.setup] : []),
+    probe,
+    memory,
+    work: async (meta) => {
+      extensions = undefined
+      const built = await cache.get(client, serverOf(client), meta)
+      if ('error' in built) throw built.error
+      const model = built.model
+      const query = persistedHash !== undefined || restricts(model.allowlist, meta.role)
+        ? await allowedDocument(client, model.allowlist, meta.role, hasQuery ? request.query! : undefined, persistedHash)
+        : request.query!
+      // Off unless a served schema turns it on; asked for while off, the extension is ignored, as pg_graphql ignores extensions.
+      let explain: ExplainedStatement[] | undefined
+      if (asks(request.extensions, 'explain') && [...model.schemaFeatures.values()].some((on) => on.has('explain'))) {
+        explain = []
+        extensions = { explain }
+      }
+      const reported = asks(request.extensions, 'schemaReport') ? reportedSchemas(model) : []
+      if (reported.length > 0) (extensions ??= {}).schemaReport = await schemaReport(client, model, reported)
+      const prepared = built.documents.prepare(built.schema, query, model.validation, model.introspection)
+      if (prepared.errors.length > 0) throw new RequestErrors(prepared.errors)
+      // The frame's commit rides in the operation's last message.
+      const data = await runOperation(client, built, prepared.document!, request.operationName, variables, { trailer: frame.commit, role: meta.role, explain })
+      return extensions ? { data, extensions } : { data }
+    },
+    failed: (error) => {
+      if (GraphqlError.is(error) && APOLLO_CODES.has(error.code)) return { errors: [{ message: error.message, extensions: { code: error.code } }] }
+      const answer = failed(error, options)
+      // A failing request is when a plan or the report helps most.
+      return extensions ? { ...answer, extensions } : answer
+    },
+  })
 }
 
 /** The answer to a failure: the request's own errors as they are, anything else as an internal error. */
@@ -218,17 +198,16 @@ function failed(error: unknown, options: ResolveOptions): { data: null; errors: 
  * answer. A query changes nothing, so running it against a schema that turned
  * out stale had no effect.
  */
-async function speculate(
+async function speculateQuery(
   client: pg.ClientBase,
   cache: SchemaCache,
-  key: string,
+  memory: KeyMemory,
   request: GraphqlRequest,
   variables: Record<string, unknown>,
   setup: string | undefined,
-  meta: string,
-  db: string,
+  probe: Probe,
 ): Promise<GraphqlResponse | undefined> {
-  const last = lastMeta.get(key)
+  const last = memory.keys.last(memory.key)
   const built = last ? cache.peek(serverOf(client), last) : undefined
   if (!last || !built || 'error' in built) return undefined
   // A role held to the allowlist has its document looked up first: the ordinary path.
@@ -242,25 +221,24 @@ async function speculate(
     return undefined
   }
   if (planned?.data === undefined) return undefined
-  const call = preparedCall(client, last.role, `select ${meta}, ${planned.data} as data`, planned.params)
-  let results: pg.QueryResult[]
-  try {
-    const answer = await client.query([...(setup ? [setup] : []), ...call.before, call.execute].join('; '))
-    results = Array.isArray(answer) ? answer : [answer]
-  } catch (error) {
-    // The implicit transaction ended with the error: nothing to roll back.
-    if (isStatementMismatch(error)) await resync(client).catch(() => {})
-    // A statement cancelled (statement_timeout, or cancelled by an operator)
-    // is the answer: running it again the ordinary way would cost the
-    // caller's timeout twice.
-    if (isCancelled(error)) return failure([error.message])
-    return undefined
-  }
-  const row = results[results.length - 1]!.rows[0] as Omit<Meta, 'db'> & { data: Record<string, unknown> }
-  const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db }
-  if (!sameMeta(read, last)) {
-    lastMeta.set(key, read)
-    return undefined
-  }
-  return { data: planned.finish(row.data) }
+  const { finish } = planned
+  const call = preparedCall(client, last.role, `select ${metaColumns(probe.versioned)}, ${planned.data} as data`, planned.params)
+  const rowOf = (results: pg.QueryResult[]) => lastRow<Omit<Meta, 'db'> & { data: Record<string, unknown> }>(results)
+  return speculate<GraphqlResponse>({
+    client,
+    memory,
+    last,
+    probe,
+    text: [...(setup ? [setup] : []), ...call.before, call.execute].join('; '),
+    inBlock: false,
+    keyRead: rowOf,
+    answer: (results) => ({ data: finish(rowOf(results).data) }),
+    // Any other error is decided by the ordinary path.
+    statementFailed: async () => undefined,
+    // A cancelled statement is the answer (PostgreSQL's text, as pg_graphql's).
+    failed: (error) => {
+      if (isCancelled(error)) return failure([error.message])
+      throw error
+    },
+  })
 }

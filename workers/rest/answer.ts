@@ -24,9 +24,10 @@
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, isConnectionLost } from '../../lib/db/database-errors.ts'
-import { isStatementMismatch, preparedCall, resync, type Bind } from '../../lib/db/prepared-statements.ts'
-import { identityCall } from '../../lib/db/request-transaction.ts'
-import { metaColumns, PROBE_SQL, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
+import { preparedCall, resync, type Bind } from '../../lib/db/prepared-statements.ts'
+import { identityCall, OWN_TRANSACTION } from '../../lib/db/request-transaction.ts'
+import { keyMoved, lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../lib/db/schema-keyed-run.ts'
+import { metaColumns, type Meta, type Probe } from '../../lib/pg-catalog/schema-version.ts'
 import { preRequestCall } from '../../lib/pg-catalog/pre-request.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { log } from '../../lib/log.ts'
@@ -49,24 +50,11 @@ export type { Caller, Connection }
  */
 export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts; preRequest: string | null }
 
-const probes = new WeakMap<pg.ClientBase, Probe>()
 /** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
-const lastMeta = new Map<string, Meta>()
-
-function serverOf(client: pg.ClientBase): string {
-  const c = client as unknown as { host?: string; port?: number }
-  return `${c.host ?? ''}:${c.port ?? ''}`
-}
-
-function sameMeta(a: Meta, b: Meta): boolean {
-  return a.version === b.version && a.role === b.role && a.search_path === b.search_path && a.db === b.db
-}
-
-const lastRow = <T>(results: pg.QueryResult | pg.QueryResult[]): T => (Array.isArray(results) ? results[results.length - 1]! : results).rows[0] as T
+const schemaKeys = new SchemaKeys()
 
 /** The request's statement's result: the message's last, or its next-to-last when the response settings' read follows it. */
-const statementResult = (results: pg.QueryResult | pg.QueryResult[], settingsFollow: boolean): pg.QueryResult =>
-  Array.isArray(results) ? results[results.length - (settingsFollow ? 2 : 1)]! : results
+const statementResult = (results: pg.QueryResult[], settingsFollow: boolean): pg.QueryResult => results[results.length - (settingsFollow ? 2 : 1)]!
 
 /**
  * The text to run for `planned`, `meta` first in its select list (the
@@ -99,24 +87,6 @@ function setupOf(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts
   const returned = (bind: Bind) => (guard ? [keyGuard(guard.meta, guard.served, bind)] : [])
   const call = identityCall(client, identity, project.roleTimeouts, readOnly, (bind) => requestSettings(facts, bind), returned)
   return [...call.before, call.execute]
-}
-
-/**
- * `begin`, the setup and the schema key, in one round trip; the results of
- * the message, the key's last. A prepared statement the server lost
- * (DISCARD) is prepared again once.
- */
-async function open(client: pg.ClientBase, caller: Caller, readOnly: boolean, facts: RequestFacts, versioned: boolean, served: readonly string[]): Promise<pg.QueryResult[]> {
-  for (let attempt = 0; ; attempt++) {
-    const setup = setupOf(client, caller, readOnly, facts)
-    try {
-      return (await client.query(['begin', ...setup, `select ${metaColumns(versioned, served)}`].join('; '))) as unknown as pg.QueryResult[]
-    } catch (error) {
-      await client.query('rollback').catch(() => {})
-      if (attempt > 0 || !isStatementMismatch(error)) throw error
-      await resync(client)
-    }
-  }
 }
 
 /**
@@ -170,19 +140,24 @@ export interface RootCall {
 export async function answerRoot<C extends pg.ClientBase>(call: RootCall, caller: Caller, cache: ModelCache, connection: Connection<C>): Promise<ServiceResponse> {
   return guarded(caller, connection, async (client) => {
     const probe = await probeOf(client)
-    const opened = await open(client, caller, true, call.facts, probe.versioned, call.profile.exposed)
-    const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
-    try {
-      const model = await cache.get(client, serverOf(client), meta)
-      const { schema } = call.profile
-      await client.query([...preRequest(call.preRequest), 'commit'].join('; '))
-      const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
-      return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8', ...profileHeaders(call.profile) }, body }
-    } catch (error) {
-      await client.query('rollback').catch(() => {})
-      if (isConnectionLost(error)) throw error
-      return failed(error, { method: call.method }, caller)
-    }
+    return runOrdinary<ServiceResponse>(
+      {
+        client,
+        frame: OWN_TRANSACTION,
+        setup: () => setupOf(client, caller, true, call.facts),
+        probe,
+        served: call.profile.exposed,
+        work: async (meta) => {
+          const model = await cache.get(client, serverOf(client), meta)
+          const { schema } = call.profile
+          await client.query([...preRequest(call.preRequest), OWN_TRANSACTION.commit].join('; '))
+          const body = call.method === 'HEAD' ? '' : openApiDocument(model, schema, call.baseUrl)
+          return { status: 200, headers: { 'content-type': 'application/openapi+json; charset=utf-8', ...profileHeaders(call.profile) }, body }
+        },
+        failed: (error) => failed(error, { method: call.method }, caller),
+      },
+      false,
+    )
   })
 }
 
@@ -203,8 +178,9 @@ async function guarded<C extends pg.ClientBase>(caller: Caller, connection: Conn
   }
 }
 
-/** The answer to a failure met while the request ran (its transaction already ended). */
+/** The answer to a failure met while the request ran (its transaction already ended); a lost connection is rethrown for `guarded`. */
 function failed(error: unknown, call: Pick<ParsedCall, 'method'>, caller: Caller): ServiceResponse {
+  if (isConnectionLost(error)) throw error
   if (RestError.is(error)) return restErrorResponse(error)
   if (isPgError(error)) {
     // Past the size quota the API roles' transactions are read-only: a write is refused with the quota's sentence.
@@ -217,33 +193,24 @@ function failed(error: unknown, call: Pick<ParsedCall, 'method'>, caller: Caller
   throw error
 }
 
-async function probeOf(client: pg.ClientBase): Promise<Probe> {
-  let probe = probes.get(client)
-  if (probe === undefined) {
-    probe = (await client.query<Probe>(PROBE_SQL)).rows[0]!
-    probes.set(client, probe)
-  }
-  return probe
-}
-
 async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache): Promise<ServiceResponse> {
   const probe = await probeOf(client)
   // The zone asked for, kept only if the server knows it (echoed in Preference-Applied only then).
   if (call.prefs.timezone !== undefined) call.prefs.timezone = await honouredTimezone(client, serverOf(client), call.prefs)
   const { identity, project } = caller
   const readOnly = project.readOnly === true || call.method === 'GET' || call.method === 'HEAD'
-  const key = `${serverOf(client)}\0${project.ref}\0${identity.role}`
-  const last = lastMeta.get(key)
+  const memory: KeyMemory = { keys: schemaKeys, key: schemaKeys.keyOf(client, `${project.ref}\0${identity.role}`) }
+  const last = schemaKeys.last(memory.key)
   const model = last && probe.versioned ? cache.peek(serverOf(client), last) : undefined
   if (last && model && call.prefs.count !== 'planned' && call.prefs.count !== 'estimated') {
-    const answer = await speculate(client, call, caller, readOnly, key, last, model, probe)
+    const answer = await speculateRest(client, call, caller, readOnly, memory, last, model, probe)
     if (answer !== undefined) return answer
   }
-  return ordinary(client, call, caller, cache, readOnly, key, probe, true)
+  return ordinary(client, call, caller, cache, readOnly, memory, probe)
 }
 
 /** One message planned against the schema last seen; undefined when the schema moved or the plan did not fit it. */
-async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller, readOnly: boolean, key: string, last: Meta, model: RestModel, probe: Probe): Promise<ServiceResponse | undefined> {
+async function speculateRest(client: pg.ClientBase, call: ParsedCall, caller: Caller, readOnly: boolean, memory: KeyMemory, last: Meta, model: RestModel, probe: Probe): Promise<ServiceResponse | undefined> {
   let planned: Planned
   let full: RestCall
   try {
@@ -265,99 +232,80 @@ async function speculate(client: pg.ClientBase, call: ParsedCall, caller: Caller
   // The pre-request function is called in the same message, after the PREPAREs, so its refusal does not leave
   // our list of prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
   const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed } : undefined)
-  const opening = [...(planned.write && !guarded ? ['begin'] : []), ...setup]
-  const text = [...opening, ...statement.before, ...(response?.before ?? []), ...beforeStatement(call), statement.execute, ...(response ? [response.execute] : [])].join('; ')
   const inBlock = planned.write && !guarded
-  let row: ResultRow & Omit<Meta, 'db'>
-  let settings: ResponseSettings
-  try {
-    const results = await client.query(text)
-    row = sent.rowOf(statementResult(results, response !== undefined)) as ResultRow & Omit<Meta, 'db'>
-    settings = response ? lastRow(results) : row
-  } catch (error) {
-    if (inBlock) await client.query('rollback').catch(() => {})
-    if (isConnectionLost(error)) throw error
-    if (isStatementMismatch(error)) {
-      await resync(client).catch(() => {})
-      return undefined
-    }
-    // The guard (or the statement) divided by zero: if it was the guard, the PREPAREs after it never ran.
-    if (guarded && isPgError(error) && error.code === GUARD_FAILURE && (statement.before.length > 0 || (response?.before.length ?? 0) > 0)) await resync(client)
-    // A cancelled statement is the answer: running it again would cost the caller's timeout twice.
-    if (isPgError(error) && error.code === '57014') return failed(error, call, caller)
-    // The error is the request's own unless the schema moved: one cheap look at the key decides,
-    // so a failing write is never run twice.
-    const again = setupOf(client, caller, readOnly, call.facts)
-    const results = await client.query([...again, `select ${metaColumns(true, call.profile.exposed)}`].join('; '))
-    const now = lastRow<Omit<Meta, 'db'>>(results)
-    const read: Meta = { role: now.role, search_path: now.search_path, version: now.version, db: probe.db }
-    if (sameMeta(read, last)) return failed(error, call, caller)
-    lastMeta.set(key, read)
-    return undefined
-  }
-  const read: Meta = { role: row.role, search_path: row.search_path, version: row.version, db: probe.db }
-  // A guarded write is committed: its guard held, so it ran on the key it was planned for.
-  if (!guarded && !sameMeta(read, last)) {
-    lastMeta.set(key, read)
-    if (inBlock) await client.query('rollback')
-    return undefined
-  }
-  try {
-    checkResult(full, planned, row)
-    if (inBlock) await client.query('commit')
-    return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
-  } catch (error) {
-    if (inBlock) await client.query('rollback').catch(() => {})
-    if (isConnectionLost(error)) throw error
-    return failed(error, call, caller)
-  }
+  const opening = [...(inBlock ? [OWN_TRANSACTION.open] : []), ...setup]
+  const rowOf = (results: pg.QueryResult[]) => sent.rowOf(statementResult(results, response !== undefined))
+  return speculate<ServiceResponse>({
+    client,
+    memory,
+    last,
+    probe,
+    text: [...opening, ...statement.before, ...(response?.before ?? []), ...beforeStatement(call), statement.execute, ...(response ? [response.execute] : [])].join('; '),
+    inBlock,
+    // A guarded write is committed: its guard held, so it ran on the key it was planned for.
+    keyRead: (results) => (guarded ? undefined : (rowOf(results) as ResultRow & Omit<Meta, 'db'>)),
+    check: (results) => checkResult(full, planned, rowOf(results)),
+    answer: (results) => {
+      const row = rowOf(results)
+      const settings: ResponseSettings = response ? lastRow(results) : row
+      return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
+    },
+    statementFailed: async (error) => {
+      if (isConnectionLost(error)) throw error
+      // The guard (or the statement) divided by zero: if it was the guard, the PREPAREs after it never ran.
+      if (guarded && isPgError(error) && error.code === GUARD_FAILURE && (statement.before.length > 0 || (response?.before.length ?? 0) > 0)) await resync(client)
+      // The error is the request's own unless the schema moved: one cheap look at the key decides,
+      // so a failing write is never run twice.
+      if (await keyMoved({ client, memory, last, probe }, setupOf(client, caller, readOnly, call.facts), call.profile.exposed)) return undefined
+      return failed(error, call, caller)
+    },
+    failed: (error) => failed(error, call, caller),
+  })
 }
 
-async function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, readOnly: boolean, key: string, probe: Probe, mayRetry: boolean): Promise<ServiceResponse> {
-  const opened = await open(client, caller, readOnly, call.facts, probe.versioned, call.profile.exposed)
-  const meta: Meta = { ...lastRow<Omit<Meta, 'db'>>(opened), db: probe.db }
+function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache: ModelCache, readOnly: boolean, memory: KeyMemory, probe: Probe): Promise<ServiceResponse> {
   const pre = beforeStatement(call)
-  lastMeta.set(key, meta)
-  try {
-    const model = await cache.get(client, serverOf(client), meta)
-    const { planned, full } = planFor(model, call)
-    let row: ResultRow
-    let settings: ResponseSettings | undefined
-    if (planned.empty) {
-      row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
-      // Only the pre-request function ran: what it set of the reply is read in its message.
-      if (call.preRequest !== null) {
-        const response = responseSettingsCall(client)
-        settings = lastRow(await client.query([...response.before, ...pre, response.execute].join('; ')))
+  return runOrdinary<ServiceResponse>({
+    client,
+    frame: OWN_TRANSACTION,
+    setup: () => setupOf(client, caller, readOnly, call.facts),
+    probe,
+    served: call.profile.exposed,
+    memory,
+    work: async (meta) => {
+      const model = await cache.get(client, serverOf(client), meta)
+      const { planned, full } = planFor(model, call)
+      let row: ResultRow
+      let settings: ResponseSettings | undefined
+      if (planned.empty) {
+        row = { rows: 0, body: '[]', total: call.prefs.count ? 0 : null }
+        // Only the pre-request function ran: what it set of the reply is read in its message.
+        if (call.preRequest !== null) {
+          const response = responseSettingsCall(client)
+          settings = lastRow([await client.query([...response.before, ...pre, response.execute].join('; '))].flat())
+        }
+      } else {
+        // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.
+        const text = statementOf(planned, '', readOnly)
+        const statement = preparedCall(client, meta.role, text.sql, planned.params)
+        const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
+        const results = [await client.query([...statement.before, ...(response?.before ?? []), ...pre, statement.execute, ...(response ? [response.execute] : [])].join('; '))].flat()
+        row = text.rowOf(statementResult(results, response !== undefined))
+        settings = response ? lastRow(results) : row
+        if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
       }
-    } else {
-      // The pre-request call and the response settings' read ride in the statement's message (after the PREPAREs): no round trip of their own.
-      const text = statementOf(planned, '', readOnly)
-      const statement = preparedCall(client, meta.role, text.sql, planned.params)
-      const response = settingsAfter(planned) ? responseSettingsCall(client) : undefined
-      const results = await client.query([...statement.before, ...(response?.before ?? []), ...pre, statement.execute, ...(response ? [response.execute] : [])].join('; '))
-      row = text.rowOf(statementResult(results, response !== undefined))
-      settings = response ? lastRow(results) : row
-      if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
-    }
-    checkResult(full, planned, row)
-    await client.query('commit')
-    return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    if (isConnectionLost(error)) throw error
-    if (mayRetry && isStatementMismatch(error)) {
-      await resync(client)
-      return ordinary(client, call, caller, cache, readOnly, key, probe, false)
-    }
-    return failed(error, call, caller)
-  }
+      checkResult(full, planned, row)
+      await client.query(OWN_TRANSACTION.commit)
+      return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
+    },
+    failed: (error) => failed(error, call, caller),
+  })
 }
 
 /** PostgreSQL's estimate of the rows a count statement would count (`count=planned`). */
 async function plannedCount(client: pg.ClientBase, role: string, count: { sql: string; params: Array<string | null> }): Promise<number> {
   const statement = preparedCall(client, role, count.sql, count.params)
-  const results = await client.query([...statement.before, `explain (format json) ${statement.execute}`].join('; '))
+  const results = [await client.query([...statement.before, `explain (format json) ${statement.execute}`].join('; '))].flat()
   const plan = lastRow<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>(results)['QUERY PLAN']
   return plan[0]!.Plan['Plan Rows']
 }
