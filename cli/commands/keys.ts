@@ -1,7 +1,7 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, UsageError, type Command } from '../command.ts'
-import { alwaysOnProduct, getProject, rotateProjectKeys, setProjectProduct } from '../../control-plane/projects.ts'
+import { alwaysOnProduct, getProject, rotateProjectKeys, setProjectProduct, validateProduct } from '../../control-plane/projects.ts'
 
 type Keys = ReturnType<typeof keysView> & { rotated?: true }
 
@@ -79,12 +79,19 @@ function productSwitch(enabled: boolean): Command {
     notes: 'GraphQL (graphql) and the Data API (rest) are always on for every project: they are not switched.',
     async run(context, args) {
       const [product, ref] = args.positionals as [string, string]
-      const project = await setProjectProduct(await context.controlPlane(), ref, product, enabled)
-      return { ref: project.ref, product, enabled }
+      if (enabled && alwaysOnProduct(product) !== undefined) return { ref: (await getProject(await context.controlPlane(), ref)).ref, product, enabled, changed: false }
+      const valid = validateProduct(product)
+      const controlPlane = await context.controlPlane()
+      // Read first, so a switch to the state the product is already in says so instead of claiming a change.
+      const before = await getProject(controlPlane, ref)
+      const was = valid === 'auth' ? before.authEnabled : before.pushEnabled
+      const project = await setProjectProduct(controlPlane, ref, valid, enabled)
+      return { ref: project.ref, product, enabled, changed: was !== enabled }
     },
-    human: (result: { ref: string; product: string }) => {
+    human: (result: { ref: string; product: string; changed: boolean }) => {
       const always = alwaysOnProduct(result.product)
       if (always !== undefined) return `${always.name} is always on for ${result.ref}: nothing to enable`
+      if (!result.changed) return `${result.product} is already ${enabled ? 'enabled' : 'disabled'} for ${result.ref}: nothing changed`
       return `${enabled ? 'Enabled' : 'Disabled'} ${result.product} for ${result.ref}`
     },
   }

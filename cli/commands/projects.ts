@@ -2,7 +2,7 @@ import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { keysView, productsOn, projectDetailView, projectView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
 import { databasePhrase, whereOf } from '../where.ts'
-import { createProject, deleteProject, getProject, listAllProjects, setProjectPlan } from '../../control-plane/projects.ts'
+import { createProject, deleteProject, getProject, listAllProjects, setProjectPlan, validatePlan } from '../../control-plane/projects.ts'
 import { lastRequestOf, MAX_REASON_LENGTH, resumeProject, suspendProject } from '../../control-plane/suspension.ts'
 
 type View = ReturnType<typeof projectView>
@@ -75,10 +75,15 @@ export const projectCommands: Command[] = [
     usage: 'projects plan REF free|plus|pro|business',
     summary: 'Change the plan of a project',
     async run(context, args) {
-      const project = await setProjectPlan(await context.controlPlane(), args.positionals[0]!, args.positionals[1]!)
-      return projectView(project, context.addressing)
+      const [ref, plan] = args.positionals as [string, string]
+      validatePlan(plan)
+      const controlPlane = await context.controlPlane()
+      // Read first, so setting the plan it has says so instead of claiming a change (the roles' limits are set again all the same).
+      const before = (await getProject(controlPlane, ref)).plan
+      const project = await setProjectPlan(controlPlane, ref, plan)
+      return { ...projectView(project, context.addressing), changed: before !== project.plan }
     },
-    human: (result: View) => `Project ${result.ref} is now on plan ${result.plan}`,
+    human: (result: View & { changed: boolean }) => (result.changed ? `Project ${result.ref} is now on plan ${result.plan}` : `Project ${result.ref} is already on plan ${result.plan}: nothing changed`),
   },
   {
     words: ['projects', 'show'],

@@ -1,6 +1,7 @@
 import { serverStateView, serverView } from '../../control-plane/views.ts'
 import { requireYes, stringOption, table, type Command } from '../command.ts'
-import { addDatabaseServer, databaseServerStates, removeDatabaseServer, setDatabaseServerBudget, setDatabaseServerDraining } from '../../control-plane/server-admin.ts'
+import type { ControlPlane } from '../../control-plane/control-plane.ts'
+import { addDatabaseServer, databaseServerStates, listDatabaseServers, removeDatabaseServer, setDatabaseServerBudget, setDatabaseServerDraining } from '../../control-plane/server-admin.ts'
 import { DEFAULT_SERVER, defaultServerRefusal } from '../../control-plane/servers.ts'
 
 type View = ReturnType<typeof serverView>
@@ -24,6 +25,11 @@ function listing(servers: StateView[]): string {
 /** A whole number as a number; anything else as given, so the refusal quotes it. */
 function connectionsOf(given: string | undefined): unknown {
   return given !== undefined && /^\d+$/.test(given) ? Number(given) : given
+}
+
+/** An added server's budget now; undefined for one that is not listed (the operation then refuses it). */
+async function budgetOf(controlPlane: ControlPlane, id: string): Promise<number | undefined> {
+  return (await listDatabaseServers(controlPlane)).find((server) => server.id === id)?.connectionBudget
 }
 
 export const serverCommands: Command[] = [
@@ -69,9 +75,15 @@ export const serverCommands: Command[] = [
     options: { connections: { type: 'string' } },
     optionHelp: { connections: 'connections a data-plane process may open to it' },
     async run(context, args) {
-      return serverView(await setDatabaseServerBudget(await context.controlPlane(), args.positionals[0]!, connectionsOf(stringOption(args, 'connections', true))))
+      const id = args.positionals[0]!
+      const connections = connectionsOf(stringOption(args, 'connections', true))
+      const controlPlane = await context.controlPlane()
+      const before = await budgetOf(controlPlane, id)
+      const server = await setDatabaseServerBudget(controlPlane, id, connections)
+      return { ...serverView(server), changed: before !== server.connectionBudget }
     },
-    human: (result: View) => `Database server ${result.id}: connection budget ${result.connection_budget}`,
+    human: (result: View & { changed: boolean }) =>
+      result.changed ? `Database server ${result.id}: connection budget ${result.connection_budget}` : `Database server ${result.id} already has connection budget ${result.connection_budget}: nothing changed`,
   },
   {
     words: ['servers', 'drain'],
@@ -81,9 +93,18 @@ export const serverCommands: Command[] = [
     options: { undo: { type: 'boolean' } },
     optionHelp: { undo: 'take new projects again' },
     async run(context, args) {
-      return serverView(await setDatabaseServerDraining(await context.controlPlane(), args.positionals[0]!, args.values.undo !== true))
+      const id = args.positionals[0]!
+      const controlPlane = await context.controlPlane()
+      const before = (await listDatabaseServers(controlPlane)).find((server) => server.id === id)?.draining
+      const server = await setDatabaseServerDraining(controlPlane, id, args.values.undo !== true)
+      return { ...serverView(server), changed: before !== server.draining }
     },
-    human: (result: View) => (result.draining ? `Database server ${result.id} takes no new project; its ${result.projects} stay` : `Database server ${result.id} takes new projects again`),
+    human: (result: View & { changed: boolean }) => {
+      const projects = `its ${result.projects} stay`
+      if (result.draining) return result.changed ? `Database server ${result.id} takes no new project; ${projects}` : `Database server ${result.id} already takes no new project (${projects}): nothing changed`
+      if (!result.changed) return `Database server ${result.id} already takes new projects${result.id === DEFAULT_SERVER ? ' (the default server never drains)' : ''}: nothing changed`
+      return `Database server ${result.id} takes new projects again`
+    },
   },
   {
     words: ['servers', 'remove'],

@@ -1,9 +1,12 @@
 // What a newcomer trips on at the command line (issue 37 item 8), as an
 // operator runs it (the real command line in a child process, on a catalogue
 // of its own): the Data API named where the products are, always on; the
-// default server saying why it cannot be drained or removed.
+// default server saying why it cannot be drained or removed; an operation
+// repeated saying it changed nothing.
+import pg from 'pg'
 import t from 'tap'
 import { runCli } from '../helpers/cli.ts'
+import { serverUrl } from '../helpers/db.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 
 const catalogueUrl = await catalogueDatabase(t)
@@ -49,4 +52,29 @@ t.test('the default server says why it cannot be drained or removed', async (t) 
   const budget = await baseplane(['servers', 'set', 'default', '--connections', '5'])
   t.same(budget, { code: 1, stdout: '', stderr: "baseplane: The default server (the catalogue's own) is set by the platform's configuration: its budget is BASEPLANE_MAX_PROJECT_CONNECTIONS\n" })
   t.match(JSON.parse((await baseplane(['servers', 'list', '--json'])).stdout), [{ id: 'default', draining: false }], 'nothing changed')
+})
+
+t.test('an operation repeated says it changed nothing (exit 0)', async (t) => {
+  const twice = async (args: string[], first: string, again: string) => {
+    t.same(await baseplane(args), { code: 0, stdout: `${first}\n`, stderr: '' }, args.join(' '))
+    t.same(await baseplane(args), { code: 0, stdout: `${again}\n`, stderr: '' }, `${args.join(' ')}, again`)
+  }
+  await twice(['products', 'enable', 'auth', ref], `Enabled auth for ${ref}`, `auth is already enabled for ${ref}: nothing changed`)
+  t.match(JSON.parse((await baseplane(['products', 'enable', 'auth', ref, '--json'])).stdout), { ref, product: 'auth', enabled: true, changed: false })
+  await twice(['products', 'disable', 'auth', ref], `Disabled auth for ${ref}`, `auth is already disabled for ${ref}: nothing changed`)
+  await twice(['products', 'enable', 'push', ref], `Enabled push for ${ref}`, `push is already enabled for ${ref}: nothing changed`)
+  await twice(['projects', 'plan', ref, 'plus'], `Project ${ref} is now on plan plus`, `Project ${ref} is already on plan plus: nothing changed`)
+  t.match(JSON.parse((await baseplane(['projects', 'plan', ref, 'plus', '--json'])).stdout), { ref, plan: 'plus', changed: false })
+  t.same(await baseplane(['projects', 'plan', ref, 'gold']), { code: 1, stdout: '', stderr: 'baseplane: Unknown plan "gold": use one of free, plus, pro, business\n' })
+
+  // An added server (the test's own, under another id: set and drain only read and write its row).
+  const catalogue = new pg.Client({ connectionString: catalogueUrl })
+  await catalogue.connect()
+  t.teardown(() => catalogue.end())
+  await catalogue.query(`insert into baseplane.db_servers (id, admin_url, connection_budget, system_identifier) values ('spare', $1, 30, 'the test server, again')`, [await serverUrl()])
+  await twice(['servers', 'drain', 'spare'], 'Database server spare takes no new project; its 0 stay', 'Database server spare already takes no new project (its 0 stay): nothing changed')
+  await twice(['servers', 'drain', 'spare', '--undo'], 'Database server spare takes new projects again', 'Database server spare already takes new projects: nothing changed')
+  t.same(await baseplane(['servers', 'drain', 'default', '--undo']), { code: 0, stdout: 'Database server default already takes new projects (the default server never drains): nothing changed\n', stderr: '' })
+  await twice(['servers', 'set', 'spare', '--connections', '20'], 'Database server spare: connection budget 20', 'Database server spare already has connection budget 20: nothing changed')
+  await catalogue.query(`delete from baseplane.db_servers where id = 'spare'`)
 })
