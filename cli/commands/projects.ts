@@ -13,6 +13,19 @@ function stateText(view: View): string {
   return view.state === 'suspended' ? `suspended (${view.state_reason})` : view.state
 }
 
+/** What a new project has on, and how to turn on what is off: a newcomer otherwise meets Auth's 503 product_disabled first. */
+function productsLine(view: View): string {
+  const switched = (['auth', 'push'] as const).map((product) => ({ product, name: product === 'auth' ? 'Auth' : 'Push', on: view.products[product] }))
+  const on = ['the Data API (REST)', 'GraphQL', ...switched.filter((p) => p.on).map((p) => p.name)]
+  const off = switched.filter((p) => !p.on)
+  return [
+    `on                ${on.slice(0, -1).join(', ')} and ${on.at(-1)}`,
+    ...(off.length === 0
+      ? []
+      : [`off               ${off.map((p) => p.name).join(' and ')}: turn ${off.length === 1 ? 'it' : 'them'} on with ${off.map((p) => `baseplane products enable ${p.product} ${view.ref}`).join(' and ')}`]),
+  ].join('\n')
+}
+
 export const projectCommands: Command[] = [
   {
     words: ['projects', 'create'],
@@ -28,7 +41,8 @@ export const projectCommands: Command[] = [
     },
     human: (result: View & ReturnType<typeof keysView>) =>
       `Created project ${result.ref} (${result.name}, plan ${result.plan})\n` +
-      `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}`,
+      `base URL          ${result.base_url}\nanon key          ${result.anon_key}\nservice_role key  ${result.service_role_key}\n` +
+      productsLine(result),
   },
   {
     words: ['projects', 'list'],

@@ -2,7 +2,7 @@
 // operator runs it (the real command line in a child process, on a catalogue
 // of its own): the Data API named where the products are, always on; the
 // default server saying why it cannot be drained or removed; an operation
-// repeated saying it changed nothing.
+// repeated saying it changed nothing; a new project saying what is off.
 import pg from 'pg'
 import t from 'tap'
 import { runCli } from '../helpers/cli.ts'
@@ -77,4 +77,18 @@ t.test('an operation repeated says it changed nothing (exit 0)', async (t) => {
   t.same(await baseplane(['servers', 'drain', 'default', '--undo']), { code: 0, stdout: 'Database server default already takes new projects (the default server never drains): nothing changed\n', stderr: '' })
   await twice(['servers', 'set', 'spare', '--connections', '20'], 'Database server spare: connection budget 20', 'Database server spare already has connection budget 20: nothing changed')
   await catalogue.query(`delete from baseplane.db_servers where id = 'spare'`)
+})
+
+t.test('projects create says Auth and Push are off, and how to turn them on', async (t) => {
+  const made = await baseplane(['projects', 'create', '--name', 'Second'])
+  t.equal(made.code, 0, made.stderr)
+  const second = /^Created project ([a-z]{20}) \(Second, plan free\)\n/.exec(made.stdout)?.[1]
+  t.ok(second, made.stdout)
+  t.match(
+    made.stdout,
+    `\non                the Data API (REST) and GraphQL\noff               Auth and Push: turn them on with baseplane products enable auth ${second} and baseplane products enable push ${second}\n`,
+  )
+  t.ok(made.stdout.endsWith(`baseplane products enable push ${second}\n`), 'the last line')
+  const json = JSON.parse((await baseplane(['projects', 'create', '--name', 'Third', '--json'])).stdout)
+  t.match(json, { products: { auth: false, push: false, graphql: true, rest: true }, anon_key: String }, '--json is the project as before')
 })
