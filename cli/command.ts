@@ -19,6 +19,8 @@ export interface CliContext {
   controlPlane(): Promise<ControlPlane>
   readStdin(): Promise<string>
   print(text: string): void
+  /** A line for the operator on standard error (`baseplane: note: ...`): true of the result, not a refusal; standard output stays the result. */
+  note(text: string): void
 }
 
 export interface Command {

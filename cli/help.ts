@@ -24,8 +24,21 @@ function columns(rows: Array<[string, string]>): string[] {
   )
 }
 
-function optionLabel(name: string, spec: { type: 'string' | 'boolean'; multiple?: boolean }, called?: string): string {
-  const value = called ?? name.replace(/^.*-/, '').toUpperCase()
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+
+/**
+ * What the usage line calls the value of `--name` (`--per-page N`, `--plan
+ * free|plus`; several spellings joined with |), so help and usage say the
+ * same; undefined when the usage line gives it none. A placeholder is never
+ * guessed from the flag's name (`--per-page PAGE` was).
+ */
+function usagePlaceholder(usage: string, name: string): string | undefined {
+  const found = [...usage.matchAll(new RegExp(`--${escaped(name)}(?![a-z0-9-]) ([^\\s\\]]+)`, 'g'))].map((match) => match[1]!).filter((value) => !value.startsWith('-') && value !== '...')
+  return found.length === 0 ? undefined : [...new Set(found)].join('|')
+}
+
+function optionLabel(name: string, spec: { type: 'string' | 'boolean'; multiple?: boolean }, usage: string, called?: string): string {
+  const value = called ?? usagePlaceholder(usage, name) ?? 'VALUE'
   return spec.type === 'string' ? `--${name} ${value}${spec.multiple ? ' ...' : ''}` : `--${name}`
 }
 
@@ -58,7 +71,7 @@ export function groupHelp(commands: Command[], words: readonly string[]): string
 
 export function commandHelp(command: Command, where: string): string {
   const own = Object.entries(command.options ?? {}).map(([name, spec]): [string, string] => [
-    optionLabel(name, spec as { type: 'string' | 'boolean'; multiple?: boolean }, command.optionValues?.[name]),
+    optionLabel(name, spec as { type: 'string' | 'boolean'; multiple?: boolean }, command.usage, command.optionValues?.[name]),
     command.optionHelp?.[name] ?? '',
   ])
   return [

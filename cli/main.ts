@@ -175,6 +175,7 @@ function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>
       return Buffer.concat(chunks).toString('utf8')
     },
     print: (text) => process.stdout.write(text + '\n'),
+    note: (text) => process.stderr.write(`baseplane: note: ${text}\n`),
   }
 }
 

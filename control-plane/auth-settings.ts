@@ -8,19 +8,17 @@ import {
   TEMPLATE_KINDS,
   type TemplateKind,
   applyDefaults,
-  BOOLEAN_SETTINGS,
+  AUTH_OPTIONS,
+  authOption,
   googleMissing,
-  NUMERIC_SETTINGS,
+  optionsView,
   redirectUrlProblem,
-  settingsProblems,
+  settingsRefusals,
   templateBodyProblem,
   templateSubjectProblem,
   googleClientIdsProblems,
   type StoredAuthSettings,
-  HOOK_SETTINGS,
-  hooksView,
-  withoutClearedHooks,
-  WEBAUTHN_SETTINGS,
+  withoutCleared,
   latestMail,
   type OutboxMail,
 } from '../workers/auth/face.ts'
@@ -38,18 +36,34 @@ async function stored(controlPlane: ControlPlane, ref: string): Promise<StoredAu
   return (await getProject(controlPlane, ref)).authSettings as StoredAuthSettings
 }
 
-/** Read-modify-write under a row lock, validated as a whole before it is saved. */
-async function update(controlPlane: ControlPlane, ref: string, change: (current: StoredAuthSettings) => StoredAuthSettings): Promise<StoredAuthSettings> {
+/** The same stored value (jsonb keeps no key order that matters here). */
+const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * Read-modify-write under a row lock, validated as a whole before it is
+ * saved: every problem at once, each naming its setting (a form draws it
+ * beside that input; the API answers them as one refusal, their sentences
+ * joined). A change that leaves the stored settings as they were writes
+ * nothing (no new catalogue version): `before` and `after` say what it did.
+ */
+async function update(
+  controlPlane: ControlPlane,
+  ref: string,
+  change: (current: StoredAuthSettings) => StoredAuthSettings,
+): Promise<{ before: StoredAuthSettings; after: StoredAuthSettings }> {
   await getProject(controlPlane, ref)
-  const next = await withPoolTransaction(controlPlane.catalogue, async (client) => {
-    const next = change(structuredClone((await lockAuthSettings<StoredAuthSettings>(client, ref)) ?? {}))
-    const problems = settingsProblems(next as Record<string, unknown>)
-    if (problems.length > 0) throw platformErrors.invalidArgument(problems.join('; '))
-    await updateAuthSettings(client, ref, next)
-    return next
+  const result = await withPoolTransaction(controlPlane.catalogue, async (client) => {
+    const before = (await lockAuthSettings<StoredAuthSettings>(client, ref)) ?? {}
+    const after = change(structuredClone(before))
+    const checks = new Checks()
+    for (const problem of settingsRefusals(after as Record<string, unknown>)) checks.refuse(platformErrors.invalidArgument(problem.message, problem.field))
+    checks.settle()
+    if (same(before, after)) return { before, after, written: false }
+    await updateAuthSettings(client, ref, after)
+    return { before, after, written: true }
   })
-  await controlPlane.changed()
-  return next
+  if (result.written) await controlPlane.changed()
+  return { before: result.before, after: result.after }
 }
 
 /** What the CLI and API show: every setting with defaults applied, secrets reduced to "set or not". */
@@ -59,29 +73,13 @@ export function authSettingsView(ref: string, settings: StoredAuthSettings) {
     ref,
     site_url: effective.siteUrl,
     additional_redirect_urls: effective.additionalRedirectUrls,
-    mail_per_hour: effective.mailPerHour,
-    mail_min_interval_seconds: effective.mailMinIntervalSeconds,
-    otp_expiry_seconds: effective.otpExpirySeconds,
-    jwt_expiry_seconds: effective.jwtExpirySeconds,
-    refresh_token_reuse_interval_seconds: effective.refreshTokenReuseIntervalSeconds,
-    password_min_length: effective.passwordMinLength,
-    disable_signup: effective.disableSignup,
-    mailer_autoconfirm: effective.mailerAutoconfirm,
-    mailer_secure_email_change_enabled: effective.secureEmailChange,
-    security_update_password_require_reauthentication: effective.passwordChangeRequiresReauthentication,
-    external_anonymous_users_enabled: effective.anonymousUsersEnabled,
-    rate_limit_anonymous_users: effective.anonymousUsersPerHour,
-    security_manual_linking_enabled: effective.manualLinkingEnabled,
-    mfa_web_authn_enroll_enabled: effective.webauthn.enrollEnabled,
-    mfa_web_authn_verify_enabled: effective.webauthn.verifyEnabled,
-    webauthn_rp_id: effective.webauthn.rpId,
-    webauthn_rp_display_name: effective.webauthn.rpDisplayName,
-    webauthn_rp_origins: effective.webauthn.rpOrigins,
-    ...hooksView(settings as Record<string, unknown>),
+    ...optionsView(settings as Record<string, unknown>),
     custom_templates: effective.customTemplates,
     google: googleView(settings),
   }
 }
+
+export type AuthSettingsView = ReturnType<typeof authSettingsView>
 
 export function googleView(settings: StoredAuthSettings) {
   const effective = applyDefaults(settings as Record<string, unknown>).google
@@ -115,7 +113,13 @@ export interface RedirectsChange {
   remove?: string[]
 }
 
-export async function setRedirects(controlPlane: ControlPlane, ref: string, input: RedirectsChange) {
+/** The redirect settings as `auth redirects` shows them. */
+export function redirectsView(settings: AuthSettingsView) {
+  return { ref: settings.ref, site_url: settings.site_url, additional_redirect_urls: settings.additional_redirect_urls }
+}
+
+/** Changes the redirect settings; answers every setting and the ones that changed (site_url, additional_redirect_urls). */
+export async function changeRedirects(controlPlane: ControlPlane, ref: string, input: RedirectsChange) {
   if (input.siteUrl === undefined && input.allow === undefined && !input.add?.length && !input.remove?.length) {
     throw platformErrors.invalidArgument('Give a site URL, allowed redirect URLs, or both')
   }
@@ -127,7 +131,7 @@ export async function setRedirects(controlPlane: ControlPlane, ref: string, inpu
     const problem = redirectUrlProblem(url, 'Allowed redirect URL')
     if (problem) throw platformErrors.invalidArgument(problem, 'additional_redirect_urls')
   }
-  const next = await update(controlPlane, ref, (current) => {
+  const { before, after } = await update(controlPlane, ref, (current) => {
     const list = new Set(input.allow ?? current.additional_redirect_urls ?? [])
     for (const url of input.add ?? []) list.add(url)
     for (const url of input.remove ?? []) {
@@ -139,7 +143,12 @@ export async function setRedirects(controlPlane: ControlPlane, ref: string, inpu
       ...(input.allow !== undefined || input.add?.length || input.remove?.length ? { additional_redirect_urls: [...list] } : {}),
     }
   })
-  return authSettingsView(ref, next)
+  const [was, now] = [authSettingsView(ref, before), authSettingsView(ref, after)]
+  return { settings: now, changed: (['site_url', 'additional_redirect_urls'] as const).filter((key) => !same(was[key], now[key])) }
+}
+
+export async function setRedirects(controlPlane: ControlPlane, ref: string, input: RedirectsChange) {
+  return (await changeRedirects(controlPlane, ref, input)).settings
 }
 
 function checkKind(kind: string): TemplateKind {
@@ -147,17 +156,27 @@ function checkKind(kind: string): TemplateKind {
   return kind as TemplateKind
 }
 
-export async function listTemplates(controlPlane: ControlPlane, ref: string) {
-  const effective = applyDefaults((await stored(controlPlane, ref)) as Record<string, unknown>)
-  return KINDS.map((kind) => ({
-    kind,
-    custom: effective.customTemplates.includes(kind),
-    subject: effective.templates[kind].subject,
-    body: effective.templates[kind].body,
-  }))
+/** A template in effect: the saved one, or the default. */
+function templateOf(settings: StoredAuthSettings, kind: TemplateKind) {
+  const effective = applyDefaults(settings as Record<string, unknown>)
+  return { kind, custom: effective.customTemplates.includes(kind), subject: effective.templates[kind].subject, body: effective.templates[kind].body }
 }
 
-export async function setTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
+const templateView = (ref: string, settings: StoredAuthSettings, kind: TemplateKind) => ({ ref, ...templateOf(settings, kind) })
+
+export async function listTemplates(controlPlane: ControlPlane, ref: string) {
+  const settings = await stored(controlPlane, ref)
+  return KINDS.map((kind) => templateOf(settings, kind))
+}
+
+/** One template as mail uses it (the saved one, or the default). */
+export async function getTemplate(controlPlane: ControlPlane, ref: string, kind: string) {
+  const valid = checkKind(kind)
+  return templateView(ref, await stored(controlPlane, ref), valid)
+}
+
+/** Saves a template; `changed` is false when it was saved with this subject and body already. */
+export async function saveTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
   const valid = checkKind(kind)
   // Both fields' problems at once (a form shows each beside its input).
   const checks = new Checks()
@@ -166,19 +185,33 @@ export async function setTemplate(controlPlane: ControlPlane, ref: string, kind:
   const problem = templateBodyProblem(valid, template.body)
   if (problem) checks.refuse(platformErrors.invalidArgument(problem, 'body'))
   checks.settle()
-  await update(controlPlane, ref, (current) => ({ ...current, templates: { ...(current.templates ?? {}), [valid]: { subject: template.subject, body: template.body } } }))
-  return { ref, kind: valid, custom: true, subject: template.subject, body: template.body }
+  const { before, after } = await update(controlPlane, ref, (current) => ({
+    ...current,
+    templates: { ...(current.templates ?? {}), [valid]: { subject: template.subject, body: template.body } },
+  }))
+  const [was, now] = [templateView(ref, before, valid), templateView(ref, after, valid)]
+  return { template: now, changed: !same(was, now) }
 }
 
-export async function resetTemplate(controlPlane: ControlPlane, ref: string, kind: string) {
+export async function setTemplate(controlPlane: ControlPlane, ref: string, kind: string, template: { subject: string; body: string }) {
+  return (await saveTemplate(controlPlane, ref, kind, template)).template
+}
+
+/** Resets a template to the default; `changed` is false when it was the default already. */
+export async function restoreTemplate(controlPlane: ControlPlane, ref: string, kind: string) {
   const valid = checkKind(kind)
-  const next = await update(controlPlane, ref, (current) => {
-    const templates = { ...(current.templates ?? {}) }
+  const { before, after } = await update(controlPlane, ref, (current) => {
+    if (current.templates?.[valid] === undefined) return current
+    const templates = { ...current.templates }
     delete templates[valid]
     return { ...current, templates }
   })
-  const effective = applyDefaults(next as Record<string, unknown>)
-  return { ref, kind: valid, custom: false, subject: effective.templates[valid].subject, body: effective.templates[valid].body }
+  const [was, now] = [templateView(ref, before, valid), templateView(ref, after, valid)]
+  return { template: now, changed: !same(was, now) }
+}
+
+export async function resetTemplate(controlPlane: ControlPlane, ref: string, kind: string) {
+  return (await restoreTemplate(controlPlane, ref, kind)).template
 }
 
 export interface GoogleInput {
@@ -201,7 +234,7 @@ export async function setGoogle(controlPlane: ControlPlane, ref: string, input: 
   const idsProblems = input.additionalClientIds === undefined ? [] : googleClientIdsProblems([...new Set(input.additionalClientIds.map((id) => id.trim()))])
   if (idsProblems.length > 0) refuse(idsProblems.join('; '), 'additional_client_ids')
   checks.settle()
-  const next = await update(controlPlane, ref, (current) => {
+  const { after } = await update(controlPlane, ref, (current) => {
     const google = {
       ...(current.google ?? {}),
       ...(typeof input.clientId === 'string' ? { client_id: input.clientId.trim() } : {}),
@@ -213,17 +246,30 @@ export async function setGoogle(controlPlane: ControlPlane, ref: string, input: 
     if (input.clientSecret === null) delete google.client_secret
     return { ...current, google }
   })
-  return { ref, ...googleView(next) }
+  return { ref, ...googleView(after) }
 }
 
-/** Other settings (mail ceiling, intervals, expiries, switches) by their stored names. */
-export async function setAuthOptions(controlPlane: ControlPlane, ref: string, patch: Record<string, unknown>) {
-  const known = new Set<string>([...Object.keys(NUMERIC_SETTINGS), ...BOOLEAN_SETTINGS, ...WEBAUTHN_SETTINGS, ...HOOK_SETTINGS])
+/**
+ * Other settings (mail ceiling, intervals, expiries, switches, WebAuthn,
+ * hooks: settings-table.ts) by their stored names; null (or "" for a hook or
+ * secret) removes one. Answers every setting, and which of the patched ones
+ * changed: as shown, or for a write-only secret as stored.
+ */
+export async function changeAuthOptions(controlPlane: ControlPlane, ref: string, patch: Record<string, unknown>) {
   for (const key of Object.keys(patch)) {
-    if (!known.has(key)) throw platformErrors.invalidArgument(`Unknown auth setting "${key}": use one of ${[...known].join(', ')}`)
+    if (!authOption(key)) throw platformErrors.invalidArgument(`Unknown auth setting "${key}": use one of ${AUTH_OPTIONS.map((option) => option.name).join(', ')}`)
   }
-  const next = await update(controlPlane, ref, (current) => withoutClearedHooks({ ...current, ...patch }))
-  return authSettingsView(ref, next)
+  const { before, after } = await update(controlPlane, ref, (current) => withoutCleared({ ...current, ...patch }))
+  const [was, now]: Record<string, unknown>[] = [authSettingsView(ref, before), authSettingsView(ref, after)]
+  const changed = Object.keys(patch).filter((key) => {
+    const option = authOption(key)!
+    return option.type === 'secret' ? !same(before[key as keyof StoredAuthSettings], after[key as keyof StoredAuthSettings]) : !same(was[key], now[key])
+  })
+  return { settings: authSettingsView(ref, after), changed }
+}
+
+export async function setAuthOptions(controlPlane: ControlPlane, ref: string, patch: Record<string, unknown>) {
+  return (await changeAuthOptions(controlPlane, ref, patch)).settings
 }
 
 /** The project's mail record, newest first (bodies kept for outbox delivery only). */

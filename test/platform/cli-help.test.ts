@@ -1,6 +1,9 @@
 // Every option of every command says what it does in its --help (issue 28
 // item 10: some said nothing), and no value placeholder is the last word of a
-// flag that names something else (--service-role ROLE took a duration).
+// flag that names something else (--service-role ROLE took a duration). Issue
+// 37 item 6: every usage line lists every option that works, each with the
+// placeholder its help shows (none guessed from the flag's name, as
+// --per-page PAGE was), and switches are spelled true|false on every command.
 import t from 'tap'
 import { commandHelp } from '../../cli/help.ts'
 import { commands } from '../../cli/commands/index.ts'
@@ -20,11 +23,11 @@ t.test('the timeouts take durations, and say so', async (t) => {
   for (const flag of ['--anon', '--authenticated', '--service-role', '--idle-in-transaction']) t.match(help, new RegExp(`\\n {2}${flag} DURATION +`), flag)
 })
 
-t.test('auth settings takes --autoconfirm on|off, and says what it does', async (t) => {
+t.test('auth settings takes --autoconfirm true|false, and says what it does', async (t) => {
   const settings = commands.find((command) => command.words.join(' ') === 'auth settings')!
   const help = commandHelp(settings, '')
-  t.match(help, /\n {2}--autoconfirm on\|off +on: a new address is confirmed at sign-up, with no mail \(mailer_autoconfirm\)/)
-  t.match(help, /^Usage: baseplane auth settings REF .*\[--autoconfirm on\|off\]/)
+  t.match(help, /\n {2}--autoconfirm true\|false +true: a new address is confirmed at sign-up, with no mail \(mailer_autoconfirm\); false: a mailed link confirms it \(default false\)/)
+  t.match(help, /^Usage: baseplane auth settings REF .*\[--autoconfirm true\|false\]/)
 })
 
 t.test('projects rest takes --pre-request NAME|none, and says what none means', async (t) => {
@@ -32,4 +35,47 @@ t.test('projects rest takes --pre-request NAME|none, and says what none means', 
   const help = commandHelp(rest, '')
   t.match(help, /^Usage: baseplane projects rest REF .*\[--max-rows N\|default\] \[--pre-request NAME\|none\]/)
   t.match(help, /\n {2}--pre-request NAME\|none +the function called as the caller before every request's statement \(PostgREST's db-pre-request\).*none: no function/)
+})
+
+/** Whether a usage line names `--name`. */
+const inUsage = (usage: string, name: string) => new RegExp(`--${name}(?![a-z0-9-])`).test(usage)
+
+/** The values a usage line gives `--name` (`--plan free|plus`; each spelling once, joined with |). */
+const usageValues = (usage: string, name: string): string =>
+  [...new Set([...usage.matchAll(new RegExp(`--${name}(?![a-z0-9-]) ([^\\s\\]]+)`, 'g'))].map((m) => m[1]!).filter((v) => !v.startsWith('-') && v !== '...'))].join('|')
+
+t.test('every usage line lists every option its command takes, with the placeholder its help shows', async (t) => {
+  const unlisted: string[] = []
+  const differing: string[] = []
+  for (const command of commands) {
+    const help = commandHelp(command, '')
+    for (const [name, spec] of Object.entries(command.options ?? {})) {
+      const where = `baseplane ${command.words.join(' ')} --${name}`
+      if (!inUsage(command.usage, name)) {
+        unlisted.push(where)
+        continue
+      }
+      if (spec.type !== 'string') continue
+      const placeholder = usageValues(command.usage, name)
+      // The help's option column: "  --name VALUE[ ...]  what it does".
+      const shown = new RegExp(`\\n {2}--${name} (\\S+)`).exec(help)?.[1]
+      const expected = command.optionValues?.[name] ?? placeholder
+      if (shown !== expected) differing.push(`${where}: help ${shown}, usage ${placeholder}`)
+    }
+  }
+  t.same(unlisted, [], 'no option missing from its usage line')
+  t.same(differing, [], 'no help placeholder guessed from the flag name')
+})
+
+t.test('switches take true|false, on every command', async (t) => {
+  const settings = commandHelp(commands.find((command) => command.words.join(' ') === 'auth settings')!, '')
+  for (const flag of ['--autoconfirm', '--anonymous-users', '--secure-email-change', '--secure-password-change', '--webauthn-enroll', '--webauthn-verify', '--manual-linking']) {
+    t.match(settings, new RegExp(`\\n {2}${flag} true\\|false +true: `), flag)
+  }
+  t.match(settings, /\n {2}--mail-per-hour N +auth mails the project may send per hour \(0 to 1000000; default 30\)/)
+  t.match(settings, /\n {2}--anonymous-per-hour N +/)
+  t.match(settings, /\n {2}--otp-expiry SECONDS +/)
+  t.match(commandHelp(commands.find((command) => command.words.join(' ') === 'auth users list')!, ''), /\n {2}--per-page N +/)
+  const onOff = commands.filter((command) => /\bon\|off\b|\boff\|on\b/.test(command.usage) || Object.values(command.optionValues ?? {}).some((v) => /\bon\|off\b/.test(v)))
+  t.same(onOff.map((command) => command.words.join(' ')), [], 'no command spells a switch on|off')
 })

@@ -55,8 +55,8 @@ t.test('--help: the list, one command, one family; where the CLI works', async (
       'Create a project with its own database and keys',
       '',
       'Options:',
-      "  --name NAME  the project's name (1 to 200 characters); the ref is 20 random letters, not made from it",
-      '  --plan PLAN  free (default), plus, pro or business: its fair shares and limits',
+      "  --name NAME                    the project's name (1 to 200 characters); the ref is 20 random letters, not made from it",
+      '  --plan free|plus|pro|business  free (default), plus, pro or business: its fair shares and limits',
       '',
       'Every command takes:',
       '  --json      print the result as JSON',
@@ -114,7 +114,7 @@ t.test('values: negative numbers reach the command, refusals name flags and exit
     [['mail', 'list', ref, '--limit', '0'], refused('--limit must be a whole number from 1 to 1000, got 0')],
     [['mail', 'list', ref, '--limit', '-1'], refused('--limit must be a whole number from 1 to 1000, got -1')],
     [['auth', 'template', ref, 'welcome', '--subject', 's', '--file', 'x.html'], refused(`unknown template kind "welcome": use one of ${(await import('../../control-plane/auth-settings.ts')).KINDS.join(', ')}`)],
-    [['auth', 'template', ref, 'recovery', '--subject', 's', '--file', '/nonexistent/x.html'], refused('cannot read --file /nonexistent/x.html: ENOENT')],
+    [['auth', 'template', ref, 'recovery', '--subject', 's', '--file', '/nonexistent/x.html'], refused('cannot read --file /nonexistent/x.html: there is no such file')],
     [['auth', 'google', ref, '--stdin'], refused('--stdin read an empty client secret')],
     // The command line itself is wrong: 2.
     [['auth', 'settings', ref, '--mail-per-hour'], { code: 2, stdout: '', stderr: /^baseplane: --mail-per-hour needs a value \(usage: baseplane auth settings REF .*\)\n$/ }],
@@ -136,7 +136,7 @@ t.test('values: negative numbers reach the command, refusals name flags and exit
   t.same(await baseplane(['auth', 'settings', ref, '--mail-per-hour', '10']), refused('--otp-expiry must be a whole number from 60 to 86400'))
   t.same(await baseplane(['auth', 'settings', ref, '--otp-expiry', '600', '--mail-per-hour', '10', '--json']).then((r) => ({ code: r.code, stderr: r.stderr, set: JSON.parse(r.stdout || '{}').mail_per_hour })), {
     code: 0,
-    stderr: '',
+    stderr: `baseplane: note: Auth is off for ${ref}; its settings are kept and apply once it is on: baseplane products enable auth ${ref}\n`,
     set: 10,
   })
 })
@@ -144,9 +144,10 @@ t.test('values: negative numbers reach the command, refusals name flags and exit
 t.test('auth google: says when Auth is off; --clear removes the client ID and secret', async (t) => {
   const { ref } = await createProject(controlPlane, { name: 'Google Manners' })
   const callback = `http://127.0.0.1:8124/project/${ref}/auth/v1/callback`
-  // Every line, in order (other lines may come between).
-  const shows = (run: { code: number; stdout: string; stderr: string }, lines: string[]) =>
-    t.same({ code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((line) => lines.includes(line)) }, { code: 0, stderr: '', lines })
+  // Every line, in order (other lines may come between); while Auth is off, standard error says so.
+  const authOff = `baseplane: note: Auth is off for ${ref}; its settings are kept and apply once it is on: baseplane products enable auth ${ref}\n`
+  const shows = (run: { code: number; stdout: string; stderr: string }, lines: string[], stderr = '') =>
+    t.same({ code: run.code, stderr: run.stderr, lines: run.stdout.split('\n').filter((line) => lines.includes(line)) }, { code: 0, stderr, lines })
   const configured = await baseplane(['auth', 'google', ref, '--client-id', 'id-1.apps.googleusercontent.com', '--stdin', '--enable'], 'the-secret\n')
   shows(configured, [
     'client ID       id-1.apps.googleusercontent.com',
@@ -154,7 +155,7 @@ t.test('auth google: says when Auth is off; --clear removes the client ID and se
     'switch          on',
     `callback URL    ${callback}`,
     `Google sign-in is configured, but Auth is off for ${ref}, so it is not offered: turn Auth on with baseplane products enable auth ${ref}`,
-  ])
+  ], authOff)
   t.match(JSON.parse((await baseplane(['auth', 'google', ref, '--json'])).stdout), { offered: false, auth_enabled: false, missing: [] })
   t.match((await baseplane(['auth', 'settings', ref])).stdout, `google                configured, but Auth is off for ${ref}: turn it on with baseplane products enable auth ${ref}`)
 

@@ -3,9 +3,10 @@
 // parts, each Auth's own code, re-exported as is:
 //
 // - Settings: what `baseplane.projects.auth_settings` holds, its validation
-//   (every problem at once, and one value's problem for a form field) and its
-//   defaults; the setting names the CLI, the admin API and the dashboard
-//   accept (numeric, switches, WebAuthn, hooks) and how hooks are shown.
+//   (every problem at once, each naming its setting, and one value's problem
+//   for a form field) and its defaults; the table of the settings the CLI,
+//   the admin API and the dashboard set (settings-table.ts: names, types,
+//   bounds, defaults, labels, flags, help) and how they are shown.
 // - Templates: the kinds of mail template (`recovery`, ...); a template's
 //   subject and body are checked with the settings.
 // - Users: user administration (users-admin.ts), the same operations the Auth
@@ -19,18 +20,26 @@
 // Settings
 export {
   applyDefaults,
-  BOOLEAN_SETTINGS,
   googleClientIdsProblems,
   googleMissing,
-  NUMERIC_SETTINGS,
+  optionsView,
   redirectUrlProblem,
-  settingsProblems,
+  settingsRefusals,
   templateBodyProblem,
   templateSubjectProblem,
   type StoredAuthSettings,
 } from './settings.ts'
-export { HOOK_SETTINGS, hooksView, withoutClearedHooks } from './hooks/settings.ts'
-export { WEBAUTHN_SETTINGS } from './webauthn-settings.ts'
+export {
+  AUTH_OPTIONS,
+  authOption,
+  isCleared,
+  optionProblems,
+  withoutCleared,
+  type AuthOption,
+  type FlagPair,
+  type OptionGroup,
+  type ValueFlag,
+} from './settings-table.ts'
 
 // Templates and the mail record
 export { TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'

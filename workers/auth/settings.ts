@@ -1,10 +1,12 @@
 // A project's auth settings: the raw jsonb the catalogue stores
 // (baseplane.projects.auth_settings), validated, with defaults applied.
-// The control plane validates with the same functions before saving.
+// The control plane validates with the same functions before saving. The
+// settings PATCH /projects/{ref}/auth takes are declared in settings-table.ts.
 import { globExample, globSyntaxProblem } from './redirects.ts'
 import { defaultTemplates, REQUIRED_VARIABLE, TEMPLATE_KINDS, type TemplateKind } from './mail/templates.ts'
-import { hookSettingsOf, hookSettingsProblems, type HookSettings } from './hooks/settings.ts'
-import { webauthnSettings, webauthnSettingsProblems, type WebAuthnSettings } from './webauthn-settings.ts'
+import { hooksView, hookSettingsOf, sendEmailHookSecretsMissing, type HookSettings } from './hooks/settings.ts'
+import { originsOffRpIdProblems, webauthnSettings, type WebAuthnSettings } from './webauthn-settings.ts'
+import { AUTH_OPTIONS, optionProblems, type OptionFields, type OptionFieldsView, type StoredOptions } from './settings-table.ts'
 
 export interface Template {
   subject: string
@@ -19,7 +21,8 @@ export interface GoogleSettings {
   additionalClientIds: string[]
 }
 
-export interface AuthSettings {
+/** The effective settings; the table's numbers and switches (OptionFields: mailPerHour, mailerAutoconfirm, ...) besides these. */
+export interface AuthSettings extends OptionFields {
   /** Where links land when they ask for nowhere in particular (SPEC 1, redirect addresses). */
   siteUrl: string
   /** Further allowed redirect addresses (GoTrue's glob syntax). */
@@ -27,30 +30,8 @@ export interface AuthSettings {
   templates: Record<TemplateKind, Template>
   /** Which kinds have a saved (non-default) template. */
   customTemplates: TemplateKind[]
-  /** Ceiling on successful mails per project per hour (SPEC 8.3). */
-  mailPerHour: number
-  /** Least time between two mails of one kind to one user (GoTrue's SMTP max frequency). */
-  mailMinIntervalSeconds: number
-  /** Lifetime of emailed codes and links. */
-  otpExpirySeconds: number
   /** Wrong guesses after which a code is spent (SPEC 8.2: five). */
   otpMaxAttempts: number
-  jwtExpirySeconds: number
-  /** Within this many seconds of a session's last refresh, any of its used refresh tokens gets the current one (GoTrue's SECURITY_REFRESH_TOKEN_REUSE_INTERVAL). */
-  refreshTokenReuseIntervalSeconds: number
-  disableSignup: boolean
-  mailerAutoconfirm: boolean
-  passwordMinLength: number
-  /** GoTrue's MAILER_SECURE_EMAIL_CHANGE_ENABLED (default on): an address change is confirmed by the current address too. */
-  secureEmailChange: boolean
-  /** GoTrue's SECURITY_UPDATE_PASSWORD_REQUIRE_REAUTHENTICATION (default off): a password change from a session older than 24 h needs the GET /reauthenticate code. */
-  passwordChangeRequiresReauthentication: boolean
-  /** GoTrue's EXTERNAL_ANONYMOUS_USERS_ENABLED (default off): POST /signup with neither email nor phone signs in an anonymous user. */
-  anonymousUsersEnabled: boolean
-  /** GoTrue's RATE_LIMIT_ANONYMOUS_USERS: anonymous sign-ins per source address per hour. */
-  anonymousUsersPerHour: number
-  /** GoTrue's SECURITY_MANUAL_LINKING_ENABLED (default off): linkIdentity() and unlinkIdentity() (/user/identities/*). */
-  manualLinkingEnabled: boolean
   google: GoogleSettings
   /** Auth hooks (hooks/settings.ts): each on when its URI is set. */
   hooks: HookSettings
@@ -58,68 +39,18 @@ export interface AuthSettings {
   webauthn: WebAuthnSettings
 }
 
-/** Stored keys (snake_case, as in the catalogue's jsonb). */
-export interface StoredAuthSettings {
+/** Stored keys (snake_case, as in the catalogue's jsonb): the table's (StoredOptions) and these. */
+export interface StoredAuthSettings extends StoredOptions {
   site_url?: string
   additional_redirect_urls?: string[]
   templates?: Partial<Record<TemplateKind, Template>>
-  mail_per_hour?: number
-  mail_min_interval_seconds?: number
-  otp_expiry_seconds?: number
-  jwt_expiry_seconds?: number
-  refresh_token_reuse_interval_seconds?: number
-  disable_signup?: boolean
-  mailer_autoconfirm?: boolean
-  password_min_length?: number
-  mailer_secure_email_change_enabled?: boolean
-  security_update_password_require_reauthentication?: boolean
-  external_anonymous_users_enabled?: boolean
-  rate_limit_anonymous_users?: number
-  security_manual_linking_enabled?: boolean
   google?: { client_id?: string; client_secret?: string; enabled?: boolean; additional_client_ids?: string[] }
-  hook_custom_access_token_uri?: string | null
-  hook_send_email_uri?: string | null
-  /** Write-only: `v1,whsec_<base64>`, `|`-separated. */
-  hook_send_email_secrets?: string | null
-  mfa_web_authn_enroll_enabled?: boolean
-  mfa_web_authn_verify_enabled?: boolean
-  webauthn_rp_id?: string
-  webauthn_rp_display_name?: string
-  webauthn_rp_origins?: string[]
 }
 
 export const DEFAULTS = {
   siteUrl: 'http://localhost:3000',
-  mailPerHour: 30,
-  mailMinIntervalSeconds: 60,
-  otpExpirySeconds: 3600,
   otpMaxAttempts: 5,
-  jwtExpirySeconds: 3600,
-  refreshTokenReuseIntervalSeconds: 10,
-  passwordMinLength: 6,
-  anonymousUsersPerHour: 30,
 } as const
-
-/** The numeric settings: stored key, bounds. */
-export const NUMERIC_SETTINGS: Record<string, { min: number; max: number }> = {
-  mail_per_hour: { min: 0, max: 1000000 },
-  mail_min_interval_seconds: { min: 0, max: 86400 },
-  otp_expiry_seconds: { min: 60, max: 86400 },
-  jwt_expiry_seconds: { min: 30, max: 604800 },
-  refresh_token_reuse_interval_seconds: { min: 0, max: 3600 },
-  password_min_length: { min: 6, max: 72 },
-  rate_limit_anonymous_users: { min: 1, max: 1000000 },
-}
-
-/** Switches; the security and anonymous ones keep the names of Supabase's management API. */
-export const BOOLEAN_SETTINGS = [
-  'disable_signup',
-  'mailer_autoconfirm',
-  'mailer_secure_email_change_enabled',
-  'security_update_password_require_reauthentication',
-  'external_anonymous_users_enabled',
-  'security_manual_linking_enabled',
-] as const
 
 /** Checks a redirect address setting: an absolute http(s) URL or a glob of one. Returns the message of what is wrong. */
 export function redirectUrlProblem(value: string, what: string): string | undefined {
@@ -167,51 +98,48 @@ export function templateBodyProblem(kind: TemplateKind, body: unknown): string |
   return undefined
 }
 
-/** Every problem of a stored settings object (empty when valid). */
-export function settingsProblems(stored: Record<string, unknown>): string[] {
-  const problems: string[] = []
+/** A problem of a stored settings object, with the setting it concerns (a form draws it beside that input). */
+export interface SettingProblem {
+  field: string
+  message: string
+}
+
+/** Every problem of a stored settings object, each with its setting (empty when valid). */
+export function settingsRefusals(stored: Record<string, unknown>): SettingProblem[] {
+  const problems: SettingProblem[] = []
+  const refuse = (field: string, message: string | undefined) => {
+    if (message !== undefined) problems.push({ field, message })
+  }
   const s = stored as StoredAuthSettings
-  if (s.site_url !== undefined) {
-    const p = redirectUrlProblem(s.site_url, 'Site URL')
-    if (p) problems.push(p)
-  }
+  if (s.site_url !== undefined) refuse('site_url', redirectUrlProblem(s.site_url, 'Site URL'))
   if (s.additional_redirect_urls !== undefined) {
-    if (!Array.isArray(s.additional_redirect_urls)) problems.push('additional_redirect_urls must be a list of URLs')
-    else for (const url of s.additional_redirect_urls) {
-      const p = redirectUrlProblem(url, 'Allowed redirect URL')
-      if (p) problems.push(p)
-    }
+    if (!Array.isArray(s.additional_redirect_urls)) refuse('additional_redirect_urls', 'additional_redirect_urls must be a list of URLs')
+    else for (const url of s.additional_redirect_urls) refuse('additional_redirect_urls', redirectUrlProblem(url, 'Allowed redirect URL'))
   }
-  for (const [key, bounds] of Object.entries(NUMERIC_SETTINGS)) {
-    const value = stored[key]
-    if (value === undefined) continue
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < bounds.min || value > bounds.max) {
-      problems.push(`${key} must be a whole number from ${bounds.min} to ${bounds.max}`)
-    }
-  }
-  for (const key of BOOLEAN_SETTINGS) {
-    if (stored[key] !== undefined && typeof stored[key] !== 'boolean') problems.push(`${key} must be true or false`)
-  }
+  for (const option of AUTH_OPTIONS) for (const message of optionProblems(option, stored[option.name])) refuse(option.name, message)
+  // Checks across settings, after each one's own.
+  for (const message of originsOffRpIdProblems(stored)) refuse('webauthn_rp_origins', message)
+  refuse('hook_send_email_uri', sendEmailHookSecretsMissing(stored))
   if (s.templates !== undefined) {
-    if (typeof s.templates !== 'object' || s.templates === null) problems.push('templates must be an object')
-    else for (const [kind, template] of Object.entries(s.templates)) {
-      const p = templateProblem(kind, (template ?? {}) as Template)
-      if (p) problems.push(p)
-    }
+    if (typeof s.templates !== 'object' || s.templates === null) refuse('templates', 'templates must be an object')
+    else for (const [kind, template] of Object.entries(s.templates)) refuse('templates', templateProblem(kind, (template ?? {}) as Template))
   }
   if (s.google !== undefined) {
     const g = s.google
-    if (typeof g !== 'object' || g === null) problems.push('google must be an object')
+    if (typeof g !== 'object' || g === null) refuse('google', 'google must be an object')
     else {
-      if (g.client_id !== undefined && (typeof g.client_id !== 'string' || g.client_id.trim() === '')) problems.push('google.client_id must be a non-empty string')
-      if (g.client_secret !== undefined && (typeof g.client_secret !== 'string' || g.client_secret.trim() === '')) problems.push('google.client_secret must be a non-empty string')
-      if (g.enabled !== undefined && typeof g.enabled !== 'boolean') problems.push('google.enabled must be true or false')
-      if (g.additional_client_ids !== undefined) problems.push(...googleClientIdsProblems(g.additional_client_ids))
+      if (g.client_id !== undefined && (typeof g.client_id !== 'string' || g.client_id.trim() === '')) refuse('google.client_id', 'google.client_id must be a non-empty string')
+      if (g.client_secret !== undefined && (typeof g.client_secret !== 'string' || g.client_secret.trim() === '')) refuse('google.client_secret', 'google.client_secret must be a non-empty string')
+      if (g.enabled !== undefined && typeof g.enabled !== 'boolean') refuse('google.enabled', 'google.enabled must be true or false')
+      if (g.additional_client_ids !== undefined) for (const message of googleClientIdsProblems(g.additional_client_ids)) refuse('google.additional_client_ids', message)
     }
   }
-  problems.push(...webauthnSettingsProblems(stored))
-  problems.push(...hookSettingsProblems(stored))
   return problems
+}
+
+/** Every problem of a stored settings object (empty when valid). */
+export function settingsProblems(stored: Record<string, unknown>): string[] {
+  return settingsRefusals(stored).map((problem) => problem.message)
 }
 
 const cache = new Map<string, { version: number; settings: AuthSettings }>()
@@ -230,10 +158,15 @@ export function resolveSettings(ref: string, version: number, stored: Record<str
   return settings
 }
 
-function num(stored: Record<string, unknown>, key: string, fallback: number): number {
-  const value = stored[key]
-  const bounds = NUMERIC_SETTINGS[key]!
-  return typeof value === 'number' && Number.isInteger(value) && value >= bounds.min && value <= bounds.max ? value : fallback
+/** The table's numbers and switches in effect: a stored value that fails its check (never saved so) gives the default. */
+function optionFields(stored: Record<string, unknown>): OptionFields {
+  const fields: Record<string, number | boolean> = {}
+  for (const option of AUTH_OPTIONS) {
+    if (!('field' in option)) continue
+    const value = stored[option.name]
+    fields[option.field] = value !== undefined && optionProblems(option, value).length === 0 ? (value as number | boolean) : option.default
+  }
+  return fields as OptionFields
 }
 
 export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
@@ -256,21 +189,9 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
     additionalRedirectUrls: Array.isArray(s.additional_redirect_urls) ? s.additional_redirect_urls.filter((u) => typeof u === 'string') : [],
     templates,
     customTemplates,
-    mailPerHour: num(stored, 'mail_per_hour', DEFAULTS.mailPerHour),
-    mailMinIntervalSeconds: num(stored, 'mail_min_interval_seconds', DEFAULTS.mailMinIntervalSeconds),
-    otpExpirySeconds: num(stored, 'otp_expiry_seconds', DEFAULTS.otpExpirySeconds),
     otpMaxAttempts: DEFAULTS.otpMaxAttempts,
-    jwtExpirySeconds: num(stored, 'jwt_expiry_seconds', DEFAULTS.jwtExpirySeconds),
-    refreshTokenReuseIntervalSeconds: num(stored, 'refresh_token_reuse_interval_seconds', DEFAULTS.refreshTokenReuseIntervalSeconds),
-    disableSignup: s.disable_signup === true,
-    mailerAutoconfirm: s.mailer_autoconfirm === true,
-    passwordMinLength: num(stored, 'password_min_length', DEFAULTS.passwordMinLength),
-    secureEmailChange: s.mailer_secure_email_change_enabled !== false,
-    passwordChangeRequiresReauthentication: s.security_update_password_require_reauthentication === true,
-    anonymousUsersEnabled: s.external_anonymous_users_enabled === true,
-    anonymousUsersPerHour: num(stored, 'rate_limit_anonymous_users', DEFAULTS.anonymousUsersPerHour),
+    ...optionFields(stored),
     hooks: hookSettingsOf(stored),
-    manualLinkingEnabled: s.security_manual_linking_enabled === true,
     webauthn: webauthnSettings(stored, siteUrl),
     google: {
       clientId: typeof google.client_id === 'string' && google.client_id !== '' ? google.client_id : undefined,
@@ -279,6 +200,25 @@ export function applyDefaults(stored: Record<string, unknown>): AuthSettings {
       additionalClientIds: Array.isArray(google.additional_client_ids) ? google.additional_client_ids.filter((id) => typeof id === 'string' && id !== '') : [],
     },
   })
+}
+
+/**
+ * The table's settings as GET /projects/{ref}/auth shows them, defaults
+ * applied, by stored name: the numbers and switches, WebAuthn's relying
+ * party, the hooks' URIs and how many secrets are set (never the secrets).
+ */
+export function optionsView(stored: Record<string, unknown>) {
+  const effective = applyDefaults(stored)
+  const fields = Object.fromEntries(AUTH_OPTIONS.flatMap((option) => ('field' in option ? [[option.name, effective[option.field]]] : []))) as OptionFieldsView
+  return {
+    ...fields,
+    mfa_web_authn_enroll_enabled: effective.webauthn.enrollEnabled,
+    mfa_web_authn_verify_enabled: effective.webauthn.verifyEnabled,
+    webauthn_rp_id: effective.webauthn.rpId,
+    webauthn_rp_display_name: effective.webauthn.rpDisplayName,
+    webauthn_rp_origins: effective.webauthn.rpOrigins,
+    ...hooksView(stored),
+  }
 }
 
 /** The most extra Google client IDs a project lists (a web, iOS and Android client each, with room to spare). */

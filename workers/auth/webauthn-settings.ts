@@ -4,7 +4,8 @@
 // is never read from the request (GoTrue >= 2.190 ignores the rpId/rpOrigins
 // auth-js sends) nor from the redirect globs: when not set, the id is the site
 // URL's host name and the only origin the site URL's origin (DECISIONS.md,
-// "Auth for apps, round 3").
+// "Auth for apps, round 3"). The settings themselves (names, flags, labels)
+// are declared in settings-table.ts; their checks are here.
 
 export interface WebAuthnSettings {
   enrollEnabled: boolean
@@ -15,12 +16,6 @@ export interface WebAuthnSettings {
   /** Exact origins (scheme://host[:port]) the browser's clientDataJSON may name. */
   rpOrigins: string[]
 }
-
-/** Stored keys, as Supabase's management API names them. */
-export const WEBAUTHN_SWITCHES = ['mfa_web_authn_enroll_enabled', 'mfa_web_authn_verify_enabled'] as const
-export const WEBAUTHN_STRING_SETTINGS = ['webauthn_rp_id', 'webauthn_rp_display_name'] as const
-export const WEBAUTHN_LIST_SETTINGS = ['webauthn_rp_origins'] as const
-export const WEBAUTHN_SETTINGS = [...WEBAUTHN_SWITCHES, ...WEBAUTHN_STRING_SETTINGS, ...WEBAUTHN_LIST_SETTINGS] as const
 
 export const MAX_RP_ORIGINS = 20
 
@@ -56,37 +51,30 @@ export function originMatchesRpId(origin: string, rpId: string): boolean {
   return host === rpId || host.endsWith(`.${rpId}`)
 }
 
-export function webauthnSettingsProblems(stored: Record<string, unknown>): string[] {
-  const problems: string[] = []
-  for (const key of WEBAUTHN_SWITCHES) {
-    if (stored[key] !== undefined && typeof stored[key] !== 'boolean') problems.push(`${key} must be true or false`)
-  }
-  // null (or absent): the default, derived from the site URL.
-  if (stored.webauthn_rp_id != null) {
-    const p = rpIdProblem(stored.webauthn_rp_id)
-    if (p) problems.push(p)
-  }
-  const name = stored.webauthn_rp_display_name
-  if (name != null && (typeof name !== 'string' || name.trim() === '' || name.length > 100)) {
-    problems.push('webauthn_rp_display_name must be a name of 1 to 100 characters')
-  }
-  const origins = stored.webauthn_rp_origins
-  if (origins != null) {
-    if (!Array.isArray(origins) || origins.length === 0) problems.push('webauthn_rp_origins must be a non-empty list of origins')
-    else if (origins.length > MAX_RP_ORIGINS) problems.push(`webauthn_rp_origins holds at most ${MAX_RP_ORIGINS} origins`)
-    else {
-      const bad = origins.map(rpOriginProblem).filter((p): p is string => p !== undefined)
-      problems.push(...bad)
-      // Checked when both are set: a browser refuses a ceremony whose RP id is not the origin's host or a parent of it.
-      const rpId = stored.webauthn_rp_id
-      if (bad.length === 0 && typeof rpId === 'string' && rpIdProblem(rpId) === undefined) {
-        for (const origin of origins as string[]) {
-          if (!originMatchesRpId(origin, rpId)) problems.push(`webauthn_rp_origins: ${origin} is not on ${rpId} (the webauthn_rp_id) or a subdomain of it`)
-        }
-      }
-    }
-  }
-  return problems
+/** What is wrong with a relying party name (webauthn_rp_display_name), if anything. */
+export function rpNameProblem(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.trim() === '' || value.length > 100) return 'webauthn_rp_display_name must be a name of 1 to 100 characters'
+  return undefined
+}
+
+/** Every problem of a list of origins (webauthn_rp_origins) on its own. */
+export function rpOriginsProblems(origins: unknown): string[] {
+  if (!Array.isArray(origins) || origins.length === 0) return ['webauthn_rp_origins must be a non-empty list of origins']
+  if (origins.length > MAX_RP_ORIGINS) return [`webauthn_rp_origins holds at most ${MAX_RP_ORIGINS} origins`]
+  return origins.map(rpOriginProblem).filter((p): p is string => p !== undefined)
+}
+
+/**
+ * The origins that are not on the relying party ID, when both are set and
+ * valid: a browser refuses a ceremony whose RP id is not the origin's host or
+ * a parent of it.
+ */
+export function originsOffRpIdProblems(stored: Record<string, unknown>): string[] {
+  const { webauthn_rp_id: rpId, webauthn_rp_origins: origins } = stored
+  if (typeof rpId !== 'string' || rpIdProblem(rpId) !== undefined || origins == null || rpOriginsProblems(origins).length > 0) return []
+  return (origins as string[])
+    .filter((origin) => !originMatchesRpId(origin, rpId))
+    .map((origin) => `webauthn_rp_origins: ${origin} is not on ${rpId} (the webauthn_rp_id) or a subdomain of it`)
 }
 
 /** The effective settings: stored values that fail validation fall back to the defaults. */

@@ -4,7 +4,8 @@
 // is set (GoTrue's separate ENABLED switch is not kept: clearing the URI turns
 // it off). The custom access token hook is a database function; the send
 // email hook a database function or an HTTPS endpoint signed with Standard
-// Webhooks, whose secrets are write-only.
+// Webhooks, whose secrets are write-only. The settings themselves (names,
+// flags, labels) are declared in ../settings-table.ts; their checks are here.
 
 /** `pg-functions://postgres/<schema>/<function>`: run in the project database. */
 export interface PgHook {
@@ -25,9 +26,6 @@ export interface HookSettings {
   customAccessToken: PgHook | undefined
   sendEmail: PgHook | HttpHook | undefined
 }
-
-/** Stored keys (the catalogue's jsonb); null or "" clears one. */
-export const HOOK_SETTINGS = ['hook_custom_access_token_uri', 'hook_send_email_uri', 'hook_send_email_secrets'] as const
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_$]{0,62}$/
 const SECRET = /^v1,whsec_([A-Za-z0-9+/]+={0,2})$/
@@ -65,40 +63,43 @@ function secretsOf(value: string): Buffer[] | string {
   return secrets
 }
 
-const unset = (value: unknown) => value === undefined || value === null || value === ''
+/** A hook setting that is not set: absent, null or "" (that is how a hook is turned off). */
+export const unset = (value: unknown) => value === undefined || value === null || value === ''
 
-/** Every problem of the hook settings of a stored settings object. */
-export function hookSettingsProblems(stored: Record<string, unknown>): string[] {
-  const problems: string[] = []
-  const token = stored.hook_custom_access_token_uri
-  if (!unset(token)) {
-    if (typeof token !== 'string') problems.push('hook_custom_access_token_uri must be a string')
-    else {
-      const hook = pgHook(token)
-      if (typeof hook === 'string') problems.push(`hook_custom_access_token_uri ${hook}`)
-    }
+/** What is wrong with a custom access token hook's URI (a database function only), if anything. */
+export function accessTokenHookProblem(value: unknown): string | undefined {
+  if (unset(value)) return undefined
+  if (typeof value !== 'string') return 'hook_custom_access_token_uri must be a string'
+  const hook = pgHook(value)
+  return typeof hook === 'string' ? `hook_custom_access_token_uri ${hook}` : undefined
+}
+
+/** What is wrong with a send email hook's URI (a database function or an HTTPS endpoint), if anything. */
+export function sendEmailHookProblem(value: unknown): string | undefined {
+  if (unset(value)) return undefined
+  if (typeof value !== 'string') return 'hook_send_email_uri must be a string'
+  if (value.startsWith('pg-functions:')) {
+    const hook = pgHook(value)
+    return typeof hook === 'string' ? `hook_send_email_uri ${hook}` : undefined
   }
+  const problem = httpProblem(value)
+  return problem ? `hook_send_email_uri ${problem}` : undefined
+}
+
+/** What is wrong with the send email hook's signing secrets, if anything. */
+export function hookSecretsProblem(value: unknown): string | undefined {
+  if (unset(value)) return undefined
+  if (typeof value !== 'string') return 'hook_send_email_secrets must be a string'
+  const parsed = secretsOf(value)
+  return typeof parsed === 'string' ? parsed : undefined
+}
+
+/** An HTTP send email hook signs each call, so it needs its secrets: the problem when they are missing. */
+export function sendEmailHookSecretsMissing(stored: Record<string, unknown>): string | undefined {
   const email = stored.hook_send_email_uri
-  const secrets = stored.hook_send_email_secrets
-  if (!unset(secrets)) {
-    if (typeof secrets !== 'string') problems.push('hook_send_email_secrets must be a string')
-    else {
-      const parsed = secretsOf(secrets)
-      if (typeof parsed === 'string') problems.push(parsed)
-    }
-  }
-  if (!unset(email)) {
-    if (typeof email !== 'string') problems.push('hook_send_email_uri must be a string')
-    else if (email.startsWith('pg-functions:')) {
-      const hook = pgHook(email)
-      if (typeof hook === 'string') problems.push(`hook_send_email_uri ${hook}`)
-    } else {
-      const problem = httpProblem(email)
-      if (problem) problems.push(`hook_send_email_uri ${problem}`)
-      else if (unset(secrets)) problems.push('hook_send_email_uri is an HTTP endpoint: set hook_send_email_secrets too ("v1,whsec_<base64>"), with which each call is signed')
-    }
-  }
-  return problems
+  if (typeof email !== 'string' || unset(email) || email.startsWith('pg-functions:') || httpProblem(email) !== undefined) return undefined
+  if (!unset(stored.hook_send_email_secrets)) return undefined
+  return 'hook_send_email_uri is an HTTP endpoint: set hook_send_email_secrets too ("v1,whsec_<base64>"), with which each call is signed'
 }
 
 /** The hooks in effect; a stored value that fails validation (never saved so) leaves its hook off. */
@@ -124,11 +125,4 @@ export function hooksView(stored: Record<string, unknown>) {
     hook_send_email_uri: hooks.sendEmail?.uri ?? null,
     hook_send_email_secrets_set: hooks.sendEmail?.kind === 'http' ? hooks.sendEmail.secrets.length : typeof stored.hook_send_email_secrets === 'string' && stored.hook_send_email_secrets !== '' ? stored.hook_send_email_secrets.split('|').length : 0,
   }
-}
-
-/** `settings` with the hook keys set to null or "" removed (that is how a hook is turned off). */
-export function withoutClearedHooks<T extends object>(settings: T): T {
-  const out = { ...settings } as Record<string, unknown>
-  for (const key of HOOK_SETTINGS) if (out[key] === null || out[key] === '') delete out[key]
-  return out as T
 }

@@ -1,16 +1,18 @@
 // The Auth tab's forms: redirects, Google sign-in (and removing its client),
-// the settings' numbers and switches, an email template (and its reset). Each
-// calls control-plane/auth-settings.ts; a refusal is drawn beside the field
-// its error names. The notices say what changed (../../changes.ts).
+// the settings, WebAuthn's and the hooks' (read by Auth's settings table), an
+// email template (and its reset). Each calls control-plane/auth-settings.ts; a
+// refusal is drawn beside the field its error names. The notices say what
+// changed (../../changes.ts).
 import { platformErrors } from '../../../../lib/errors.ts'
-import { NUMERIC_SETTINGS, redirectUrlProblem } from '../../../../workers/auth/face.ts'
-import { getAuthSettings, listTemplates, resetTemplate, setAuthOptions, setGoogle, setRedirects, setTemplate } from '../../../auth-settings.ts'
-import { changedNames, changes, savedNotice } from '../../changes.ts'
+import { AUTH_OPTIONS, redirectUrlProblem, type AuthOption, type OptionGroup } from '../../../../workers/auth/face.ts'
+import { changeAuthOptions, getAuthSettings, listTemplates, resetTemplate, setGoogle, setRedirects, setTemplate } from '../../../auth-settings.ts'
+import { getProject } from '../../../projects.ts'
+import { changes, savedNotice } from '../../changes.ts'
 import { Checks, refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectForm, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
-import { authScreen, NUMBER_FIELDS, SWITCH_FIELDS, TEMPLATE_PARAM, templateScreen } from './screen.ts'
+import { authScreen, clearName, formValue, groupOptions, OPTION_FORMS, TEMPLATE_PARAM, templateScreen } from './screen.ts'
 
-/** What the notices call each changed value. */
+/** What the notices call each changed value: the table's words for its settings, a switch by what it now does. */
 const CHANGE_WORDS: Record<string, string> = {
   site_url: 'site URL',
   allow: 'allowed redirect URLs',
@@ -19,8 +21,7 @@ const CHANGE_WORDS: Record<string, string> = {
   'enabled:on': 'switched on',
   'enabled:off': 'switched off',
   additional_client_ids: 'app client IDs',
-  ...Object.fromEntries(NUMBER_FIELDS.map((f) => [f.name, f.changed])),
-  ...Object.fromEntries(SWITCH_FIELDS.flatMap((f) => [[`${f.name}:on`, f.on], [`${f.name}:off`, f.off]])),
+  ...Object.fromEntries(AUTH_OPTIONS.flatMap((o): Array<[string, string]> => (o.type === 'switch' ? [[`${o.name}:on`, o.on], [`${o.name}:off`, o.off]] : [[o.name, o.noun]]))),
   subject: 'subject',
   body: 'body',
 }
@@ -77,35 +78,52 @@ async function saveGoogle(context: DashboardContext, input: FormInput): Promise<
 /** A number field's name in its refusal: its label without the unit in brackets. */
 const titleOf = (label: string) => label.replace(/ \(.*\)$/, '')
 
-/** The settings as submitted; each number out of range is refused naming its field (all of them at once). */
-function submittedSettings(field: (name: string) => string): Record<string, number | boolean> {
-  const submitted: Record<string, number | boolean> = {}
-  const checks = new Checks()
-  for (const { name, label } of NUMBER_FIELDS) {
-    const text = field(name).trim()
-    const { min, max } = NUMERIC_SETTINGS[name]!
-    const value = Number(text)
-    checks.check(() => {
-      if (!/^\d+$/.test(text) || value < min || value > max) {
-        throw platformErrors.invalidArgument(`${titleOf(label)}: a whole number from ${min} to ${max}, got "${text}"`, name)
+/** The value a setting's input asks to store (null: back to the default, or removed), or undefined when it asks for no change. */
+function submittedValue(option: AuthOption, typed: string, current: string, clear: boolean): unknown {
+  switch (option.type) {
+    case 'integer': {
+      const text = typed.trim()
+      if (!/^\d+$/.test(text) || Number(text) < option.min || Number(text) > option.max) {
+        throw platformErrors.invalidArgument(`${titleOf(option.label)}: a whole number from ${option.min} to ${option.max}, got "${text}"`, option.name)
       }
-    })
-    submitted[name] = value
+      return Number(text) === Number(current) ? undefined : Number(text)
+    }
+    case 'switch':
+      return (typed === 'true') === (current === 'true') ? undefined : typed === 'true'
+    case 'list': {
+      const lines = entryLines(typed)
+      return lines.join('\n') === current ? undefined : lines.length > 0 ? lines : null
+    }
+    case 'secret':
+      // Write-only: an empty input keeps what is set; the checkbox removes it.
+      return clear ? null : typed.trim() === '' ? undefined : typed.trim()
+    default:
+      return typed.trim() === current ? undefined : typed.trim() === '' ? null : typed.trim()
   }
-  checks.settle()
-  for (const { name } of SWITCH_FIELDS) submitted[name] = field(name) === 'true'
-  return submitted
 }
 
-/** Stores only the settings that changed, so unchanged ones keep following the platform's defaults. */
-async function saveSettings(context: DashboardContext, input: FormInput): Promise<Saved> {
+/**
+ * Saves one of the table's forms (Settings, WebAuthn, Hooks): only the
+ * settings whose input differs from what is shown, so the others keep
+ * following the platform's defaults. Every number out of range is refused
+ * naming its field (all at once), as are the platform's refusals.
+ */
+async function saveOptions(context: DashboardContext, input: FormInput, group: OptionGroup): Promise<Saved> {
   const ref = input.params.ref!
-  const submitted = submittedSettings(input.field)
-  const before: Record<string, unknown> = await getAuthSettings(context.controlPlane, ref)
-  const stored = before as Record<string, number | boolean>
-  const patch = Object.fromEntries(changedNames(stored, submitted).map((name) => [name, submitted[name]!]))
-  if (Object.keys(patch).length > 0) await setAuthOptions(context.controlPlane, ref, patch)
-  return { to: authPath(ref), notice: 'settings', values: changes(stored, submitted) }
+  const [view, project] = await Promise.all([getAuthSettings(context.controlPlane, ref), getProject(context.controlPlane, ref)])
+  const patch: Record<string, unknown> = {}
+  const checks = new Checks()
+  for (const option of groupOptions(group)) {
+    const current = formValue(option, view as Record<string, unknown>, project.authSettings)
+    const value = checks.check(() => submittedValue(option, input.field(option.name), current, input.field(clearName(option.name)) === 'true'))
+    if (value !== undefined) patch[option.name] = value
+  }
+  checks.settle()
+  if (Object.keys(patch).length === 0) return { to: authPath(ref), notice: group, values: [] }
+  const { settings, changed } = await changeAuthOptions(context.controlPlane, ref, patch)
+  const after = settings as Record<string, unknown>
+  const values = changed.map((name) => (typeof after[name] === 'boolean' ? `${name}:${after[name] ? 'on' : 'off'}` : name))
+  return { to: authPath(ref), notice: group, values }
 }
 
 async function saveTemplate(context: DashboardContext, input: FormInput): Promise<Saved> {
@@ -135,10 +153,19 @@ export function authForms(context: DashboardContext): FormsPart {
           screen: tab,
         }),
       ),
-      projectForm(
-        '/auth/settings',
-        refusable({ form: 'settings', fields: [...NUMBER_FIELDS.map((f) => f.name), ...SWITCH_FIELDS.map((f) => f.name)], run: (input) => saveSettings(context, input), screen: tab }),
-      ),
+      ...(Object.keys(OPTION_FORMS) as OptionGroup[]).map((group) => {
+        const options = groupOptions(group)
+        return projectForm(
+          `/auth/${OPTION_FORMS[group].path}`,
+          refusable({
+            form: group,
+            fields: options.filter((o) => o.type !== 'secret').map((o) => o.name),
+            secret: options.filter((o) => o.type === 'secret').map((o) => o.name),
+            run: (input) => saveOptions(context, input, group),
+            screen: tab,
+          }),
+        )
+      }),
       projectForm('/auth/google/clear', async ({ params }) => {
         await setGoogle(context.controlPlane, params.ref!, { clientId: null, clientSecret: null })
         return { to: authPath(params.ref!), notice: 'google_cleared', values: [] }
@@ -157,6 +184,8 @@ export function authForms(context: DashboardContext): FormsPart {
       redirects: (values) => savedNotice('Redirects', values, CHANGE_WORDS),
       google: (values) => savedNotice('Google settings', values, CHANGE_WORDS),
       settings: (values) => savedNotice('Settings', values, CHANGE_WORDS),
+      webauthn: (values) => savedNotice('WebAuthn settings', values, CHANGE_WORDS),
+      hooks: (values) => savedNotice('Hooks', values, CHANGE_WORDS),
       template_saved: ([kind, ...values]) => savedNotice(`Template ${kind}`, values, CHANGE_WORDS),
       google_cleared: () => `Google client ID and secret removed; Google sign-in is not offered. ${NEXT_REQUEST}`,
       template_reset: ([kind]) => `Template ${kind} reset to the default. ${NEXT_REQUEST}`,

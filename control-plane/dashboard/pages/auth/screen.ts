@@ -1,9 +1,11 @@
 // The project's Auth tab as drawn: site URL and allowed redirects, the
-// settings, the six email templates (and their editor), Google sign-in, and
-// recent mail. Its forms are in forms.ts.
+// settings, WebAuthn second factors, the hooks, the six email templates (and
+// their editor), Google sign-in, and recent mail. The settings, WebAuthn and
+// hooks forms are drawn from Auth's settings table (workers/auth/settings-table.ts:
+// each setting's label, type, bounds). Its forms are in forms.ts.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import { getAuthSettings, listMail, listTemplates, type OutboxMail } from '../../../auth-settings.ts'
-import { BOOLEAN_SETTINGS, NUMERIC_SETTINGS } from '../../../../workers/auth/face.ts'
+import { AUTH_OPTIONS, type AuthOption, type OptionGroup } from '../../../../workers/auth/face.ts'
 import { keysView } from '../../../views.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { empty, html, table, type Safe } from '../../html.ts'
@@ -13,29 +15,94 @@ import { getProject } from '../../../projects.ts'
 type AuthSettingsView = Awaited<ReturnType<typeof getAuthSettings>>
 type Template = Awaited<ReturnType<typeof listTemplates>>[number]
 
-/** The settings form's numbers and switches, in the order drawn, with the words the page uses. */
-export const NUMBER_FIELDS: Array<{ name: keyof typeof NUMERIC_SETTINGS; label: string; changed: string }> = [
-  { name: 'mail_per_hour', label: 'Mails per hour (all addresses together)', changed: 'mails per hour' },
-  { name: 'mail_min_interval_seconds', label: 'Seconds between two mails to one address', changed: 'interval between mails' },
-  { name: 'otp_expiry_seconds', label: 'Email links and codes expire after (seconds)', changed: 'link and code expiry' },
-  { name: 'jwt_expiry_seconds', label: 'Access tokens expire after (seconds)', changed: 'access token expiry' },
-  { name: 'refresh_token_reuse_interval_seconds', label: 'Refresh token reuse interval (seconds)', changed: 'refresh token reuse interval' },
-  { name: 'password_min_length', label: 'Shortest password', changed: 'shortest password' },
-]
-/** Each switch with what the notice says when it is turned on and off. */
-export const SWITCH_FIELDS: Array<{ name: (typeof BOOLEAN_SETTINGS)[number]; label: string; on: string; off: string }> = [
-  { name: 'disable_signup', label: 'Sign-ups are closed (only invited or created users)', on: 'sign-ups closed', off: 'sign-ups open' },
-  { name: 'mailer_autoconfirm', label: 'Confirm new addresses without a mail', on: 'addresses confirmed without a mail', off: 'addresses confirmed by mail' },
-  { name: 'mailer_secure_email_change_enabled', label: 'An email change is confirmed by both addresses', on: 'email changes confirmed by both addresses', off: 'email changes confirmed by the new address' },
-  {
-    name: 'security_update_password_require_reauthentication',
-    label: 'A password change needs a code sent by mail (sessions older than 24 hours)',
-    on: 'password changes need a code',
-    off: 'password changes need no code',
+/** Each form drawn from the table: its name in the page (and its errors' ids), its path, title and button. */
+export const OPTION_FORMS: Record<OptionGroup, { path: string; title: string; button: string; lead?: string }> = {
+  settings: { path: 'settings', title: 'Settings', button: 'Save settings' },
+  webauthn: {
+    path: 'webauthn',
+    title: 'WebAuthn second factors',
+    button: 'Save WebAuthn settings',
+    lead: 'Security keys and platform authenticators as a second factor (mfa.enroll with factorType webauthn). The relying party is these settings, never what the client sends.',
   },
-  { name: 'external_anonymous_users_enabled', label: 'Anonymous sign-ins (signInAnonymously)', on: 'anonymous sign-ins on', off: 'anonymous sign-ins off' },
-  { name: 'security_manual_linking_enabled', label: 'Users link and unlink identities (linkIdentity, unlinkIdentity)', on: 'manual linking on', off: 'manual linking off' },
-]
+  hooks: {
+    path: 'hooks',
+    title: 'Hooks',
+    button: 'Save hooks',
+    lead: 'A hook is on while its URI is set; empty the URI to turn it off. An https send email hook signs each call with its secrets, which are never shown again.',
+  },
+}
+
+/** The table's settings drawn in `group`'s form, numbers first, then switches, then the rest, each in the table's order. */
+export function groupOptions(group: OptionGroup): AuthOption[] {
+  const order = ['integer', 'switch', 'text', 'list', 'hook', 'secret']
+  return AUTH_OPTIONS.filter((option) => option.group === group).sort((a, b) => order.indexOf(a.type) - order.indexOf(b.type))
+}
+
+/** The checkbox that removes a secret (its input is write-only, so empty keeps it). */
+export const clearName = (name: string) => `clear_${name}`
+
+/** What a form shows as a setting's current value: the effective one, or for a text with a derived default the stored one ("" while it follows the default). */
+export function formValue(option: AuthOption, view: Record<string, unknown>, stored: Record<string, unknown>): string {
+  switch (option.type) {
+    case 'integer':
+      return String(view[option.name])
+    case 'switch':
+      return view[option.name] === true ? 'true' : ''
+    case 'text':
+      return typeof stored[option.name] === 'string' ? (stored[option.name] as string) : ''
+    case 'list':
+      return Array.isArray(stored[option.name]) ? (stored[option.name] as string[]).join('\n') : ''
+    case 'hook':
+      return typeof view[option.name] === 'string' ? (view[option.name] as string) : ''
+    case 'secret':
+      return ''
+  }
+}
+
+/** A table label as drawn: its URIs (pg-functions://..., https://...) as code, which may break anywhere, so a phone's width holds them. */
+function labelText(text: string): Safe {
+  return html`${text.split(/([a-z-]+:\/\/[^\s,;)]+)/).map((part, i) => (i % 2 === 1 ? html`<code>${part}</code>` : part))}`
+}
+
+function optionInput(form: string, option: AuthOption, view: Record<string, unknown>, stored: Record<string, unknown>, state: FormState): Safe {
+  const { name } = option
+  const label = labelText(option.label)
+  const id = `setting-${name}`
+  const value = state.value(form, name, formValue(option, view, stored))
+  const error = state.error(form, name)
+  switch (option.type) {
+    case 'integer':
+      return html`<label for="${id}">${label}</label><input type="number" inputmode="numeric" id="${id}" name="${name}" value="${value}" ${state.attrs(form, name)}>
+${error}`
+    case 'switch':
+      return html`<label class="check"><input type="checkbox" id="${id}" name="${name}" value="true" ${value === 'true' ? 'checked' : ''}> ${label}</label>
+${error}`
+    case 'text':
+      return html`<label for="${id}">${label}; empty: ${option.defaultIs} (now <code>${String(view[name])}</code>)</label><input type="text" id="${id}" name="${name}" value="${value}" ${state.attrs(form, name)}>
+${error}`
+    case 'list':
+      return html`<label for="${id}">${label}; empty: ${option.defaultIs} (now <code>${(view[name] as string[]).join(', ')}</code>)</label><textarea id="${id}" name="${name}" rows="2" ${state.attrs(form, name)}>${value}</textarea>
+${error}`
+    case 'hook':
+      return html`<label for="${id}">${label}; empty: no hook</label><input type="text" id="${id}" name="${name}" value="${value}" ${state.attrs(form, name)}>
+${error}`
+    case 'secret': {
+      const count = Number(view[option.countShownAs] ?? 0)
+      return html`<label for="${id}">${label}: <span id="${id}-count">${count === 0 ? 'none set' : `${count} set`}</span>${count > 0 ? '; leave empty to keep them' : ''}</label>
+<input type="password" id="${id}" name="${name}" autocomplete="off" ${state.attrs(form, name)}>
+${error}${count > 0 ? html`<label class="check"><input type="checkbox" id="${id}-clear" name="${clearName(name)}" value="true"> Remove the signing secrets</label>` : ''}`
+    }
+  }
+}
+
+/** One of the table's forms (Settings, WebAuthn, Hooks) with the project's values, or what was typed when it was refused. */
+function optionsSection(ref: string, group: OptionGroup, view: Record<string, unknown>, stored: Record<string, unknown>, state: FormState): Safe {
+  const form = OPTION_FORMS[group]
+  return html`<section id="auth-${group}"><h2>${form.title}</h2>${form.lead ? html`<p class="muted">${form.lead}</p>` : ''}<form method="post" action="/dashboard/projects/${ref}/auth/${form.path}">
+${groupOptions(group).map((option) => optionInput(group, option, view, stored, state))}
+${state.error(group, '')}
+<p><button>${form.button}</button></p></form></section>`
+}
 
 function authOff(project: ProjectRecord): Screen {
   return offScreen(
@@ -57,28 +124,6 @@ ${state.error('redirects', 'site_url')}
   )}</textarea>
 ${state.error('redirects', 'allow')}${state.error('redirects', '')}
 <p><button>Save redirects</button></p></form></section>`
-}
-
-function numberInput(name: string, label: string, stored: unknown, state: FormState): Safe {
-  return html`<label for="setting-${name}">${label}</label><input type="number" inputmode="numeric" id="setting-${name}" name="${name}" value="${state.value(
-    'settings',
-    name,
-    String(stored),
-  )}" ${state.attrs('settings', name)}>
-${state.error('settings', name)}`
-}
-
-function switchInput(name: string, label: string, stored: unknown, state: FormState): Safe {
-  const on = state.value('settings', name, stored === true ? 'true' : '') === 'true'
-  return html`<label class="check"><input type="checkbox" id="setting-${name}" name="${name}" value="true" ${on ? 'checked' : ''}> ${label}</label>`
-}
-
-function settingsSection(ref: string, current: Record<string, unknown>, state: FormState): Safe {
-  return html`<section><h2>Settings</h2><form method="post" action="/dashboard/projects/${ref}/auth/settings">
-${NUMBER_FIELDS.map(({ name, label }) => numberInput(name, label, current[name], state))}
-${SWITCH_FIELDS.map(({ name, label }) => switchInput(name, label, current[name], state))}
-${state.error('settings', '')}
-<p><button>Save settings</button></p></form></section>`
 }
 
 function templatesSection(ref: string, templates: Template[]): Safe {
@@ -138,8 +183,11 @@ export async function authScreen(context: DashboardContext, ref: string, state: 
   if (!project.authEnabled) return authOff(project)
   const [settings, templates, mail] = await Promise.all([getAuthSettings(controlPlane, ref), listTemplates(controlPlane, ref), listMail(controlPlane, ref, 20).catch(() => [])])
   const callback = `${keysView(project, context.addressing).base_url}/auth/v1/callback`
+  const [view, stored] = [settings as Record<string, unknown>, project.authSettings]
   const body = html`${redirectsSection(ref, settings, state)}
-${settingsSection(ref, settings, state)}
+${optionsSection(ref, 'settings', view, stored, state)}
+${optionsSection(ref, 'webauthn', view, stored, state)}
+${optionsSection(ref, 'hooks', view, stored, state)}
 ${templatesSection(ref, templates)}
 ${googleSection(ref, settings.google, callback, state)}
 ${mailSection(mail)}`
