@@ -3,7 +3,8 @@
 // Android cards take the key files and check them before storing, a stored
 // key shows only what identifies it and can be removed, a stopped provider
 // says what to do, devices get test notifications, the delivery log filters
-// and pages; every refusal; the same operations over the admin API.
+// and pages, a page of it (and of the devices) a few lines an entry on a
+// phone; every refusal; the same operations over the admin API.
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -313,6 +314,52 @@ if (haveChromium(t)) {
     const width = await page.evaluate(() => document.documentElement.scrollWidth)
     t.ok(width <= 375, `the Push tab is ${width}px wide at 375px`)
     await page.setViewportSize({ width: 1280, height: 800 })
+  })
+
+  t.test('phone width: a full page of the delivery log stays readable, each entry a few lines (issue 37 item 8)', async (t) => {
+    // A page's worth (25) of attempts with what real ones carry: a title, the provider's reason with its HTTP status, ids.
+    await adminQuery(
+      adminUrlFor(platform.platform.controlPlane.defaultServerUrl, project.record.dbName),
+      // Replica mode: the messages are only what the log names, not sent (their fan-out trigger does not fire).
+      `set session_replication_role = replica;
+       insert into push.messages (device_id, title, body) select '${iphone}', 'Your order #' || i || ' has shipped and is on its way to you', 'body' from generate_series(1, 25) i;
+       insert into push.delivery_log (queue_id, message_id, device_id, provider, attempt, status, http_status, reason)
+       select 0, m.id, '${iphone}', 'fcm', 2, 'failed', 404, 'FCM: UNREGISTERED (the registration token is not valid anymore: the app was removed or its data cleared)'
+         from push.messages m where m.title like 'Your order #%'`,
+    )
+    // Measured at 390x844 with 25 devices and 25 attempts: before, each row wrapped a word a line (260 px) and the page
+    // was 15,300 to 15,900 px tall; stacked, a log row is 110 px, a device's 124 px and the page 8,640 px. The bounds leave room
+    // for another machine's fonts.
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(pushPage)
+    t.equal(await page.locator('#log tbody tr').count(), 25, 'a full page of the log')
+    t.equal(await page.locator('#devices tbody tr').count(), 25, 'and of the devices')
+    const measure = () =>
+      page.evaluate(() => ({
+        page: document.documentElement.scrollHeight,
+        width: document.documentElement.scrollWidth,
+        log: Math.max(...[...document.querySelectorAll<HTMLElement>('#log tbody tr')].map((row) => row.getBoundingClientRect().height)),
+        devices: Math.max(...[...document.querySelectorAll<HTMLElement>('#devices tbody tr')].map((row) => row.getBoundingClientRect().height)),
+      }))
+    const phone = await measure()
+    t.ok(phone.log <= 130, `each log entry a few lines: the tallest is ${phone.log} px`)
+    t.ok(phone.devices <= 150, `each device a few lines: the tallest is ${phone.devices} px`)
+    t.ok(phone.page <= 10_000, `the Push tab is ${phone.page} px tall at 390x844`)
+    t.ok(phone.width <= 390, `and ${phone.width} px wide`)
+    // What is cut is in the cell's title, and the entry still says what happened.
+    const first = page.locator('#log tbody tr').first()
+    t.match(await first.innerText(), /failed\s+Android \(FCM\)\s+2\s+Your order #25/)
+    t.match(await first.locator('td.rest').getAttribute('title'), /^Your order #25 has shipped and is on its way to you \(message [0-9a-f-]{36}\)$/)
+    t.equal(await first.locator('td.lines').getAttribute('title'), 'FCM: UNREGISTERED (the registration token is not valid anymore: the app was removed or its data cleared) (HTTP 404)')
+    t.equal(await first.locator('td[data-label=device]').getAttribute('title'), iphone)
+    t.equal(await first.locator('td[data-label=attempt]').evaluate((cell) => getComputedStyle(cell, '::before').content), '"attempt "', 'a cell without its column named says what it is')
+    t.equal(await page.locator('#log thead').isVisible(), true, 'the head is kept for screen readers (drawn 1 px)')
+
+    // At a desktop's width the log is the table it was.
+    await page.setViewportSize({ width: 1280, height: 800 })
+    await page.goto(pushPage)
+    t.equal(await page.locator('#log tbody tr').first().evaluate((row) => getComputedStyle(row).display), 'table-row')
+    t.ok((await page.locator('#log thead th').first().boundingBox())!.height > 10, 'its head drawn')
   })
 
   t.test('no request left 127.0.0.1', async (t) => {

@@ -147,8 +147,8 @@ ${select('device-active', 'active', 'State', [['', 'any'], ['true', 'active'], [
   }
   const filtering = DEVICE_PARAMS.some((name) => name !== 'offset' && query.get(name))
   const rows = devices.devices.map(
-    (d) => html`<tr id="device-${d.id}"><td><code>${d.id}</code><br><code class="muted">${d.token_prefix}</code></td><td>${NAMES[d.platform as keyof typeof NAMES] ?? d.platform}</td>
-<td><code>${d.user_id ?? ''}</code></td><td>${d.active ? html`<span class="on">active</span>` : html`<span class="off">deactivated</span>${d.deactivated_reason ? html`: ${d.deactivated_reason}` : ''}`}</td>
+    (d) => html`<tr id="device-${d.id}"><td class="line" title="${d.id} (token ${d.token_prefix})"><code>${d.id}</code><br><code class="muted">${d.token_prefix}</code></td><td>${NAMES[d.platform as keyof typeof NAMES] ?? d.platform}</td>
+<td class="half" data-label="user" title="${d.user_id ?? ''}"><code>${d.user_id ?? ''}</code></td><td class="lines" title="${d.deactivated_reason ?? ''}">${d.active ? html`<span class="on">active</span>` : html`<span class="off">deactivated</span>${d.deactivated_reason ? html`: ${d.deactivated_reason}` : ''}`}</td>
 <td>${when(d.created_at)}</td><td>${
       d.active
         ? html`<form method="post" action="/dashboard/projects/${ref}/push/devices/${d.id}/test"><button class="secondary" aria-label="Send a test notification to device ${d.id}">Send test</button></form>`
@@ -166,7 +166,7 @@ ${select('device-active', 'active', 'State', [['', 'any'], ['true', 'active'], [
   }</p>`
   const list =
     rows.length > 0
-      ? html`${table(['Device', 'Platform', 'User', 'State', 'Registered', 'Test'], rows)}${pager}`
+      ? html`${table(['Device', 'Platform', 'User', 'State', 'Registered', 'Test'], rows, undefined, { stacked: true })}${pager}`
       : filtering || offset > 0
         ? empty('No devices match these filters.')
         : empty(html`No devices yet. Apps register theirs with <code>POST {base_url}/push/v1/devices</code> (a signed-in user's token) or an insert into <code>push.devices</code>.`)
@@ -183,9 +183,12 @@ ${select('log-provider', 'provider', 'Provider', [['', 'any'], ...PLATFORMS.map(
 <div><button class="secondary" id="log-filter">Filter log</button></div></form>`
   if (isError(log)) return html`<section id="log"><h2>Delivery log</h2>${filters}<p class="field-error" role="alert" id="log-filter-error">${log.message}</p></section>`
   const rows = log.entries.map(
-    (e) => html`<tr><td>${when(e.attempted_at)}</td><td class="status-${e.status}">${e.status}</td><td>${NAMES[e.provider as keyof typeof NAMES] ?? e.provider}</td><td>${e.attempt}</td>
-<td>${e.title ?? ''} <code title="${e.message_id}">${e.message_id.slice(0, 8)}</code></td>
-<td>${e.reason ?? ''}${e.http_status !== null && e.status !== 'sent' ? ` (HTTP ${e.http_status})` : ''}</td><td><code>${e.device_id}</code></td><td><code>${e.user_id ?? ''}</code></td></tr>`,
+    (e) => {
+      const reason = `${e.reason ?? ''}${e.http_status !== null && e.status !== 'sent' ? ` (HTTP ${e.http_status})` : ''}`
+      return html`<tr><td>${when(e.attempted_at)}</td><td class="status-${e.status}">${e.status}</td><td>${NAMES[e.provider as keyof typeof NAMES] ?? e.provider}</td><td data-label="attempt">${e.attempt}</td>
+<td class="rest" title="${e.title ?? ''} (message ${e.message_id})">${e.title ?? ''} <code title="${e.message_id}">${e.message_id.slice(0, 8)}</code></td>
+<td class="lines" title="${reason}">${reason}</td><td class="half" data-label="device" title="${e.device_id}"><code>${e.device_id}</code></td><td class="half" data-label="user" title="${e.user_id ?? ''}"><code>${e.user_id ?? ''}</code></td></tr>`
+    },
   )
   const link = (before: number | undefined) => {
     const next = new URLSearchParams(query)
@@ -199,7 +202,7 @@ ${select('log-provider', 'provider', 'Provider', [['', 'any'], ...PLATFORMS.map(
   const filtering = LOG_PARAMS.some((name) => query.get(name))
   const list =
     rows.length > 0
-      ? html`${table(['Time', 'Status', 'Provider', 'Attempt', 'Message', 'Provider\'s reason', 'Device', 'User'], rows, 'Newest first; one row per attempt.')}${pager}`
+      ? html`${table(['Time', 'Status', 'Provider', 'Attempt', 'Message', 'Provider\'s reason', 'Device', 'User'], rows, 'Newest first; one row per attempt.', { stacked: true })}${pager}`
       : filtering
         ? empty('No deliveries match these filters.')
         : empty('No deliveries yet. Send a test notification to a device above, or send with POST {base_url}/push/v1/messages or an insert into push.messages.')
