@@ -24,7 +24,7 @@
 // (they come back to life if it is added again); the role itself is dropped
 // when no project of the server uses it and nothing in any database refers to it.
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import { API_ROLES } from '../lib/db/request-transaction.ts'
+import { API_ROLES } from '../lib/roles.ts'
 import { platformErrors } from '../lib/errors.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'

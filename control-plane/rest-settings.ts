@@ -15,7 +15,7 @@
 // (`pre_request_problem`).
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { classifyDatabaseError } from '../lib/db/database-errors.ts'
-import { API_ROLES } from '../lib/db/request-transaction.ts'
+import { API_ROLES } from '../lib/roles.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { readExposedSchemas } from '../lib/pg-catalog/exposed-schemas.ts'
 import { readPreRequest } from '../lib/pg-catalog/pre-request.ts'

@@ -6,7 +6,7 @@
 // GraphQL explorer uses too.
 import { LRUCache } from 'lru-cache'
 import type { ProjectRecord } from '../lib/catalogue.ts'
-import type { RequestIdentity } from '../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../lib/roles.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { callerOf } from '../lib/jwt.ts'
 

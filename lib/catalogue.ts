@@ -4,10 +4,9 @@ import { platformLoginOf, type PlatformLogin } from './db/platform-logins.ts'
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { SigningKey } from './jwt.ts'
-import { DEFAULT_ROLE_TIMEOUTS, type QuotaOverrides, type RoleTimeouts } from './plans.ts'
+import { DEFAULT_ROLE_TIMEOUTS, type Plan, type QuotaOverrides, type RoleTimeouts } from './plans.ts'
 
-export const PLANS = ['free', 'plus', 'pro', 'business'] as const
-export type Plan = (typeof PLANS)[number]
+export { PLANS, type Plan } from './plans.ts'
 
 /**
  * A data-plane process counts as live while its heartbeat in baseplane.nodes

@@ -12,7 +12,7 @@
 // signs one token per session it issues.
 import crypto from 'node:crypto'
 import { jwtVerify, errors as joseErrors, type JWTHeaderParameters } from 'jose'
-import { API_ROLES, isApiRole, type RequestIdentity } from './db/request-transaction.ts'
+import { API_ROLES, isApiRole, type RequestIdentity } from './roles.ts'
 import { BaseplaneError, platformErrors } from './errors.ts'
 
 const TEN_YEARS = 10 * 365 * 24 * 3600

@@ -1,8 +1,10 @@
 // What each plan may take of a node and of its database server. One table, read
 // by the data plane (fair shares), the workers (pool sizes) and the control
 // plane (role connection limits), so a plan's limits are written once.
-import type { Plan } from './catalogue.ts'
-import type { ApiRole } from './db/request-transaction.ts'
+import type { ApiRole } from './roles.ts'
+
+export const PLANS = ['free', 'plus', 'pro', 'business'] as const
+export type Plan = (typeof PLANS)[number]
 
 export interface PlanLimits {
   /**

@@ -2,7 +2,7 @@
 // worker: a request in, a response out, both plain data (they cross threads).
 import type { Plan } from './catalogue.ts'
 import type { ProjectDatabase } from './db/project-pools.ts'
-import type { RequestIdentity } from './db/request-transaction.ts'
+import type { RequestIdentity } from './roles.ts'
 import type { SigningKey } from './jwt.ts'
 import type { QuotaCaps, RoleTimeouts } from './plans.ts'
 

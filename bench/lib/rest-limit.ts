@@ -12,7 +12,8 @@
 // no in-process face yet to run a request on a connection of the bench's.
 import { performance } from 'node:perf_hooks'
 import pg from 'pg'
-import { identityStatement, type RequestIdentity } from '../../lib/db/request-transaction.ts'
+import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { type RequestIdentity } from '../../lib/roles.ts'
 import type { RoleTimeouts } from '../../lib/plans.ts'
 import type { Answer, CaseName } from './rest-cases.ts'
 import { INSERT_POST_ID, PAGE, type EmbeddedPost, type PostRow } from './rest-data.ts'

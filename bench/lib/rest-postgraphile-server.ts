@@ -17,7 +17,7 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { jwtVerify } from 'jose'
 import pg from 'pg'
-import { isApiRole } from '../../lib/db/request-transaction.ts'
+import { isApiRole } from '../../lib/roles.ts'
 import type { RoleTimeouts } from '../../lib/plans.ts'
 import { importPeer } from './peers.ts'
 

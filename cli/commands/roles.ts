@@ -1,7 +1,7 @@
 // `baseplane projects roles ...`: a project's own API roles, besides anon,
 // authenticated and service_role (control-plane/project-roles.ts).
 import { addProjectRole, listProjectRoles, removeProjectRole, type ProjectRolesView, type RoleAdded, type RoleRemoved } from '../../control-plane/project-roles.ts'
-import { API_ROLES } from '../../lib/db/request-transaction.ts'
+import { API_ROLES } from '../../lib/roles.ts'
 import { UsageError, type Command } from '../command.ts'
 
 const USAGE = 'projects roles REF [add NAME | remove NAME]'

@@ -3,7 +3,7 @@
 // or from a caller holding its own connection (GraphQL's face).
 import type pg from 'pg'
 import type { QuotaCaps, RoleTimeouts } from '../plans.ts'
-import type { RequestIdentity } from './request-transaction.ts'
+import type { RequestIdentity } from '../roles.ts'
 
 /** Who asks, and of which project: the role and claims the request runs with, and the project's timeouts. */
 export interface Caller {

@@ -8,25 +8,7 @@ import { boundCall, type Bind, type PreparedCall } from './prepared-statements.t
 import { connectAs } from './round-trip-deadline.ts'
 import { firstRoundTrip } from './stale-retry.ts'
 import type { RoleTimeouts } from '../plans.ts'
-
-export type ApiRole = 'anon' | 'authenticated' | 'service_role'
-
-export const API_ROLES: readonly ApiRole[] = ['anon', 'authenticated', 'service_role']
-
-export interface RequestIdentity {
-  /**
-   * The role the work runs as: one of the API roles (all the HTTP gate lets
-   * through), or, for library callers, any role the login role may SET ROLE
-   * to (a role the project made, as pg_graphql serves any role).
-   */
-  role: string
-  /** The verified JWT claims of the caller (or of the apikey when no user token is sent). */
-  claims: Record<string, unknown>
-}
-
-export function isApiRole(value: unknown): value is ApiRole {
-  return typeof value === 'string' && (API_ROLES as readonly string[]).includes(value)
-}
+import { isApiRole, type RequestIdentity } from '../roles.ts'
 
 /** Whole milliseconds within what PostgreSQL accepts for a timeout setting. */
 function timeoutMs(value: number): string {

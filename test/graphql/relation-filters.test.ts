@@ -6,7 +6,8 @@
 import pg from 'pg'
 import t from 'tap'
 import { apiDatabaseOf } from '../../lib/catalogue.ts'
-import { identityStatement, type RequestIdentity } from '../../lib/db/request-transaction.ts'
+import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { type RequestIdentity } from '../../lib/roles.ts'
 import { resolve, SchemaCache, type GraphqlRequest } from '../../workers/graphql/index.ts'
 import { graphqlProject } from './helpers.ts'
 

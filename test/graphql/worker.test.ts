@@ -2,7 +2,7 @@
 // ServiceRequest in, an HTTP answer out, the request running as the caller.
 import t from 'tap'
 import { apiDatabaseOf } from '../../lib/catalogue.ts'
-import type { ApiRole } from '../../lib/db/request-transaction.ts'
+import type { ApiRole } from '../../lib/roles.ts'
 import type { ServiceRequest } from '../../lib/service.ts'
 import { projectPools } from '../../lib/worker-context.ts'
 import handler from '../../workers/graphql/worker.ts'

@@ -10,6 +10,9 @@
 // (control-plane/*.ts) import nothing of the HTTP layer (lib/http*, admin-api/,
 // dashboard/); and no module of the control plane imports, even for a type,
 // one that imports it back.
+//
+// Issue 37 item 2: no module anywhere value-imports one that value-imports it
+// back (type-only imports may meet: they vanish when the code runs).
 import fs from 'node:fs'
 import path from 'node:path'
 import t from 'tap'
@@ -151,10 +154,28 @@ t.test("the control plane's operations import nothing of the HTTP layer", async 
   t.same(operationViolations(), [`control-plane/.layout-probe-${process.pid}.ts -> control-plane/admin-api/route.ts`])
 })
 
-/** Each import cycle among the files of `folder`, as "a -> b -> a" (one per cycle found by a depth-first walk). */
-function cycles(folder: string): string[] {
-  const files = new Set(sources(folder))
-  const graph = new Map([...files].map((file) => [file, importsOf(file).filter((target) => files.has(target))]))
+/** A file's value imports: relative imports and re-exports that are not `import type`, `export type` or all `type` names. */
+function valueImportsOf(file: string): string[] {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8')
+  const found: string[] = []
+  for (const [, keyword, typeOnly, clause, specifier, dynamic] of text.matchAll(STATEMENT)) {
+    if (typeOnly !== undefined) continue
+    const named = /^\{([\s\S]*)\}$/.exec(clause?.trim() ?? '')
+    const names = named ? named[1]!.split(',').map((name) => name.trim()).filter(Boolean) : []
+    if (keyword !== undefined && names.length > 0 && names.every((name) => name.startsWith('type '))) continue
+    found.push(path.normalize(path.join(path.dirname(file), (specifier ?? dynamic)!)))
+  }
+  return found
+}
+
+const STATEMENT = /(?:^|\n)\s*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"](\.{1,2}\/[^'"]+)['"]|import\s*\(\s*['"](\.{1,2}\/[^'"]+)['"]\s*\)/g
+
+/**
+ * Each import cycle among `files` along `edges`, as "a -> b -> a" (one per
+ * cycle found by a depth-first walk).
+ */
+function cyclesAmong(files: Set<string>, edges: (file: string) => string[]): string[] {
+  const graph = new Map([...files].map((file) => [file, edges(file).filter((target) => files.has(target))]))
   const state = new Map<string, 'open' | 'done'>()
   const found: string[] = []
   const walk = (file: string, trail: string[]) => {
@@ -169,6 +190,12 @@ function cycles(folder: string): string[] {
   return found
 }
 
+/** Each import cycle among the files of `folder`, type imports included. */
+const cycles = (folder: string): string[] => cyclesAmong(new Set(sources(folder)), importsOf)
+
+/** Each value-import cycle among every module of the code (all folders: across them, too). */
+const valueCycles = (): string[] => cyclesAmong(new Set([...Object.keys(LEVEL), 'client', 'dev'].flatMap(sources)), valueImportsOf)
+
 t.test('no import cycles in the control plane, type imports included', async (t) => {
   t.same(cycles('control-plane'), [])
   const a = path.join('control-plane', `.layout-probe-a-${process.pid}.ts`)
@@ -180,4 +207,19 @@ t.test('no import cycles in the control plane, type imports included', async (t)
     fs.rmSync(path.join(ROOT, b), { force: true })
   })
   t.same(cycles('control-plane'), [`${a} -> ${b} -> ${a}`])
+})
+
+t.test('no value-import cycles anywhere; type-only imports may meet', async (t) => {
+  t.same(valueCycles(), [])
+  const a = path.join('workers', 'rest', `.layout-probe-a-${process.pid}.ts`)
+  const b = path.join('workers', 'rest', `.layout-probe-b-${process.pid}.ts`)
+  const c = path.join('workers', 'rest', `.layout-probe-c-${process.pid}.ts`)
+  fs.writeFileSync(path.join(ROOT, a), `import { b } from './${path.basename(b)}'\nimport type { C } from './${path.basename(c)}'\nexport const a = (x: C) => b + x\n`)
+  fs.writeFileSync(path.join(ROOT, b), `import { type A, a } from './${path.basename(a)}'\nexport const b = 1\nexport const f = a\nexport type B = A\n`)
+  fs.writeFileSync(path.join(ROOT, c), `import { type a } from './${path.basename(a)}'\nexport type C = number\nexport type D = typeof a\n`)
+  t.teardown(() => {
+    for (const file of [a, b, c]) fs.rmSync(path.join(ROOT, file), { force: true })
+  })
+  // a and b import each other's values; c takes only a type back from a.
+  t.same(valueCycles(), [`${a} -> ${b} -> ${a}`])
 })

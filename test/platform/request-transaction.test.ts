@@ -2,7 +2,8 @@ import pg from 'pg'
 import t from 'tap'
 import { apiDatabaseOf, ownerUrlOf } from '../../lib/catalogue.ts'
 import { ProjectPools } from '../../lib/db/project-pools.ts'
-import { withRequestTransaction, type RequestIdentity } from '../../lib/db/request-transaction.ts'
+import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
+import { type RequestIdentity } from '../../lib/roles.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
 const platform = await startTestPlatform(t)

@@ -10,7 +10,7 @@
 import pg from 'pg'
 import t from 'tap'
 import { apiDatabaseOf } from '../../lib/catalogue.ts'
-import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../../lib/roles.ts'
 import { answerRest } from '../../workers/rest/answer.ts'
 import { ModelCache } from '../../workers/rest/model.ts'
 import { parseCall } from '../../workers/rest/worker.ts'

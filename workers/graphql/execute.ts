@@ -13,6 +13,7 @@ import { explainSql, planOf, type ExplainedStatement } from './explain.ts'
 import { checkCount, countOperation } from './limits.ts'
 import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
+import { recordSql } from './plan/select.ts'
 import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema/index.ts'
 import { jsonObject, SqlValues, text } from './sql.ts'
 import { preparedCall } from '../../lib/db/prepared-statements.ts'
@@ -88,6 +89,7 @@ function planContext(entry: SchemaEntry, document: DocumentNode, operation: Oper
     variables: coerced.coerced,
     values: new SqlValues(operation.operation === 'query'),
     aliases: 0,
+    recordSql,
   }
 }
 

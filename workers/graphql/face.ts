@@ -18,7 +18,7 @@
 // Everything else in workers/graphql/ (the worker, the planner, the schema
 // builder) is GraphQL's alone.
 import type pg from 'pg'
-import type { RequestIdentity } from '../../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../../lib/roles.ts'
 import type { RoleTimeouts } from '../../lib/plans.ts'
 import { answerGraphql } from './answer.ts'
 import { SchemaCache, type GraphqlRequest } from './index.ts'

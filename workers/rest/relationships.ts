@@ -14,7 +14,7 @@ import type { CatalogFunction, CatalogTable, CatalogViewForeignKey } from '../..
 import { isUniqueKey, withinOneKey } from '../../lib/pg-catalog/relationships.ts'
 import { addComputed, computedRelationships } from './computed.ts'
 import { restErrors } from './errors.ts'
-import { closest } from './model.ts'
+import { closest } from './closest.ts'
 import type { KeySide, ViewSides } from './view-keys.ts'
 
 export type Cardinality = 'many-to-one' | 'one-to-many' | 'one-to-one' | 'many-to-many'

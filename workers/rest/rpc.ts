@@ -11,7 +11,8 @@ import type { CatalogFunction, CatalogFunctionArg } from '../../lib/pg-catalog/c
 import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
 import type { BodyMedia } from './bodies.ts'
 import { restErrors } from './errors.ts'
-import { closest, type RestModel } from './model.ts'
+import { closest } from './closest.ts'
+import type { RestModel } from './model.ts'
 import type { RestCall } from './plan.ts'
 import type { Params } from './sql.ts'
 

@@ -3,7 +3,7 @@ import { graphqlErrors } from '../errors.ts'
 import type { TableModel } from '../model/index.ts'
 import { ident, jsonObject, text } from '../sql.ts'
 import { collectFields, subSelections, type CollectedField, type PlanContext } from './context.ts'
-import { objectType } from './select.ts'
+import { objectType } from './rows.ts'
 
 const AGGREGATE_FUNCTIONS: Record<string, string> = { sum: 'sum', avg: 'avg', min: 'min', max: 'max' }
 

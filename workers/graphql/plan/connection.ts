@@ -12,7 +12,7 @@ import { decodeCursor, keysetSql } from './cursor.ts'
 import { filterSql } from './filter.ts'
 import { distinctColumns, groupedCountJoin, orderItems, orderSql, type OrderItem } from './order.ts'
 import { pageInfoSql, type Page } from './page-info.ts'
-import { recordSql, rowColumns, withJoins, type RowRef } from './select.ts'
+import { rowColumns, withJoins, type RowRef } from './rows.ts'
 
 /** Where a connection field's value comes from: the page, one scan of the whole filtered set, or neither. */
 type Part = 'page' | 'set' | 'none'
@@ -216,7 +216,7 @@ function edgesSql(ctx: PlanContext, table: TableModel, view: PageView, f: Collec
   const edgePairs: [string, string][] = collectFields(ctx, edgeType, subSelections(f)).map((e) => {
     if (e.name === '__typename') return [e.key, text(edgeType)]
     if (e.name === 'cursor') return [e.key, page.cursorOf()]
-    if (e.name === 'node') return [e.key, recordSql(ctx, table, row, subSelections(e), joins)]
+    if (e.name === 'node') return [e.key, ctx.recordSql(ctx, table, row, subSelections(e), joins)]
     throw graphqlErrors.unknownEdgeField()
   })
   const edges = numbered

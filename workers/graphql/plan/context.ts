@@ -7,8 +7,9 @@ import {
 } from 'graphql'
 import { collectFieldNodes } from '../collect-fields.ts'
 import { graphqlErrors } from '../errors.ts'
-import type { Model } from '../model/index.ts'
+import type { Model, TableModel } from '../model/index.ts'
 import type { SqlValues } from '../sql.ts'
+import type { RowRef } from './rows.ts'
 
 export interface PlanContext {
   model: Model
@@ -18,6 +19,11 @@ export interface PlanContext {
   /** Where the client's values go: parameters of a query, literals of a mutation. */
   values: SqlValues
   aliases: number
+  /**
+   * JSON of one row of `table` (select.ts recordSql), given to the planner
+   * rather than imported by the parts it recurses through (a connection's nodes).
+   */
+  recordSql: (ctx: PlanContext, table: TableModel, row: RowRef | string, sets: (SelectionSetNode | undefined)[], joins: string[]) => string
 }
 
 export function nextAlias(ctx: PlanContext, prefix: string): string {

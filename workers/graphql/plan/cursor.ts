@@ -5,7 +5,8 @@
 // condition for the rows after it.
 import { graphqlErrors } from '../errors.ts'
 import type { SqlValues } from '../sql.ts'
-import { FLIP, type OrderItem } from './order.ts'
+import { FLIP } from './directions.ts'
+import type { OrderItem } from './order.ts'
 
 export interface DecodedArray {
   /** The jsonb text, for SQL. */

@@ -7,7 +7,8 @@ import type { TableModel } from '../model/index.ts'
 import { ident, jsonObject, literal, qualified, text, wholeRow } from '../sql.ts'
 import { collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
 import { filterSql } from './filter.ts'
-import { recordSql, withJoins } from './select.ts'
+import { withJoins } from './rows.ts'
+import { recordSql } from './select.ts'
 
 export interface MutationStatement {
   /** Returns one row: `n` (rows touched) and `data` (the field's JSON). */

@@ -7,9 +7,8 @@ import type { ColumnModel, RelationModel, TableModel } from '../model/index.ts'
 import { ident, qualified } from '../sql.ts'
 import { isOrderable } from '../types.ts'
 import { nextAlias, type PlanContext } from './context.ts'
+import { FLIP, type Direction } from './directions.ts'
 import { filterSql } from './filter.ts'
-
-export type Direction = 'AscNullsFirst' | 'AscNullsLast' | 'DescNullsFirst' | 'DescNullsLast'
 
 /**
  * One key of a collection's order. `value` is its SQL over a row of the set
@@ -29,13 +28,6 @@ export interface OrderItem {
   as?: string
   /** Set on a to-many relation's count: what connectionSql needs to count all parents' rows in one grouped scan instead. */
   counted?: { source: string; targetColumns: string[]; columns: string[] }
-}
-
-export const FLIP: Record<Direction, Direction> = {
-  AscNullsFirst: 'DescNullsLast',
-  AscNullsLast: 'DescNullsFirst',
-  DescNullsFirst: 'AscNullsLast',
-  DescNullsLast: 'AscNullsFirst',
 }
 
 export function orderSql(value: (item: OrderItem) => string, items: OrderItem[], reverse: boolean): string {

@@ -10,34 +10,14 @@
 // picks could otherwise be one of the table's. For the same reason a row read
 // whole is never its bare alias (sql.ts wholeRow).
 import { Kind, type GraphQLObjectType } from 'graphql'
-import { graphqlErrors } from '../errors.ts'
 import type { FunctionModel, RelationModel, TableModel } from '../model/index.ts'
 import { base64JsonArray, ident, jsonObject, literal, qualified, output, text, wholeRow } from '../sql.ts'
 import type { CompositeModel } from '../types.ts'
 import { connectionSql } from './connection.ts'
 import { argumentsOf, collectFields, nextAlias, subSelections, type CollectedField, type PlanContext } from './context.ts'
+import { objectType, rowColumns, rowRef, unknown, withJoins, type RowRef } from './rows.ts'
 
 type Sets = ReturnType<typeof subSelections>
-
-/** How SQL reads one row: its columns by name, and the whole row (the argument of a computed field). */
-export interface RowRef {
-  column(name: string): string
-  /** Present when the row is read whole, as every row of a table with computed fields is (rowColumns). */
-  whole?: string
-}
-
-/** A row that is a composite value, or a table alias (with its `whole`, sql.ts wholeRow): `row."column"`. */
-function rowRef(row: string, whole = row): RowRef {
-  return { column: (name) => `${row}.${ident(name)}`, whole }
-}
-
-export function objectType(ctx: PlanContext, name: string): GraphQLObjectType {
-  return ctx.schema.getType(name) as GraphQLObjectType
-}
-
-export function unknown(field: CollectedField, typeName: string): never {
-  throw graphqlErrors.unknownField(field.name, typeName)
-}
 
 /**
  * JSON of one row of `table`: `row` is a RowRef or the SQL of the row (an
@@ -69,11 +49,6 @@ function compositeSql(ctx: PlanContext, composite: CompositeModel, expr: string,
     return [f.key, a.type.composite ? compositeSql(ctx, a.type.composite, value, subSelections(f)) : output(a.type, value)]
   })
   return `case when num_nulls(${expr}) = 0 then ${jsonObject(pairs)} end`
-}
-
-/** `from` followed by the joins records added. */
-export function withJoins(from: string, joins: readonly string[]): string {
-  return joins.length === 0 ? from : `${from} ${joins.join(' ')}`
 }
 
 function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObjectType, row: RowRef, field: CollectedField, joins: string[]): string {
@@ -118,28 +93,6 @@ function relationSql(ctx: PlanContext, parentType: GraphQLObjectType, row: RowRe
     return `case when ${x}.e then ${recordSql(ctx, relation.target, columns.rowOf(x), sets, joins)} end`
   }
   return connectionSql(ctx, relation.target, source, join, argumentsOf(ctx, parentType, field), field)
-}
-
-/**
- * What a subquery over `table` (aliased `alias`, the row itself being
- * `whole`) selects, and how the outer query reads its rows. Plain columns
- * when the table has no computed fields (a whole-row composite costs
- * PostgreSQL a tuple built and taken apart again for every field read),
- * named by position so that the subquery's own columns beside them (`n`,
- * `e`) cannot meet a table column of that name. A computed field takes the
- * row itself, as `r`.
- */
-export function rowColumns(table: TableModel, alias: string, whole = wholeRow(alias, table)): { select: string; rowOf: (outer: string) => RowRef } {
-  if (table.computed.length > 0 || table.readColumns.length === 0) {
-    return { select: `${whole} as r`, rowOf: (outer) => rowRef(`(${outer}.r)`) }
-  }
-  // A relation's own columns are read too: a foreign key column need not be a field.
-  const names = new Set([...table.readColumns.map((c) => c.name), ...table.relations.flatMap((r) => r.columns)])
-  const position = new Map([...names].map((name, i) => [name, `c${i + 1}`]))
-  return {
-    select: [...position].map(([name, as]) => `${alias}.${ident(name)} as ${as}`).join(', '),
-    rowOf: (outer) => ({ column: (name) => `${outer}.${position.get(name)!}` }),
-  }
 }
 
 /** JSON of the single row of `table` that `rest` (from/where, alias `alias`) finds, or null when there is none. */

@@ -13,10 +13,9 @@ import { BigFloatScalar, BigIntScalar, CursorScalar, DateScalar, DatetimeScalar,
 import { OPTIONAL_SCALARS } from '../filter-operators.ts'
 import type { ScalarName } from '../types.ts'
 import { byCodePoint, FilterIs, nn, NodeInterface, OrderByDirection, PageInfo } from './common.ts'
-import { connectionArgs, connectionType } from './connections.ts'
 import { SchemaBuild } from './context.ts'
 import { mutationFields } from './mutations.ts'
-import { functionField, nodeType } from './nodes.ts'
+import { connectionArgs, connectionType, functionField, nodeType } from './nodes.ts'
 import { SCALAR_FILTERS } from './scalar-filters.ts'
 import { enumType, inputType } from './values.ts'
 

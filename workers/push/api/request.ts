@@ -3,7 +3,7 @@
 import { classifyDatabaseError } from '../../../lib/db/database-errors.ts'
 import { BaseplaneError } from '../../../lib/errors.ts'
 import { readJson } from '../../../lib/http/body.ts'
-import type { RequestIdentity } from '../../../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../../../lib/roles.ts'
 import type { ServiceRequest } from '../../../lib/service.ts'
 import { pushErrors } from '../errors.ts'
 

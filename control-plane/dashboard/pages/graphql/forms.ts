@@ -9,7 +9,7 @@
 // callerOf). No HTTP call is made, and no token or service_role key reaches
 // the browser. The answer is the endpoint's status and body.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
-import type { RequestIdentity } from '../../../../lib/db/request-transaction.ts'
+import type { RequestIdentity } from '../../../../lib/roles.ts'
 import { BaseplaneError } from '../../../../lib/errors.ts'
 import { platformErrorResponse } from '../../../../lib/http/errors.ts'
 import { callerOf } from '../../../../lib/jwt.ts'
