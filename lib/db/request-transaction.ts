@@ -62,7 +62,7 @@ export function identityStatement(identity: RequestIdentity, timeouts: RoleTimeo
 /**
  * The identity statement as a prepared statement of `client` (its values
  * parameters), with `more` select items a concern adds, binding their values
-  * the same way (REST's `request.*` settings: workers/rest/settings.ts),
+  * the same way (REST's `request.*` settings: workers/rest/answer/settings.ts),
  * and the `returned` items it answers (REST: a write's key guard). Prepared,
  * PostgreSQL plans it once per connection rather than on every request.
  */

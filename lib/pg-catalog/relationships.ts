@@ -1,7 +1,7 @@
 // Relationships between the served tables, from their foreign keys, as both
 // API concerns derive them: GraphQL's to-one and to-many fields
 // (workers/graphql/model/relations.ts) and the data API's embedding
-// (workers/rest/relationships.ts, which also relates views by the keys they
+// (workers/rest/schema/relationships.ts, which also relates views by the keys they
 // show). What they share is whether a set of columns is a key of its table (a
 // foreign key over a key is one-to-one; a junction's keys make a
 // many-to-many); GraphQL's fields follow the foreign keys between two served

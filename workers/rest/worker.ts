@@ -9,15 +9,15 @@ import { DEFAULT_EXPOSED_SCHEMAS } from '../../lib/pg-catalog/exposed-schemas.ts
 import { Router } from '../../lib/http/router.ts'
 import type { RestProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
-import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer.ts'
-import { decodeBody } from './bodies.ts'
+import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer/answer.ts'
+import { decodeBody } from './request/bodies.ts'
 import { RestError, restErrors } from './errors.ts'
 import { restManifest } from './manifest.ts'
-import { ModelCache } from './model.ts'
-import { namingPreRequest } from './pre-request-failure.ts'
-import { profileOf } from './profiles.ts'
-import { parseAccept, parsePrefer, parseQuery, parseRange } from './request.ts'
-import { restErrorResponse } from './respond.ts'
+import { ModelCache } from './schema/model.ts'
+import { namingPreRequest } from './answer/pre-request-failure.ts'
+import { profileOf } from './request/profiles.ts'
+import { parseAccept, parsePrefer, parseQuery, parseRange } from './request/request.ts'
+import { restErrorResponse } from './answer/respond.ts'
 
 /** Models this thread keeps: one per project, role and search path (as GraphQL's schemas per thread). */
 const MODELS_PER_THREAD = 3000

@@ -4,7 +4,7 @@
 // `Prefer`, `Accept`, `Range` and the profiles. Everything here is checked
 // before a connection is taken; what needs the schema (which keys are a
 // function's arguments, which columns exist) is left to plan.ts.
-import { restErrors } from './errors.ts'
+import { restErrors } from '../errors.ts'
 import { ConditionBudget, parseColumns, parseFilter, parseFilterKey, parseLogic, parseOrder, type Condition, type Logic, type OrderTerm } from './filters.ts'
 import { parseSelect, type SelectItem } from './select.ts'
 

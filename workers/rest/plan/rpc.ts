@@ -7,12 +7,12 @@
 // function whose only parameter is unnamed and of that type.
 // Arguments travel as one JSON parameter read by json_to_record with the
 // function's own types, so PostgreSQL converts each.
-import type { CatalogFunction, CatalogFunctionArg } from '../../lib/pg-catalog/catalog.ts'
-import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
-import type { BodyMedia } from './bodies.ts'
-import { restErrors } from './errors.ts'
-import { closest } from './closest.ts'
-import type { RestModel } from './model.ts'
+import type { CatalogFunction, CatalogFunctionArg } from '../../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
+import type { BodyMedia } from '../request/bodies.ts'
+import { restErrors } from '../errors.ts'
+import { closest } from '../schema/closest.ts'
+import type { RestModel } from '../schema/model.ts'
 import type { RestCall } from './plan.ts'
 import type { Params } from './sql.ts'
 

@@ -8,7 +8,7 @@
 // relation to the relation of its own name in its schema (PostgREST keys both
 // by origin and target name, the computed one winning), which is how a
 // detected relationship is overridden.
-import type { CatalogFunction, CatalogTable } from '../../lib/pg-catalog/catalog.ts'
+import type { CatalogFunction, CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import type { Relationship } from './relationships.ts'
 
 const inputs = (fn: CatalogFunction) => fn.args.filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v')

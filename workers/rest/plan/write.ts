@@ -6,10 +6,10 @@
 // the payload's keys) are written, the others take their defaults. CSV and
 // form bodies arrive decoded into the same rows (bodies.ts), their values
 // text for PostgreSQL to read as each column's type.
-import type { CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
-import { restErrors } from './errors.ts'
-import type { Condition } from './filters.ts'
+import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
+import { restErrors } from '../errors.ts'
+import type { Condition } from '../request/filters.ts'
 import type { RestCall } from './plan.ts'
 import { Params, whereSql } from './sql.ts'
 

@@ -17,14 +17,14 @@
 // Each embedded table is read under the caller's role like the parent, so
 // its own RLS policies decide which rows appear inside the embed. Every
 // identifier is quoted; filter values are parameters (sql.ts).
-import type { CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
-import { restErrors } from './errors.ts'
-import type { Condition, Logic, OrderTerm } from './filters.ts'
-import type { RestModel } from './model.ts'
-import { findRelationship, isToOne, type Relationship } from './relationships.ts'
-import type { EmbedParam } from './request.ts'
-import type { SelectItem } from './select.ts'
+import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
+import { restErrors } from '../errors.ts'
+import type { Condition, Logic, OrderTerm } from '../request/filters.ts'
+import type { RestModel } from '../schema/model.ts'
+import { findRelationship, isToOne, type Relationship } from '../schema/relationships.ts'
+import type { EmbedParam } from '../request/request.ts'
+import type { SelectItem } from '../request/select.ts'
 import { fieldSql, orderTermSql, outputName, selectListSql, whereSql, type FilterContext, type Params } from './sql.ts'
 
 type EmbedItem = SelectItem & { kind: 'embed' }

@@ -6,8 +6,8 @@
 // JSON path (write.ts: one JSON parameter PostgreSQL converts per column);
 // and the bodies a function with one unnamed parameter takes whole
 // (`text/plain`, `text/xml`, `application/octet-stream`, rpc.ts).
-import { mediaTypeOf, OCTET_STREAM } from '../../lib/http/body.ts'
-import { restErrors } from './errors.ts'
+import { mediaTypeOf, OCTET_STREAM } from '../../../lib/http/body.ts'
+import { restErrors } from '../errors.ts'
 
 /** What the body is, by its Content-Type. */
 export type BodyMedia = 'json' | 'csv' | 'form' | 'text' | 'xml' | 'binary'

@@ -4,7 +4,7 @@
 // `alias:rel!hint!inner(...)`, `...rel(...)`. Embeds are nodes of the tree
 // that the planner resolves to relationships (embed.ts). Errors are
 // PostgREST's PGRST100 with the parser's position.
-import { restErrors } from './errors.ts'
+import { restErrors } from '../errors.ts'
 import { MAX_SELECT_ITEMS, MAX_EMBED_DEPTH } from './limits.ts'
 
 export interface JsonStep {

@@ -10,10 +10,10 @@
 // key's name and cardinality. Computed relationships (computed.ts) come last
 // and replace those they override. Which one an embed means, with its
 // `!hint`, is `findRelationship`: none is PGRST200, several PGRST201.
-import type { CatalogFunction, CatalogTable, CatalogViewForeignKey } from '../../lib/pg-catalog/catalog.ts'
-import { isUniqueKey, withinOneKey } from '../../lib/pg-catalog/relationships.ts'
+import type { CatalogFunction, CatalogTable, CatalogViewForeignKey } from '../../../lib/pg-catalog/catalog.ts'
+import { isUniqueKey, withinOneKey } from '../../../lib/pg-catalog/relationships.ts'
 import { addComputed, computedRelationships } from './computed.ts'
-import { restErrors } from './errors.ts'
+import { restErrors } from '../errors.ts'
 import { closest } from './closest.ts'
 import type { KeySide, ViewSides } from './view-keys.ts'
 

@@ -6,7 +6,7 @@
 // stands on that side of it, once for each way of picking the columns when it
 // shows one twice. relationships.ts makes relationships of those sides as of
 // the tables'.
-import type { CatalogTable, CatalogViewKey } from '../../lib/pg-catalog/catalog.ts'
+import type { CatalogTable, CatalogViewKey } from '../../../lib/pg-catalog/catalog.ts'
 
 /** A relation on one side of a foreign key: the columns it shows that side with, in the key's order. */
 export interface KeySide {

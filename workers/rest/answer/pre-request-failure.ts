@@ -10,8 +10,8 @@
 // details say that every request fails until it can be called, the hint what
 // to do. Only PostgreSQL's sentences about that very function (or its schema)
 // are taken for it: any other error is the request's own and passes through.
-import type { ServiceResponse } from '../../lib/service.ts'
-import { parsePreRequest } from '../../lib/pg-catalog/pre-request.ts'
+import type { ServiceResponse } from '../../../lib/service.ts'
+import { parsePreRequest } from '../../../lib/pg-catalog/pre-request.ts'
 
 const DETAILS = "It is called before every request (PostgREST's db-pre-request), so every request fails until it can be called"
 const HINT = "Create the function (taking no arguments) and grant execute on it to the API roles, or name another pre-request function (or none) for the project"

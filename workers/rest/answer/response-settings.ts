@@ -16,9 +16,9 @@
 //   statement's result is already computed, so a column of it would miss what
 //   they set. Same transaction, so a transaction-local setting is still there.
 import type pg from 'pg'
-import { preparedCall, type PreparedCall } from '../../lib/db/prepared-statements.ts'
-import type { ServiceResponse } from '../../lib/service.ts'
-import { restErrors } from './errors.ts'
+import { preparedCall, type PreparedCall } from '../../../lib/db/prepared-statements.ts'
+import type { ServiceResponse } from '../../../lib/service.ts'
+import { restErrors } from '../errors.ts'
 
 /** What the read answers: each setting's text, null when unset or empty. */
 export interface ResponseSettings {

@@ -5,19 +5,19 @@
 // page and the body in the same row. Needs the schema (model.ts) only for
 // what PostgREST's schema cache decides: which table or function, primary
 // keys, payload columns, argument types.
-import type { CatalogFunction, CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { ident, qualified } from '../../lib/pg-catalog/quote.ts'
-import type { BodyMedia, BodyRow } from './bodies.ts'
-import { restErrors } from './errors.ts'
-import type { Condition, Logic } from './filters.ts'
-import { closest } from './closest.ts'
-import { tableByType, type RestModel } from './model.ts'
-import { parseFilters, type Media, type ParsedQuery, type Preferences } from './request.ts'
+import type { CatalogFunction, CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
+import type { BodyMedia, BodyRow } from '../request/bodies.ts'
+import { restErrors } from '../errors.ts'
+import type { Condition, Logic } from '../request/filters.ts'
+import { closest } from '../schema/closest.ts'
+import { tableByType, type RestModel } from '../schema/model.ts'
+import { parseFilters, type Media, type ParsedQuery, type Preferences } from '../request/request.ts'
 import { resolveFunction, type FunctionCall } from './rpc.ts'
 import { outputNamesOf, relationSql } from './embed.ts'
-import { RESPONSE_COLUMNS } from './response-settings.ts'
+import { RESPONSE_COLUMNS } from '../answer/response-settings.ts'
 import { Params } from './sql.ts'
-import type { ResultRow } from './respond.ts'
+import type { ResultRow } from '../answer/respond.ts'
 import { insertSql, updateSql, deleteSql, putSql, type WriteCte, type WriteParts } from './write.ts'
 
 export interface RestCall {

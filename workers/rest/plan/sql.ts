@@ -5,10 +5,10 @@
 // Every identifier goes through lib/pg-catalog/quote.ts; nothing from the
 // request reaches the text unquoted except casts (checked: a type name) and
 // integers.
-import { ident, quoteText } from '../../lib/pg-catalog/quote.ts'
-import { restErrors } from './errors.ts'
-import type { Condition, Logic, OrderTerm } from './filters.ts'
-import type { Field, SelectItem } from './select.ts'
+import { ident, quoteText } from '../../../lib/pg-catalog/quote.ts'
+import { restErrors } from '../errors.ts'
+import type { Condition, Logic, OrderTerm } from '../request/filters.ts'
+import type { Field, SelectItem } from '../request/select.ts'
 
 /** The statement's parameters, as text (PostgreSQL reads each as the type its place asks for). */
 export class Params {

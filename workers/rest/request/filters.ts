@@ -3,7 +3,7 @@
 // `col=[not.]op[(any|all)][(config)].value`, `or=(a.eq.1,and(b.gt.0,c.lt.9))`,
 // `order=a.desc.nullslast,b`. Values stay text: PostgreSQL reads them as the
 // column's type (sql.ts binds them as parameters). Errors are PGRST100.
-import { restErrors } from './errors.ts'
+import { restErrors } from '../errors.ts'
 import { MAX_CONDITIONS, MAX_LIST_VALUES, MAX_LOGIC_DEPTH, MAX_ORDER_TERMS } from './limits.ts'
 import { Cursor, type Field } from './select.ts'
 

@@ -6,9 +6,9 @@
 // identity statement (lib/db/request-transaction.ts), so they cost no round
 // trip. The optional pre-request function (`db-pre-request`) is the
 // project's setting (lib/pg-catalog/pre-request.ts), called after them.
-import type { Bind } from '../../lib/db/prepared-statements.ts'
-import { metaStillIs, type Meta } from '../../lib/pg-catalog/schema-version.ts'
-import { searchPathSetting } from './profiles.ts'
+import type { Bind } from '../../../lib/db/prepared-statements.ts'
+import { metaStillIs, type Meta } from '../../../lib/pg-catalog/schema-version.ts'
+import { searchPathSetting } from '../request/profiles.ts'
 
 /** What the settings are made of: the request as the worker received it. */
 export interface RequestFacts {

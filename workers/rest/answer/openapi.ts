@@ -6,8 +6,8 @@
 // may write, and the functions it may execute. The shape follows PostgREST's
 // OpenAPI module: `definitions` per table, `parameters` shared by reference,
 // `rowFilter.<table>.<column>` and `body.<table>`.
-import type { CatalogColumn, CatalogFunction, CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import type { RestModel } from './model.ts'
+import type { CatalogColumn, CatalogFunction, CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import type { RestModel } from '../schema/model.ts'
 
 /** The version `info` names: the PostgREST this API answers as. */
 const POSTGREST_VERSION = '13'

@@ -5,9 +5,9 @@
 // exposed is 406 PGRST106. Decided before a connection is taken. The request
 // then runs with that schema first on its search path, and the reply names it
 // when the caller chose it or could have.
-import type { Bind } from '../../lib/db/prepared-statements.ts'
-import { ident } from '../../lib/pg-catalog/quote.ts'
-import { restErrors } from './errors.ts'
+import type { Bind } from '../../../lib/db/prepared-statements.ts'
+import { ident } from '../../../lib/pg-catalog/quote.ts'
+import { restErrors } from '../errors.ts'
 
 export interface Profile {
   /** The schema the request is for. */

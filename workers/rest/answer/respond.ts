@@ -2,11 +2,11 @@
 // (shared/reference/postgrest.md sections 2, 3 and 5): statuses,
 // Content-Range, Location, Preference-Applied, the three media, and errors,
 // PostgreSQL's mapped to HTTP statuses as PostgREST maps them.
-import { postgrestErrorResponse } from '../../lib/http/errors.ts'
-import { RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
-import type { ServiceResponse } from '../../lib/service.ts'
-import { RestError, restErrors } from './errors.ts'
-import type { Planned, RestCall } from './plan.ts'
+import { postgrestErrorResponse } from '../../../lib/http/errors.ts'
+import { RETRY_AFTER_SECONDS } from '../../../lib/db/database-errors.ts'
+import type { ServiceResponse } from '../../../lib/service.ts'
+import { RestError, restErrors } from '../errors.ts'
+import type { Planned, RestCall } from '../plan/plan.ts'
 import type { ResponseSettings } from './response-settings.ts'
 
 /** What the statement answered: one row (with the response settings, when it reads them: response-settings.ts). */

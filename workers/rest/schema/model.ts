@@ -6,8 +6,8 @@
 // the search path: lib/pg-catalog/schema-version.ts), so a DDL or a change of
 // the list is followed on the next request.
 import type pg from 'pg'
-import { readCatalog, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
-import { VersionedCache, type Meta } from '../../lib/pg-catalog/schema-version.ts'
+import { readCatalog, type CatalogFunction, type CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import { VersionedCache, type Meta } from '../../../lib/pg-catalog/schema-version.ts'
 import { relationshipsOf, type Relationship } from './relationships.ts'
 import { viewPrimaryKeys, viewSides } from './view-keys.ts'
 

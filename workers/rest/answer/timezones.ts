@@ -7,8 +7,8 @@
 // changes only with the server's installation.
 import type pg from 'pg'
 import { escapeLiteral } from 'pg'
-import { restErrors } from './errors.ts'
-import type { Preferences } from './request.ts'
+import { restErrors } from '../errors.ts'
+import type { Preferences } from '../request/request.ts'
 
 /** Zone names per database server (host:port), loading or loaded; a failed load is forgotten, so the next request tries again. */
 const zonesByServer = new Map<string, Promise<ReadonlySet<string>>>()
