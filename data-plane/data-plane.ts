@@ -8,7 +8,6 @@ import type { PlatformConfig } from '../lib/config.ts'
 import { incidents, unavailableAs } from '../lib/db/database-errors.ts'
 import { ProjectDatabaseProbe } from '../lib/db/project-pool-probe.ts'
 import type { ProjectDatabase } from '../lib/db/project-pools.ts'
-import type { RequestIdentity } from '../lib/roles.ts'
 import { BaseplaneError, platformErrors, UNAVAILABLE_RETRY_AFTER_SECONDS } from '../lib/errors.ts'
 import { unservedService } from './unserved.ts'
 import { log } from '../lib/log.ts'
@@ -27,11 +26,12 @@ import { authManifest } from '../workers/auth/manifest.ts'
 import { graphqlManifest } from '../workers/graphql/manifest.ts'
 import { pushManifest } from '../workers/push/manifest.ts'
 import { restManifest } from '../workers/rest/manifest.ts'
-import type { Gate, KeyRole } from './gate.ts'
+import type { Gate } from './gate.ts'
 import type { PlatformHealth } from './platform-health.ts'
 import type { ProjectDirectory } from './project-directory.ts'
 import type { Throttle } from './throttle.ts'
 import { LifecycleGate, type Waker } from './lifecycle-gate.ts'
+import { projectCall, type ProjectCall } from './project-call.ts'
 import type { RequestActivity } from './request-activity.ts'
 
 
@@ -95,6 +95,9 @@ interface ConcernEntry {
   /** Its index among the metrics' services. */
   service: number
 }
+
+/** A project request's state (project-call.ts), with this plane's concern entries. */
+type Call = ProjectCall<ConcernEntry>
 
 const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   manifest,
@@ -241,11 +244,11 @@ export class DataPlane {
     try {
       const cached = this.#deps.directory.peek(target.ref)
       const answer = cached
-        ? this.#serve(request, cached, target.path, concern, false)
+        ? this.#serve(projectCall(request, cached, target.path, concern))
         : this.#deps.directory.get(target.ref).then((project) => {
             incidents.recovered(CATALOGUE)
             if (project === undefined) throw platformErrors.unknownProject(target.ref)
-            return this.#serve(request, project, target.path, concern, false)
+            return this.#serve(projectCall(request, project, target.path, concern))
           })
       if (answer instanceof Promise) {
         return answer.then(
@@ -320,74 +323,65 @@ export class DataPlane {
     return answer
   }
 
-  #serve(
-    request: IncomingRequest,
-    project: ProjectRecord,
-    path: string,
-    concern: ConcernEntry | undefined,
-    reloaded: boolean,
-  ): OutgoingResponse | Promise<OutgoingResponse> {
+  #serve(call: Call): OutgoingResponse | Promise<OutgoingResponse> {
+    const { request, project, concern, subPath } = call
     const ref = project.ref
     if (this.#deps.throttle.watching(ref)) {
       const wait = this.#deps.throttle.retryAfter(ref, this.clientAddress(request))
       if (wait > 0) return throttledResponse(wait, concern, request)
     }
-    const subPath = concern ? path.slice(concern.manifest.prefix.length) : path
     const apikey = request.headers.apikey || (request.query ? new URLSearchParams(request.query).get('apikey') : null) || undefined
     if (!apikey) {
-      if (concern?.open.match(request.method, subPath).kind === 'found') return this.#route(request, project, path, subPath, concern, undefined, undefined)
+      if (concern?.open.match(request.method, subPath).kind === 'found') return this.#route(call)
       throw platformErrors.noApiKey()
     }
     const keyRole = this.#deps.gate.keyRole(project, apikey)
     if (keyRole === undefined) {
       // Keys may have been rotated a moment ago: read the catalogue once before refusing, once per key and record version.
-      if (reloaded || this.#deps.gate.refusedBefore(project, apikey)) {
+      if (call.reloaded || this.#deps.gate.refusedBefore(project, apikey)) {
         this.#deps.gate.refuse(project, apikey)
         throw platformErrors.invalidApiKey()
       }
       return this.#deps.directory.reload(ref).then((fresh) => {
         incidents.recovered(CATALOGUE)
         if (fresh === undefined) throw platformErrors.unknownProject(ref)
-        return this.#serve(request, fresh, path, concern, true)
+        call.project = fresh
+        call.reloaded = true
+        return this.#serve(call)
       })
     }
+    call.keyRole = keyRole
     const authorization = request.headers.authorization
     const identity = this.#deps.gate.cachedIdentity(project, apikey, authorization)
     if (identity === undefined) {
-      return this.#deps.gate
-        .identify(project, apikey, authorization)
-        .then((verified) => this.#route(request, project, path, subPath, concern, keyRole, verified))
+      return this.#deps.gate.identify(project, apikey, authorization).then((verified) => {
+        call.identity = verified
+        return this.#route(call)
+      })
     }
-    return this.#route(request, project, path, subPath, concern, keyRole, identity)
+    call.identity = identity
+    return this.#route(call)
   }
 
-  #route(
-    request: IncomingRequest,
-    project: ProjectRecord,
-    path: string,
-    subPath: string,
-    concern: ConcernEntry | undefined,
-    keyRole: KeyRole | undefined,
-    identity: RequestIdentity | undefined,
-  ): OutgoingResponse | Promise<OutgoingResponse> {
+  #route(call: Call): OutgoingResponse | Promise<OutgoingResponse> {
+    const { request, project, path, concern } = call
     // Suspended or paused (lifecycle-gate.ts): refused, or served once woken.
-    if (project.state !== 'active') return this.#lifecycle.admit(project).then((woken) => this.#route(request, woken, path, subPath, concern, keyRole, identity))
+    if (project.state !== 'active') {
+      return this.#lifecycle.admit(project).then((woken) => {
+        call.project = woken
+        return this.#route(call)
+      })
+    }
     this.#deps.activity?.seen(project.ref)
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
     if (concern === undefined) throw unservedService(path, SERVED) ?? platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
-    return this.#dispatch(request, project, subPath, concern, keyRole, identity)
+    return this.#dispatch(call, concern)
   }
 
-  async #dispatch(
-    request: IncomingRequest,
-    project: ProjectRecord,
-    subPath: string,
-    concern: ConcernEntry,
-    keyRole: KeyRole | undefined,
-    identity: RequestIdentity | undefined,
-  ): Promise<OutgoingResponse> {
+  async #dispatch(call: Call, concern: ConcernEntry): Promise<OutgoingResponse> {
+    const { request, project, subPath } = call
     const address = this.clientAddress(request)
     const serviceRequest: ServiceRequest = {
       concern: concern.manifest.concern,
@@ -398,8 +392,8 @@ export class DataPlane {
       body: await request.body(),
       clientAddress: address,
       project: this.contextOf(project, concern.manifest.concern),
-      identity,
-      apikeyRole: keyRole,
+      identity: call.identity,
+      apikeyRole: call.keyRole,
     }
     // An attempt the throttle counts is counted before it is checked (throttle.ts), so concurrent ones cannot all pass.
     const match = concern.routes.match(request.method, subPath)
