@@ -8,11 +8,11 @@ import fs from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import type { Plan } from '../lib/catalogue.ts'
-import { BaseplaneError } from '../lib/errors.ts'
+import { ConfigError, platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { PLAN_LIMITS } from '../lib/plans.ts'
 import { threadExecArgv, threadModule } from '../lib/thread-module.ts'
-import type { Concern, ServiceRequest, ServiceResponse, WorkerOptions } from '../lib/service.ts'
+import { WORKER_SECTIONS, type Concern, type ServiceRequest, type ServiceResponse, type ThreadOptions, type WorkerOptions } from '../lib/service.ts'
 import { serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { WorkerSnapshot } from '../lib/metrics/worker-snapshot.ts'
 import { FairShare, type FairShareObserver, type FairShareStats, type Limits } from './fair-share.ts'
@@ -46,6 +46,16 @@ interface ConcernPool {
   share: FairShare
 }
 
+/** What `concern`'s threads are given of `options`: the common options and the concern's own sections, no other's. */
+export function threadOptionsOf(concern: Concern, options: WorkerOptions): ThreadOptions {
+  const given: ThreadOptions = { ...options }
+  for (const other of Object.keys(WORKER_SECTIONS) as Concern[]) {
+    if (other === concern) continue
+    for (const section of WORKER_SECTIONS[other]) if (!(WORKER_SECTIONS[concern] as readonly string[]).includes(section)) delete given[section]
+  }
+  return given
+}
+
 /**
  * A project may run at most half of a thread's task slots at once, whatever
  * its plan says, so a neighbour placed on the same thread always finds a slot.
@@ -68,7 +78,8 @@ export class Dispatcher {
     this.#limits = limitsFor(options.tasksPerThread)
     for (const concern of Object.keys(options.threads) as Concern[]) {
       const file = workerFile(concern)
-      if (!fs.existsSync(fileURLToPath(file))) continue
+      // A build that lacks a concern's worker is broken: refuse to start rather than answer 503 for ever.
+      if (!fs.existsSync(fileURLToPath(file))) throw new ConfigError(`The ${concern} worker is missing (${fileURLToPath(file)}): run npm run build`)
       const threads = options.threads[concern]
       const shards = Array.from(
         { length: threads },
@@ -89,7 +100,7 @@ export class Dispatcher {
             recordTiming: false,
             execArgv: threadExecArgv,
             env: { ...process.env, BASEPLANE_LOG_LEVEL: options.logLevel },
-            workerData: options.worker,
+            workerData: threadOptionsOf(concern, options.worker),
           }),
       )
       const figures = options.figures
@@ -110,15 +121,13 @@ export class Dispatcher {
 
   async run(request: ServiceRequest): Promise<ServiceResponse> {
     const pool = this.#pools.get(request.concern)
-    if (pool === undefined) {
-      throw new BaseplaneError('service_unavailable', `The ${request.concern} service is not available on this node`, 503)
-    }
+    if (pool === undefined) throw platformErrors.serviceNotOnNode(request.concern)
     return pool.share.run(request.project.ref, this.#limits[request.project.plan], async (shard) => {
       try {
         return (await pool.shards[shard]!.run(request)) as ServiceResponse
       } catch (error) {
         log.error('worker task failed', error, { concern: request.concern, ref: request.project.ref })
-        throw BaseplaneError.fromData({ code: 'unexpected_failure', message: 'Unexpected failure, please check server logs for more information', status: 500 })
+        throw platformErrors.internal()
       }
     })
   }

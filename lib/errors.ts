@@ -129,6 +129,8 @@ export const platformErrors = {
   catalogueUnavailable: () =>
     new BaseplaneError('catalogue_unavailable', 'The platform catalogue is unavailable; try again shortly', 503, undefined, UNAVAILABLE_RETRY_AFTER_SECONDS),
   internal: () => new BaseplaneError('unexpected_failure', 'Unexpected failure, please check server logs for more information', 500),
+  /** A concern this node runs no threads for (its dispatcher was built without it). */
+  serviceNotOnNode: (concern: string) => new BaseplaneError('service_unavailable', `The ${concern} service is not available on this node`, 503),
   /**
    * A suspended project's answer to every request, in each service's refusal
    * shape. 403, not 503: retrying does not help, only its operator can resume

@@ -145,6 +145,23 @@ export interface WorkerOptions {
   rest?: { maxRows: number; aggregates: boolean }
 }
 
+/**
+ * The sections of WorkerOptions that only some concerns read. Each concern's
+ * threads are given only their own (data-plane/dispatcher.ts): the SMTP URL
+ * may carry a password, and no other concern's thread should hold it.
+ */
+export const WORKER_SECTIONS = {
+  auth: ['mail', 'google'],
+  graphql: [],
+  push: ['push'],
+  rest: ['rest'],
+} as const satisfies Record<Concern, readonly WorkerSectionName[]>
+
+export type WorkerSectionName = 'mail' | 'push' | 'google' | 'rest'
+
+/** What one concern's thread is given: the common options, and its own sections only. */
+export type ThreadOptions = Omit<WorkerOptions, WorkerSectionName> & Partial<Pick<WorkerOptions, WorkerSectionName>>
+
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): ServiceResponse {
   return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) }
 }

@@ -4,14 +4,14 @@
 import { workerData } from 'node:worker_threads'
 import { createConnectionBudget } from './db/connection-budget.ts'
 import { ProjectPools } from './db/project-pools.ts'
-import type { WorkerOptions } from './service.ts'
+import type { ThreadOptions, WorkerOptions, WorkerSectionName } from './service.ts'
 
 let pools: ProjectPools | undefined
 let standalone: WorkerOptions | undefined
 
-/** The options the dispatcher gave this thread; defaults when a handler runs in-process (tests). */
-export function workerOptions(): WorkerOptions {
-  const options = workerData as WorkerOptions | undefined
+/** The options the dispatcher gave this thread (its concern's sections only); defaults when a handler runs in-process (tests). */
+export function workerOptions(): ThreadOptions {
+  const options = workerData as ThreadOptions | undefined
   if (options) return options
   standalone ??= {
     maxProjectConnections: 50,
@@ -28,6 +28,13 @@ export function workerOptions(): WorkerOptions {
     },
   }
   return standalone
+}
+
+/** This thread's own section of the configuration; a thread of a concern that was not given it fails loudly. */
+export function workerSection<K extends Exclude<WorkerSectionName, 'rest'>>(name: K): WorkerOptions[K] {
+  const section = workerOptions()[name] as WorkerOptions[K] | undefined
+  if (section === undefined) throw new Error(`this worker thread was not given the ${name} settings (lib/service.ts WORKER_SECTIONS)`)
+  return section
 }
 
 export function projectPools(): ProjectPools {

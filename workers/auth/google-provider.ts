@@ -1,7 +1,7 @@
 // Google as an OpenID provider, through google-auth-library's OAuth2Client:
 // the authorization URL, the code exchange, and ID token verification
 // (signature, audience, issuer, expiry) against the platform's endpoints
-// (workerOptions().google: Google's by default, a local stand-in in tests).
+// (workerSection('google'): Google's by default, a local stand-in in tests).
 //
 // Why the certificates are fetched here: OAuth2Client.verifyIdToken fetches
 // them itself, but on Node it always asks for the PEM form
@@ -14,7 +14,7 @@ import crypto from 'node:crypto'
 import { OAuth2Client, type TokenPayload } from 'google-auth-library'
 import { decodeJwt, decodeProtectedHeader } from 'jose'
 import { boundedFetchImplementation, fetchBounded, type AnswerBounds } from '../../lib/bounded-body.ts'
-import { workerOptions } from '../../lib/worker-context.ts'
+import { workerSection } from '../../lib/worker-context.ts'
 
 export const GOOGLE_SCOPES = ['openid', 'email', 'profile']
 
@@ -32,7 +32,7 @@ export interface GoogleClient {
 const GOOGLE_ANSWER: AnswerBounds = { maxBytes: 1024 * 1024, timeoutMs: 10000 }
 
 function endpoints() {
-  return workerOptions().google
+  return workerSection('google')
 }
 
 function oauthClient(client: GoogleClient): OAuth2Client {

@@ -4,7 +4,7 @@
 import type { QuotaCaps } from '../../lib/plans.ts'
 import type { AuthDb } from './db/pool.ts'
 import type { AuthProjectContext, ServiceRequest, ServiceUsage, WorkerOptions } from '../../lib/service.ts'
-import { workerOptions } from '../../lib/worker-context.ts'
+import { workerOptions, workerSection } from '../../lib/worker-context.ts'
 import { readJsonObject } from '../../lib/http/body.ts'
 import { authPool } from './db/pool.ts'
 import { authErrors } from './errors.ts'
@@ -48,7 +48,7 @@ export function authRequest(raw: ServiceRequest<AuthProjectContext>): AuthReques
     ip: raw.clientAddress,
     userAgent: raw.headers['user-agent'],
     baseUrl: project.baseUrl,
-    mail: workerOptions().mail,
+    mail: workerSection('mail'),
     body,
     caps: project.caps,
     // A note of its own per request, filled where sessions are issued and mail is sent.

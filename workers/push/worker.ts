@@ -9,7 +9,7 @@ import { platformErrorResponse } from '../../lib/http/errors.ts'
 import { Router } from '../../lib/http/router.ts'
 import { log } from '../../lib/log.ts'
 import type { ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
-import { projectPools, workerOptions } from '../../lib/worker-context.ts'
+import { projectPools, workerSection } from '../../lib/worker-context.ts'
 import { getCredentials, getVapid, putCredentials, removeCredentials } from './api/credentials.ts'
 import { getDevices, postDevice, removeDevice } from './api/devices.ts'
 import { getMessage, postMessages } from './api/messages.ts'
@@ -94,7 +94,7 @@ export interface PushWorkerSettings {
 /** Piscina entry. */
 const handle: ServiceHandler = (request) => {
   if (handler === undefined) {
-    const settings: PushWorkerSettings = workerOptions().push
+    const settings: PushWorkerSettings = workerSection('push')
     handler = createPushHandler({
       poolFor: (r) => projectPools().get(r.project.database),
       platformPoolFor: (r) => projectPools().get(r.project.platformDatabase ?? r.project.database),
