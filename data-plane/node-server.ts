@@ -4,12 +4,14 @@
 // answers pipelined requests in order itself.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Duplex } from 'node:stream'
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { StreamedBody, type IncomingRequest, type OutgoingResponse, type ResponseBody } from '../lib/http.ts'
 import type { DataPlane } from './data-plane.ts'
 import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, MAX_HEADER_BYTES, routedMethod, stoppingResponse, type RunningServer } from './http-server.ts'
+import { closeNodeSocket, isRealtimeSocket, nodeRoutesUpgrades } from './realtime-socket.ts'
 
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -74,7 +76,9 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
   let draining = false
   let inFlight = 0
   let idle: (() => void) | undefined
-  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+  // Realtime's socket is accepted and closed with a reason the client shows (realtime-socket.ts); any other upgrade is a request.
+  const upgrades = { shouldUpgradeCallback: (req: http.IncomingMessage) => isRealtimeSocket((req.url ?? '/').split('?')[0]!) }
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES, ...upgrades }, (req, res) => {
     if (draining) {
       write(res, stoppingResponse(), true)
       return
@@ -105,6 +109,7 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
       else void streaming.finally(ended)
     })
   })
+  if (nodeRoutesUpgrades()) server.on('upgrade', (req: http.IncomingMessage, socket: Duplex) => closeNodeSocket(dataPlane, req, socket))
   server.keepAliveTimeout = 10000
   return new Promise((resolve, reject) => {
     server.once('error', reject)

@@ -11,6 +11,7 @@ import { StreamedBody, type IncomingRequest, type OutgoingResponse, type Respons
 import type { DataPlane } from './data-plane.ts'
 import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, stoppingResponse, type RunningServer } from './http-server.ts'
+import { REALTIME_SOCKET_ROUTES, uwsRealtimeSocket } from './realtime-socket.ts'
 
 /** The uWebSockets.js release inside @based/uws 6.0.1 (package.json pins that exactly; test/platform/http-engine.test.ts holds the two together). */
 export const UWS_VERSION = '20.51'
@@ -291,6 +292,8 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
   const app = uWS.App()
   const inFlight = new InFlight()
   const parts: ServerParts = { dataPlane, inFlight }
+  // Realtime's socket: accepted and closed with a reason the client shows (realtime-socket.ts); a GET that is not an upgrade falls through.
+  for (const route of REALTIME_SOCKET_ROUTES) app.ws(route, uwsRealtimeSocket(dataPlane))
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()
     if (inFlight.draining) {
