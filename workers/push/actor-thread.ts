@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../lib/log.ts'
 import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
-import { fromSource } from '../../lib/thread-module.ts'
+import { fromSource, threadExecArgv, threadModule, threadsFromBuild } from '../../lib/thread-module.ts'
 import { newNodeId } from './lease-keeper.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
@@ -36,7 +36,7 @@ export type ActorThreadRequest = { kind: 'stop' } | { kind: 'snapshot'; id: numb
 
 // Compiled (dist/) the thread's entry is actor-thread-main.js; from source
 // (under tsx) it is the .ts file, imported by a plain JS launcher (see there).
-const ENTRY = new URL('./actor-thread-main.js', import.meta.url)
+const ENTRY = threadModule('./actor-thread-main', import.meta.url)
 const LAUNCHER = new URL('./actor-thread-launcher.mjs', import.meta.url)
 const SOURCE_ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
 const RESTART_MS = 1000
@@ -57,9 +57,9 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
   const spawn = () =>
     new Promise<void>((resolve, reject) => {
       const env = { ...process.env, BASEPLANE_LOG_LEVEL: logLevel() }
-      const worker = fromSource
+      const worker = fromSource && !threadsFromBuild
         ? new Worker(LAUNCHER, { argv: [SOURCE_ENTRY], workerData: options, env })
-        : new Worker(ENTRY, { workerData: options, env })
+        : new Worker(ENTRY, { workerData: options, env, execArgv: threadExecArgv })
       current = worker
       let started = false
       worker.on('message', (message: ActorThreadMessage) => {
