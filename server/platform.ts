@@ -2,7 +2,6 @@
 // upgraded, worker pools, the uWebSockets server with the admin API.
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
-import { startEmbedded, type EmbeddedServer } from '../lib/db/embedded.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -64,13 +63,6 @@ export interface RunningPlatform {
   stop(graceMillis?: number): Promise<void>
 }
 
-/** DATABASE_URL, or the embedded server under <home> (started if needed). */
-export async function platformDatabase(config: PlatformConfig, own: boolean): Promise<{ url: string; embedded?: EmbeddedServer }> {
-  if (config.databaseUrl) return { url: config.databaseUrl }
-  const embedded = await startEmbedded(config.home, config.embeddedPort, own)
-  return { url: embedded.url, embedded }
-}
-
 /** The platform's own routes: the admin API, then the dashboard. */
 function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, pages: DashboardOptions, more: AdminRoute[] = []): PlatformRoutes {
   const api = adminApi(controlPlane, addressing, adminToken, { push: pages.push ?? {}, extraRoutes: more })
@@ -116,12 +108,6 @@ export interface StartOptions {
    */
   databaseWaitMs?: number
 }
-
-/**
- * How long a start waits for its supervised embedded PostgreSQL: the supervisor's first six
- * restarts (0.5 s doubling) take 31.5 s, and crash recovery a few seconds each.
- */
-export const EMBEDDED_DATABASE_WAIT_MS = 60000
 
 /** `httpEngine`: loaded already (the command line loads it before starting a database, to refuse early); else loaded here. */
 export async function startPlatform(config: PlatformConfig, databaseUrl: string, httpEngine?: HttpEngine, options: StartOptions = {}): Promise<RunningPlatform> {

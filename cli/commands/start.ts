@@ -5,7 +5,8 @@
 // exits 0, leaving no process behind.
 import exitHook from 'async-exit-hook'
 import { log } from '../../lib/log.ts'
-import { EMBEDDED_DATABASE_WAIT_MS, platformDatabase, startPlatform } from '../../server/platform.ts'
+import { EMBEDDED_DATABASE_WAIT_MS, platformDatabase } from '../../server/platform-database.ts'
+import type { RunningPlatform } from '../../server/platform.ts'
 import { loadHttpEngine } from '../../data-plane/http-engine.ts'
 import { keysView } from '../../control-plane/views.ts'
 import type { Command } from '../command.ts'
@@ -72,12 +73,14 @@ export const startCommand: Command = {
     // Before anything else: a refused second start must not touch the first one's PostgreSQL.
     const lock = lockHome(config.home, config.port, config.publicUrl)
     let database: Awaited<ReturnType<typeof platformDatabase>>
-    let platform: Awaited<ReturnType<typeof startPlatform>>
+    let platform: RunningPlatform
     try {
       await checkPortFree(config.host, config.port)
       database = await platformDatabase(config, true)
       // The embedded server's supervisor starts it again if it dies meanwhile: the start waits for it.
       const databaseWaitMs = database.embedded ? EMBEDDED_DATABASE_WAIT_MS : 0
+      // Loaded here: the data plane is only this command's, and loading it would slow every other one.
+      const { startPlatform } = await import('../../server/platform.ts')
       platform = await startPlatform(config, database.url, httpEngine, { databaseWaitMs }).catch(async (error: unknown) => {
         await database.embedded?.stop()
         throw error

@@ -9,20 +9,22 @@ import t from 'tap'
 import { setAuthOptions, setGoogle } from '../../control-plane/auth-settings.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
 import { startOidcProvider, type OidcProvider } from '../../dev/oidc-provider.ts'
-import { authFixture, call, fragmentOf, SITE_URL, type AuthFixture } from './helpers.ts'
+import { authFixture, authPlatform, call, fragmentOf, SITE_URL, type AuthFixture } from './helpers.ts'
 
 const APP = 'http://localhost:3000/welcome'
 
-async function setup(t: { teardown(fn: () => unknown): void }): Promise<{ f: AuthFixture; google: OidcProvider }> {
-  const google = await startOidcProvider()
-  t.teardown(() => google.close())
-  const f = await authFixture(t, {
-    BASEPLANE_GOOGLE_AUTHORIZATION_URL: google.authorizationUrl,
-    BASEPLANE_GOOGLE_TOKEN_URL: google.tokenUrl,
-    BASEPLANE_GOOGLE_CERTS_URL: google.certsUrl,
-    BASEPLANE_GOOGLE_ISSUER: google.issuer,
-  })
-  return { f, google }
+// One provider stand-in and one platform for the tests below (the throttle's has its own): each test has a project of its own.
+const google = await startOidcProvider()
+t.teardown(() => google.close())
+const shared = await authPlatform(t, {
+  BASEPLANE_GOOGLE_AUTHORIZATION_URL: google.authorizationUrl,
+  BASEPLANE_GOOGLE_TOKEN_URL: google.tokenUrl,
+  BASEPLANE_GOOGLE_CERTS_URL: google.certsUrl,
+  BASEPLANE_GOOGLE_ISSUER: google.issuer,
+})
+
+async function setup(): Promise<{ f: AuthFixture; google: OidcProvider }> {
+  return { f: await shared.fixture(), google }
 }
 
 async function configure(f: AuthFixture, google: OidcProvider) {
@@ -53,7 +55,7 @@ function errorOf(location: string) {
 }
 
 t.test('offered only when switch, client ID and secret are all set; saving takes effect at once', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   const authorize = () => fetch(f.url(`/authorize?provider=google&redirect_to=${encodeURIComponent(APP)}`), { redirect: 'manual' })
   const settings = async () => (await call<{ external: { google: boolean } }>(f, 'GET', '/settings')).body.external.google
   const refused = async (label: string) => {
@@ -81,7 +83,7 @@ t.test('offered only when switch, client ID and secret are all set; saving takes
 })
 
 t.test('/authorize: scopes, exact callback address, signed state, redirect_to checked', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   const bad = await fetch(f.url('/authorize?provider=google&redirect_to=https://evil.example.test/'), { redirect: 'manual' })
   t.equal(bad.status, 400)
@@ -109,7 +111,7 @@ t.test('/authorize: scopes, exact callback address, signed state, redirect_to ch
 })
 
 t.test('browser-style flow with supabase-js (implicit): new user, then the same user again', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   const supabase = f.anon()
   const { data, error } = await supabase.auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })
@@ -147,7 +149,7 @@ t.test('browser-style flow with supabase-js (implicit): new user, then the same 
 })
 
 t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeCodeForSession', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   google.user = { sub: '42', email: 'Grace@Example.com', email_verified: true, name: 'Grace Hopper' }
   const supabase = createClient(f.project.baseUrl, f.project.anonKey, { auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false, flowType: 'pkce' } })
@@ -184,7 +186,7 @@ t.test('browser-style flow with supabase-js (PKCE): ?code= redeemed by exchangeC
 })
 
 t.test('two sign-ins in flight, told apart by sb_flow_id (auth-js 2.119 experimental.appendPkceFlowIdToRedirects)', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   google.user = { sub: '43', email: 'ada@example.com', email_verified: true, name: 'Ada Lovelace' }
   const storage = new Map<string, string>()
@@ -212,7 +214,7 @@ t.test('two sign-ins in flight, told apart by sb_flow_id (auth-js 2.119 experime
 })
 
 t.test('linking: an existing address gets the Google identity', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   const existing = await f.admin().auth.admin.createUser({ email: 'ada@example.com', password: 'password 123', email_confirm: true, user_metadata: { team: 'engines' } })
   const { location } = await browse((await f.anon().auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })).data.url!)
@@ -237,7 +239,7 @@ t.test('linking: an existing address gets the Google identity', async (t) => {
 })
 
 t.test('refusals redirect with error, error_code, error_description', async (t) => {
-  const { f, google } = await setup(t)
+  const { f, google } = await setup()
   await configure(f, google)
   const start = async () => (await f.anon().auth.signInWithOAuth({ provider: 'google', options: { redirectTo: APP } })).data.url!
   const refused = async (label: string, expected: Record<string, string>) => {
@@ -301,8 +303,6 @@ t.test('refusals redirect with error, error_code, error_description', async (t) 
 })
 
 t.test('failed callbacks feed the throttle', async (t) => {
-  const google = await startOidcProvider()
-  t.teardown(() => google.close())
   const f = await authFixture(t, {
     BASEPLANE_THROTTLE_MAX_FAILURES: '2',
     BASEPLANE_GOOGLE_AUTHORIZATION_URL: google.authorizationUrl,

@@ -116,24 +116,47 @@ export interface AuthFixture {
   url: (path: string) => string
 }
 
-export async function authFixture(t: Teardown, env: Record<string, string> = {}, options: Record<string, unknown> = {}): Promise<AuthFixture> {
+export interface AuthPlatform {
+  test: TestPlatform
+  mail: MailCatcher
+  /** A project of its own with auth on, its redirects and `options` set, on this platform. */
+  fixture(options?: Record<string, unknown>): Promise<AuthFixture>
+}
+
+/**
+ * A platform whose mail goes to a catcher of its own: a file's tests that need
+ * the same configuration share it (starting one costs seconds), each with a
+ * project of its own from fixture().
+ */
+export async function authPlatform(t: Teardown, env: Record<string, string> = {}): Promise<AuthPlatform> {
   const mail = await startMailCatcher(t)
   const test = await startTestPlatform(t, { SMTP_URL: mail.url, BASEPLANE_THROTTLE_MAX_FAILURES: '1000', ...env })
-  const project = await test.createProject({ auth: true })
-  await setRedirects(test.platform.controlPlane, project.ref, { siteUrl: SITE_URL, allow: [ALLOWED] })
-  await setAuthOptions(test.platform.controlPlane, project.ref, { mail_min_interval_seconds: 0, ...options })
-  const client = (key: string) =>
-    createClient(project.baseUrl, key, {
-      auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
-    })
   return {
     test,
-    project,
     mail,
-    anon: () => client(project.anonKey),
-    admin: () => client(project.serviceRoleKey),
-    url: (path) => `${project.baseUrl}/auth/v1${path}`,
+    async fixture(options = {}) {
+      const project = await test.createProject({ auth: true })
+      await setRedirects(test.platform.controlPlane, project.ref, { siteUrl: SITE_URL, allow: [ALLOWED] })
+      await setAuthOptions(test.platform.controlPlane, project.ref, { mail_min_interval_seconds: 0, ...options })
+      const client = (key: string) =>
+        createClient(project.baseUrl, key, {
+          auth: { persistSession: false, autoRefreshToken: false, detectSessionInUrl: false },
+        })
+      return {
+        test,
+        project,
+        mail,
+        anon: () => client(project.anonKey),
+        admin: () => client(project.serviceRoleKey),
+        url: (path) => `${project.baseUrl}/auth/v1${path}`,
+      }
+    },
   }
+}
+
+/** A platform of its own (see authPlatform) with one project. */
+export async function authFixture(t: Teardown, env: Record<string, string> = {}, options: Record<string, unknown> = {}): Promise<AuthFixture> {
+  return (await authPlatform(t, env)).fixture(options)
 }
 
 /**

@@ -10,7 +10,7 @@ import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { withRequestTransaction } from '../../lib/db/request-transaction.ts'
 import { DEFAULT_ROLE_TIMEOUTS } from '../../lib/plans.ts'
 import { verifyJwt } from '../../lib/jwt.ts'
-import { type AuthBody, authFixture, type AuthFixture, call, projectSql } from './helpers.ts'
+import { type AuthBody, authFixture, authPlatform, type AuthFixture, call, projectSql } from './helpers.ts'
 
 const code = (secret: string, offsetSeconds = 0) => generateSync({ secret, epoch: Math.floor(Date.now() / 1000) + offsetSeconds })
 
@@ -29,8 +29,11 @@ async function withVerifiedFactor(f: AuthFixture, token: string, name = 'phone')
   return { factorId: enrolled.body.id as string, secret: enrolled.body.totp.secret as string, session: verified.body }
 }
 
+// One platform for the tests below (the throttle's has its own), each with a project of its own.
+const shared = await authPlatform(t)
+
 t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', async (t) => {
-  const f = await authFixture(t)
+  const f = await shared.fixture()
   const supabase = f.anon()
   await f.admin().auth.admin.createUser({ email: 'ada@example.test', password: 'password 123', email_confirm: true })
   const signIn = await supabase.auth.signInWithPassword({ email: 'ada@example.test', password: 'password 123' })
@@ -121,7 +124,7 @@ t.test('supabase-js: enrol, challenge, verify, assurance levels, RLS on aal', as
 })
 
 t.test('raw calls with apikey and Authorization; a code accepted once under concurrency', async (t) => {
-  const f = await authFixture(t)
+  const f = await shared.fixture()
   const bob = await user(f, 'bob@example.test')
   t.equal((await verifyJwt(f.project.record, bob.token)).aal, 'aal1')
   const enrolled = await call(f, 'POST', '/factors', { factor_type: 'totp', issuer: 'Example App' }, { token: bob.token, version: false })
@@ -152,7 +155,7 @@ t.test('raw calls with apikey and Authorization; a code accepted once under conc
 })
 
 t.test('refusals, each with its status and code', async (t) => {
-  const f = await authFixture(t)
+  const f = await shared.fixture()
   const carol = await user(f, 'carol@example.test')
   const dave = await user(f, 'dave@example.test')
   const expect = async (label: string, reply: Promise<{ status: number; body: AuthBody | undefined }>, status: number, codeName: string, message?: string) => {
@@ -220,7 +223,7 @@ t.test('refusals, each with its status and code', async (t) => {
 })
 
 t.test('unenrolment drops sessions to aal1', async (t) => {
-  const f = await authFixture(t)
+  const f = await shared.fixture()
   const erin = await user(f, 'erin@example.test')
   const { factorId, session } = await withVerifiedFactor(f, erin.token)
   t.equal((await verifyJwt(f.project.record, session.access_token)).aal, 'aal2')
