@@ -33,6 +33,7 @@ import type { Throttle } from './throttle.ts'
 import { LifecycleGate, type Waker } from './lifecycle-gate.ts'
 import { projectCall, type ProjectCall } from './project-call.ts'
 import type { RequestActivity } from './request-activity.ts'
+import type { RequestIdentity } from '../lib/roles.ts'
 
 
 export interface DataPlaneDeps {
@@ -105,6 +106,18 @@ const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   routes: new Router(manifest.routes),
   service: serviceIndexOf(manifest.concern),
 }))
+
+/** Realtime's socket, under a project. */
+const REALTIME_SOCKET_PATH = '/realtime/v1/websocket'
+
+/** #route's answer to an admitted socket upgrade (admitSocket reads the call, not this). */
+const SOCKET_ADMITTED: OutgoingResponse = { status: 101, headers: {}, body: '' }
+
+/** A Realtime socket to open: the project, and the caller its apikey names. */
+export interface SocketAdmission {
+  project: ProjectRecord
+  identity: RequestIdentity
+}
 
 /** The throttle's key for the platform's own routes: no project ref has parentheses. */
 export const PLATFORM_THROTTLE_REF = '(platform)'
@@ -374,6 +387,12 @@ export class DataPlane {
     }
     this.#deps.activity?.seen(project.ref)
     if (path === '/health' && request.method === 'GET') return this.#projectHealth(project)
+    if (call.socket) {
+      if (path !== REALTIME_SOCKET_PATH) throw platformErrors.notFound(path)
+      call.admitted = true
+      return SOCKET_ADMITTED
+    }
+    if (path === REALTIME_SOCKET_PATH) throw platformErrors.upgradeRequired(path)
     if (concern === undefined) throw unservedService(path, SERVED) ?? platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)
@@ -416,6 +435,28 @@ export class DataPlane {
     if (activeUsers === undefined) return
     this.#deps.figures?.used(ref, usage)
     if (usage.session !== undefined && usage.user !== undefined) activeUsers.seen(ref, usage.user.id, usage.user.anonymous, Date.now())
+  }
+
+  /**
+   * Realtime's socket (`{base_url}/realtime/v1/websocket`): its upgrade request
+   * checked as any request of the project is (the throttle, the apikey, the
+   * project's state, waking a paused one); the project and the key's caller
+   * to open it for, or the answer that refuses it (realtime-socket.ts closes
+   * the socket with what that answer says).
+   */
+  async admitSocket(request: IncomingRequest): Promise<SocketAdmission | OutgoingResponse<ResponseBody>> {
+    const target = this.resolve(request)
+    try {
+      if (target === undefined) throw platformErrors.noProject()
+      const project = this.#deps.directory.peek(target.ref) ?? (await this.#deps.directory.get(target.ref))
+      if (project === undefined) throw platformErrors.unknownProject(target.ref)
+      const call: Call = { ...projectCall<ConcernEntry>(request, project, target.path, undefined), socket: true }
+      const answer = await this.#serve(call)
+      if (call.admitted && call.identity) return { project: call.project, identity: call.identity }
+      return answer
+    } catch (error) {
+      return this.#failure(error, undefined, request)
+    }
   }
 
   /** The project's `{base_url}/health`: its settings, and whether its database answers (probed at most once a second). */

@@ -23,6 +23,10 @@ export interface ProjectCall<C> {
   identity?: RequestIdentity
   /** Whether the project's record was already read again for this request (a refused key is then refused). */
   reloaded: boolean
+  /** Realtime's WebSocket upgrade (DataPlane.admitSocket): checked as a request, then opened rather than dispatched. */
+  readonly socket?: true
+  /** Set when the upgrade passed every check: the socket may open. */
+  admitted?: boolean
 }
 
 /** The record of a request for `project`, its sub-path cut from the concern's `prefix`. */

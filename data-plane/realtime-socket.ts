@@ -1,25 +1,26 @@
 // Realtime's WebSocket (`{base_url}/realtime/v1/websocket`, where realtime-js
-// connects for supabase.channel()) until Realtime is served. Over plain HTTP
-// the path answers 404 service_not_offered (unserved.ts), but a WebSocket
-// client never shows an HTTP answer to its upgrade: realtime-js reports only
-// `CHANNEL_ERROR` with "channel error: transport failure". So the upgrade is
-// accepted and the socket closed at once, with a close code and reason the
-// client does show: realtime-js (lib/normalizeChannelError.ts) turns the
-// close event into `socket closed: <code> (<reason>)`, which subscribe()'s
-// callback receives with CHANNEL_ERROR. The upgrade is first answered by the
-// data plane as any request (project, key, state, throttle), so the close
-// says what that answer says: 4000 + its HTTP status (4404 for
-// service_not_offered, 4401 for a wrong key, 4403 for a suspended project),
-// its code and message as the reason. Both HTTP engines use this module
-// (uws-server.ts as a uWS WebSocket route, node-server.ts on node:http's
-// 'upgrade' event). When Realtime lands, its concern takes the path instead.
+// connects for supabase.channel()). The upgrade is first answered by the data
+// plane as any request of the project (DataPlane.admitSocket: project, key,
+// state, throttle); admitted, the socket opens and a RealtimeSession holds its
+// conversation (realtime/session.ts). Refused, the upgrade is still accepted,
+// and the socket closed at once with a close code and reason the client
+// shows: a WebSocket client never shows an HTTP answer to its upgrade, but
+// realtime-js (lib/normalizeChannelError.ts) turns a close into
+// `socket closed: <code> (<reason>)`, which subscribe()'s callback receives
+// with CHANNEL_ERROR. The code is 4000 + the answer's HTTP status (4401 for a
+// wrong key, 4403 for a suspended project), the reason its code and message.
+// Realtime is served on the uWebSockets.js engine (the default); on
+// node:http's (BASEPLANE_HTTP_ENGINE=node) the socket is closed with 4501,
+// saying so.
 import crypto from 'node:crypto'
 import type http from 'node:http'
 import type { Duplex } from 'node:stream'
 import type uWS from '@based/uws'
 import type { IncomingRequest, OutgoingResponse, ResponseBody } from '../lib/http.ts'
-import type { DataPlane } from './data-plane.ts'
-import { answerRequest } from './http-server.ts'
+import type { DataPlane, SocketAdmission } from './data-plane.ts'
+import { decodeFrame, FrameError, PROTOCOL_VERSIONS, type ProtocolVersion } from '../workers/realtime/frames.ts'
+import type { RealtimeHub, SocketLink } from './realtime/hub.ts'
+import type { RealtimeSession } from './realtime/session.ts'
 
 /** The socket's path as uWS routes take it: the ref in a /project/<ref>/ prefix, or in the Host's first label. */
 export const REALTIME_SOCKET_ROUTES = ['/realtime/v1/websocket', '/project/:ref/realtime/v1/websocket'] as const
@@ -35,8 +36,6 @@ export function isRealtimeSocket(path: string): boolean {
 export interface SocketClose {
   code: number
   reason: string
-  /** Set once uWS closed the socket (the client left first): it may not be touched after. */
-  gone?: boolean
 }
 
 const MAX_REASON_BYTES = 123
@@ -58,8 +57,6 @@ function bodyText(body: ResponseBody): string {
 
 /** The close that says what the data plane answered the upgrade request with (its refusal's code and message). */
 export function closeOf(response: OutgoingResponse<ResponseBody>): SocketClose {
-  // Nothing serves the path yet: an answer that is not a refusal is not one to open a socket on.
-  if (response.status < 400) return { code: 1011, reason: 'Realtime is not served at this path' }
   let said = `HTTP ${response.status}`
   try {
     const body = JSON.parse(bodyText(response.body)) as { code?: unknown; message?: unknown }
@@ -70,9 +67,12 @@ export function closeOf(response: OutgoingResponse<ResponseBody>): SocketClose {
   return { code: 4000 + response.status, reason: shortReason(said) }
 }
 
-/** Answers the upgrade request as any request of the data plane, and calls `done` with the close that says what was answered. */
-export function refusalOf(dataPlane: DataPlane, request: IncomingRequest, done: (close: SocketClose) => void): void {
-  answerRequest(dataPlane, request, (response) => done(closeOf(response)))
+/** node:http's engine does not serve Realtime: an admitted socket is told so. */
+const NOT_ON_THIS_ENGINE: SocketClose = { code: 4501, reason: 'service_not_offered: Realtime is served on the uWebSockets.js engine, not BASEPLANE_HTTP_ENGINE=node' }
+
+/** The close for the upgrade request as the data plane answers it (node:http's engine). */
+function nodeCloseOf(dataPlane: DataPlane, request: IncomingRequest, done: (close: SocketClose) => void): void {
+  void dataPlane.admitSocket(request).then((answer) => done('identity' in answer ? NOT_ON_THIS_ENGINE : closeOf(answer)))
 }
 
 /** The subprotocol to accept: the client's first (phoenix), so a client that asked for one completes the handshake. */
@@ -80,33 +80,92 @@ function chosenProtocol(offered: string | undefined): string {
   return offered?.split(',')[0]?.trim() ?? ''
 }
 
-/** The uWS WebSocket route: the upgrade answered by the data plane, then accepted and closed at once. */
-export function uwsRealtimeSocket(dataPlane: DataPlane): uWS.WebSocketBehavior<SocketClose> {
+/** The most a client's frame may hold (Supabase's largest plan's broadcast payload is 3,000 KB). */
+const MAX_FRAME_BYTES = 3 * 1024 * 1024
+/** What a socket may have waiting to be sent before further frames to it are dropped (a slow consumer). */
+const MAX_BUFFERED_BYTES = 1024 * 1024
+/** A socket that sends nothing for this long is closed: realtime-js sends a heartbeat every 25 s. */
+const IDLE_SECONDS = 60
+
+/** A socket's state in uWS: its version, then its session, or the close that refuses it. */
+interface SocketData {
+  vsn: ProtocolVersion
+  admission?: SocketAdmission
+  close?: SocketClose
+  session?: RealtimeSession
+  gone?: boolean
+}
+
+function versionOf(query: string): ProtocolVersion | undefined {
+  const asked = new URLSearchParams(query).get('vsn') ?? '1.0.0'
+  return (PROTOCOL_VERSIONS as readonly string[]).includes(asked) ? (asked as ProtocolVersion) : undefined
+}
+
+const BAD_VERSION: SocketClose = { code: 4400, reason: 'bad_request: vsn must be 1.0.0 or 2.0.0' }
+
+function linkOf(ws: uWS.WebSocket<SocketData>, vsn: ProtocolVersion): SocketLink {
+  const live = () => ws.getUserData().gone !== true
   return {
-    // Nothing is read from the client but its close frame.
-    maxPayloadLength: 1024,
+    vsn,
+    send: (frame) => void (live() && ws.send(frame.data, frame.binary)),
+    subscribe: (topic) => void (live() && ws.subscribe(topic)),
+    unsubscribe: (topic) => void (live() && ws.unsubscribe(topic)),
+    publish: (topic, frame) => void (live() && ws.publish(topic, frame.data, frame.binary)),
+    end: (code, reason) => void (live() && ws.end(code, shortReason(reason))),
+  }
+}
+
+/** The uWS WebSocket route: the upgrade answered by the data plane, then a session, or a close saying why not. */
+export function uwsRealtimeSocket(dataPlane: DataPlane, hub: RealtimeHub): uWS.WebSocketBehavior<SocketData> {
+  return {
+    maxPayloadLength: MAX_FRAME_BYTES,
+    maxBackpressure: MAX_BUFFERED_BYTES,
+    idleTimeout: IDLE_SECONDS,
     upgrade: (res, req, context) => {
       const headers: Record<string, string> = {}
       req.forEach((name, value) => (headers[name] = value))
       const peer = Buffer.from(res.getRemoteAddressAsText()).toString()
+      const query = req.getQuery() ?? ''
       let aborted = false
       res.onAborted(() => (aborted = true))
-      const request: IncomingRequest = { method: 'GET', path: req.getUrl(), query: req.getQuery() ?? '', headers, peerAddress: () => peer, body: () => Promise.resolve('') }
-      refusalOf(dataPlane, request, (close) => {
+      const request: IncomingRequest = { method: 'GET', path: req.getUrl(), query, headers, peerAddress: () => peer, body: () => Promise.resolve('') }
+      const upgrade = (data: SocketData) => {
         if (aborted) return
-        res.cork(() => res.upgrade(close, headers['sec-websocket-key'] ?? '', chosenProtocol(headers['sec-websocket-protocol']), headers['sec-websocket-extensions'] ?? '', context))
-      })
+        res.cork(() => res.upgrade(data, headers['sec-websocket-key'] ?? '', chosenProtocol(headers['sec-websocket-protocol']), headers['sec-websocket-extensions'] ?? '', context))
+      }
+      const vsn = versionOf(query)
+      if (vsn === undefined) return upgrade({ vsn: '1.0.0', close: BAD_VERSION })
+      void dataPlane.admitSocket(request).then((answer) => upgrade('identity' in answer ? { vsn, admission: answer } : { vsn, close: closeOf(answer) }))
     },
     open: (ws) => {
+      const data = ws.getUserData()
+      if (data.admission) {
+        data.session = hub.open({ project: data.admission.project, keyIdentity: data.admission.identity, link: linkOf(ws, data.vsn) })
+        return
+      }
       // Closed on the next turn, not inside the handshake's cork: closed there, uWS holds back the FIN after the
       // client's own close frame until its close timeout (seconds), and the client reports the close only then.
       setImmediate(() => {
-        const close = ws.getUserData()
-        if (!close.gone) ws.end(close.code, close.reason)
+        if (!data.gone) ws.end(data.close!.code, data.close!.reason)
       })
     },
+    message: (ws, message, isBinary) => {
+      const data = ws.getUserData()
+      if (!data.session) return
+      let decoded
+      try {
+        decoded = decodeFrame(data.vsn, message, isBinary)
+      } catch (error) {
+        if (!(error instanceof FrameError)) throw error
+        ws.end(1007, shortReason(error.message))
+        return
+      }
+      data.session.receive(decoded)
+    },
     close: (ws) => {
-      ws.getUserData().gone = true
+      const data = ws.getUserData()
+      data.gone = true
+      if (data.session) hub.closed(data.session)
     },
   }
 }
@@ -156,7 +215,7 @@ export function closeNodeSocket(dataPlane: DataPlane, req: http.IncomingMessage,
     socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n')
     return
   }
-  refusalOf(dataPlane, request, (close) => {
+  nodeCloseOf(dataPlane, request, (close) => {
     if (socket.destroyed) return
     const accept = crypto.createHash('sha1').update(key + HANDSHAKE_GUID).digest('base64')
     const protocol = chosenProtocol(request.headers['sec-websocket-protocol'])

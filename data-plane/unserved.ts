@@ -6,7 +6,7 @@ import type { ConcernManifest } from '../lib/http/manifest.ts'
 
 const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
   ['/storage/v1', 'Storage (supabase.storage)'],
-  ['/realtime/v1', 'Realtime (supabase.channel())'],
+  ['/realtime/v1/api', "Realtime's HTTP API (a channel's httpSend())"],
   ['/functions/v1', 'Edge Functions (supabase.functions.invoke())'],
 ]
 

@@ -92,6 +92,8 @@ export const platformErrors = {
   noProject: () =>
     new BaseplaneError('project_not_found', 'No project in the request: use <ref>.<base domain> or the /project/<ref>/ prefix', 404),
   notFound: (path: string) => new BaseplaneError('not_found', `No route for ${path}`, 404),
+  upgradeRequired: (path: string) =>
+    new BaseplaneError('upgrade_required', `${path} is a WebSocket: connect with supabase.channel() (a GET with Upgrade: websocket)`, 426),
   productDisabled: (product: string, ref: string) =>
     new BaseplaneError(
       'product_disabled',

@@ -1,0 +1,268 @@
+// One Realtime socket's conversation, as realtime-js holds it: the `phoenix`
+// heartbeat; channels joined (`phx_join`), left (`phx_leave`) and ended
+// (`phx_close`); broadcasts with `self` and `ack`; presence `track` and
+// `untrack`; `access_token` checking the caller again. Each channel runs as
+// the caller its token names (or the socket's apikey): a token that expires
+// ends the channel with a `system` message, then `phx_close`, as Supabase
+// Realtime does.
+import type { ProjectRecord } from '../../lib/catalogue.ts'
+import { callerOf } from '../../lib/jwt.ts'
+import { log } from '../../lib/log.ts'
+import type { RequestIdentity } from '../../lib/roles.ts'
+import { encodeFrame, type PhoenixMessage, type UserBroadcast } from '../../workers/realtime/frames.ts'
+import { joinConfigOf, type JoinConfig } from '../../workers/realtime/join.ts'
+import { newRef, type PresenceDiff, type PresenceEntries, type Tracker } from '../../workers/realtime/presence.ts'
+import { expiredToken, reasonOf, refusals, tokenRefusal, type Refusal } from '../../workers/realtime/reasons.ts'
+import type { RealtimeHub, SocketLink } from './hub.ts'
+import { channelKey, socketTopic } from './topics.ts'
+
+/** Supabase Realtime's default `max_channels_per_client`. */
+export const MAX_CHANNELS_PER_SOCKET = 100
+
+/** A token's expiry is checked again at least this often (a timer cannot wait for a far `exp`). */
+const EXPIRY_CHECK_CEILING_MS = 60 * 60 * 1000
+
+interface Channel {
+  readonly topic: string
+  readonly key: string
+  readonly joinRef: string | null
+  readonly config: JoinConfig
+  readonly tracker: Tracker
+  identity: RequestIdentity
+  token: string | undefined
+  presence: boolean
+  expiry?: NodeJS.Timeout
+}
+
+/** A join's answer: the channel, or the refusal its reply carries. */
+type Joined = { channel: Channel } | { refusal: Refusal }
+
+export interface SessionOptions {
+  project: ProjectRecord
+  /** Who the socket's apikey names: a channel joined without a token runs as it. */
+  keyIdentity: RequestIdentity
+  hub: RealtimeHub
+  link: SocketLink
+}
+
+export class RealtimeSession {
+  readonly #project: ProjectRecord
+  readonly #keyIdentity: RequestIdentity
+  readonly #hub: RealtimeHub
+  readonly #link: SocketLink
+  readonly #channels = new Map<string, Channel>()
+  /** Joins in flight, by topic: a second join of a topic waits for the first. */
+  readonly #joining = new Map<string, Promise<unknown>>()
+  #closed = false
+
+  constructor(options: SessionOptions) {
+    this.#project = options.project
+    this.#keyIdentity = options.keyIdentity
+    this.#hub = options.hub
+    this.#link = options.link
+  }
+
+  get channels(): number {
+    return this.#channels.size
+  }
+
+  /** One message from the client. */
+  receive(message: PhoenixMessage): void {
+    if (message.topic === 'phoenix') {
+      if (message.event === 'heartbeat') this.#reply(message, 'ok', {})
+      return
+    }
+    if (message.event === 'phx_join') {
+      const before = this.#joining.get(message.topic) ?? Promise.resolve()
+      const joined = before.then(() => this.#join(message))
+      this.#joining.set(message.topic, joined)
+      void joined.finally(() => {
+        if (this.#joining.get(message.topic) === joined) this.#joining.delete(message.topic)
+      })
+      return
+    }
+    const channel = this.#channels.get(message.topic)
+    if (channel === undefined) {
+      // Phoenix's answer to a message for a channel the socket has not joined.
+      if (message.ref !== null) this.#reply(message, 'error', { reason: refusals.unmatchedTopic().message })
+      return
+    }
+    switch (message.event) {
+      case 'phx_leave':
+        this.#leave(channel)
+        this.#reply(message, 'ok', {})
+        this.#push(channel, 'phx_close', {}, channel.joinRef)
+        return
+      case 'broadcast':
+        return this.#broadcast(channel, message)
+      case 'presence':
+        return this.#presenceMessage(channel, message)
+      case 'access_token':
+        void this.#accessToken(channel, message.payload)
+        return
+      default:
+        // Supabase Realtime ignores what it does not know, and so does this.
+        return
+    }
+  }
+
+  /** The socket is gone: its presences leave every channel. */
+  closed(): void {
+    this.#closed = true
+    for (const channel of this.#channels.values()) this.#forget(channel)
+    this.#channels.clear()
+  }
+
+  async #join(message: PhoenixMessage): Promise<void> {
+    const joined = await this.#admit(message).catch((error: unknown): Joined => {
+      log.error('realtime join failed', error, { ref: this.#project.ref })
+      return { refusal: { code: 'UnknownErrorOnChannel', message: 'Unknown Error on Channel' } }
+    })
+    if (this.#closed) return
+    if ('refusal' in joined) return this.#reply(message, 'error', { reason: reasonOf(joined.refusal) })
+    const { channel } = joined
+    // Joining a topic again replaces the channel (realtime-js rejoins after a reconnect of the channel).
+    const before = this.#channels.get(channel.topic)
+    if (before) this.#leave(before)
+    this.#channels.set(channel.topic, channel)
+    this.#link.subscribe(socketTopic(this.#link.vsn, channel.key))
+    this.#armExpiry(channel)
+    const bindings = channel.config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }))
+    this.#reply(message, 'ok', { postgres_changes: bindings })
+    if (bindings.length > 0) {
+      this.#system(channel, 'postgres_changes', 'error', 'Baseplane does not deliver Postgres Changes yet: broadcast and presence work on this channel')
+    }
+    if (channel.presence) this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
+  }
+
+  async #admit(message: PhoenixMessage): Promise<Joined> {
+    const topic = message.topic
+    if (!topic.startsWith('realtime:') || topic === 'realtime:') return { refusal: refusals.topicRequired() }
+    const config = joinConfigOf(message.payload)
+    if (config.private) return { refusal: refusals.privateNotServed() }
+    if (!this.#channels.has(topic) && this.#channels.size >= MAX_CHANNELS_PER_SOCKET) return { refusal: refusals.tooManyChannels() }
+    const verified = await this.#identify(config.accessToken)
+    if ('refusal' in verified) return verified
+    return {
+      channel: {
+        topic,
+        key: channelKey(this.#project.ref, topic),
+        joinRef: message.joinRef ?? message.ref,
+        config,
+        tracker: { id: newRef(), key: config.presence.key || crypto.randomUUID() },
+        identity: verified.identity,
+        token: config.accessToken,
+        presence: config.presence.enabled,
+      },
+    }
+  }
+
+  async #identify(token: string | undefined): Promise<{ identity: RequestIdentity } | { refusal: Refusal }> {
+    if (token === undefined) return { identity: this.#keyIdentity }
+    try {
+      return { identity: await callerOf(this.#project, token) }
+    } catch (error) {
+      return { refusal: tokenRefusal(error, token) }
+    }
+  }
+
+  /** Ends the channel when its token's `exp` passes (checked again at least hourly). */
+  #armExpiry(channel: Channel): void {
+    clearTimeout(channel.expiry)
+    const exp = channel.identity.claims.exp
+    if (typeof exp !== 'number') return
+    const left = exp * 1000 - Date.now()
+    channel.expiry = setTimeout(
+      () => {
+        if (this.#channels.get(channel.topic) !== channel) return
+        if (exp * 1000 > Date.now()) return this.#armExpiry(channel)
+        this.#shutdown(channel, expiredToken(channel.token ?? '').message)
+      },
+      Math.min(Math.max(left, 0), EXPIRY_CHECK_CEILING_MS),
+    )
+    channel.expiry.unref()
+  }
+
+  async #accessToken(channel: Channel, payload: unknown): Promise<void> {
+    const token = (payload as { access_token?: unknown } | undefined)?.access_token
+    if (typeof token !== 'string' || token === '' || token.startsWith('sb_') || token === channel.token) return
+    const verified = await this.#identify(token)
+    if (this.#closed || this.#channels.get(channel.topic) !== channel) return
+    if ('refusal' in verified) return this.#shutdown(channel, verified.refusal.message)
+    channel.identity = verified.identity
+    channel.token = token
+    this.#armExpiry(channel)
+  }
+
+  #broadcast(channel: Channel, message: PhoenixMessage): void {
+    const sent = message.payload as Partial<UserBroadcast> | undefined
+    if (sent?.type !== 'broadcast' || typeof sent.event !== 'string') return
+    const broadcast: UserBroadcast = { type: 'broadcast', event: sent.event, payload: sent.payload ?? {} }
+    const out: PhoenixMessage = { joinRef: null, ref: null, topic: channel.topic, event: 'broadcast', payload: broadcast }
+    this.#hub.fanOut(channel.key, out, this.#link)
+    if (channel.config.broadcast.self) {
+      const frame = encodeFrame(this.#link.vsn, out)
+      if (frame) this.#link.send(frame)
+    }
+    if (channel.config.broadcast.ack) this.#reply(message, 'ok', {})
+  }
+
+  #presenceMessage(channel: Channel, message: PhoenixMessage): void {
+    const sent = (message.payload ?? {}) as { event?: unknown; payload?: unknown }
+    if (sent.event === 'track') {
+      const meta = sent.payload
+      if (!meta || typeof meta !== 'object' || Array.isArray(meta)) return this.#reply(message, 'error', { reason: refusals.presencePayload().message })
+      // Tracking turns presence on for a channel that joined without it: it is sent the state first.
+      if (!channel.presence) {
+        channel.presence = true
+        this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
+      }
+      this.#diff(channel, this.#hub.presence.track(channel.key, channel.tracker, meta as Record<string, unknown>))
+    } else if (sent.event === 'untrack') {
+      this.#diff(channel, this.#hub.presence.untrack(channel.key, channel.tracker))
+    }
+    this.#reply(message, 'ok', {})
+  }
+
+  #diff(channel: Channel, diff: PresenceDiff | undefined): void {
+    if (diff === undefined) return
+    this.#hub.fanOut(channel.key, { joinRef: null, ref: null, topic: channel.topic, event: 'presence_diff', payload: diff })
+  }
+
+  /** The channel ends: a `system` message saying why, then `phx_close`. */
+  #shutdown(channel: Channel, why: string): void {
+    this.#system(channel, 'system', 'error', why)
+    this.#leave(channel)
+    this.#push(channel, 'phx_close', {}, channel.joinRef)
+  }
+
+  #system(channel: Channel, extension: string, status: 'ok' | 'error', text: string): void {
+    this.#push(channel, 'system', { message: text, status, extension, channel: channel.topic.slice('realtime:'.length) })
+  }
+
+  #leave(channel: Channel): void {
+    this.#forget(channel)
+    this.#channels.delete(channel.topic)
+    this.#link.unsubscribe(socketTopic(this.#link.vsn, channel.key))
+  }
+
+  /** What the channel leaves behind on this node: its presence (everyone else is told) and its timer. */
+  #forget(channel: Channel): void {
+    clearTimeout(channel.expiry)
+    this.#diff(channel, this.#hub.presence.untrack(channel.key, channel.tracker))
+  }
+
+  #reply(to: PhoenixMessage, status: 'ok' | 'error', response: unknown): void {
+    this.#send({ joinRef: to.joinRef, ref: to.ref, topic: to.topic, event: 'phx_reply', payload: { status, response } })
+  }
+
+  #push(channel: Channel, event: string, payload: PresenceEntries | Record<string, unknown>, ref: string | null = null): void {
+    this.#send({ joinRef: channel.joinRef, ref, topic: channel.topic, event, payload })
+  }
+
+  #send(message: PhoenixMessage): void {
+    if (this.#closed) return
+    const frame = encodeFrame(this.#link.vsn, message)
+    if (frame) this.#link.send(frame)
+  }
+}
