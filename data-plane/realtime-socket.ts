@@ -107,11 +107,12 @@ function linkOf(ws: uWS.WebSocket<SocketData>, vsn: ProtocolVersion): SocketLink
   const live = () => ws.getUserData().gone !== true
   return {
     vsn,
-    send: (frame) => void (live() && ws.send(frame.data, frame.binary)),
+    // Writes outside uWS's own callbacks (a join answered after its token is checked) are corked, as uWS asks.
+    send: (frame) => void (live() && ws.cork(() => ws.send(frame.data, frame.binary))),
     subscribe: (topic) => void (live() && ws.subscribe(topic)),
     unsubscribe: (topic) => void (live() && ws.unsubscribe(topic)),
-    publish: (topic, frame) => void (live() && ws.publish(topic, frame.data, frame.binary)),
-    end: (code, reason) => void (live() && ws.end(code, shortReason(reason))),
+    publish: (topic, frame) => void (live() && ws.cork(() => ws.publish(topic, frame.data, frame.binary))),
+    end: (code, reason) => void (live() && ws.cork(() => ws.end(code, shortReason(reason)))),
   }
 }
 
