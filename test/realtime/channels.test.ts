@@ -34,9 +34,20 @@ function client(t: { teardown(fn: () => unknown): void }, target: TestProject = 
   return supabase
 }
 
-/** subscribe()'s first report: SUBSCRIBED, or the error it was given. */
+/**
+ * subscribe()'s first report: SUBSCRIBED, or the error it was given. A socket
+ * that fails at once with 1006 is passed over: realtime-js connects again and
+ * rejoins, reporting again. That happens to about one first socket of a project
+ * in a hundred, its connection ending as it is upgraded (not yet understood;
+ * docs/realtime.md says so); an app sees CHANNEL_ERROR, then SUBSCRIBED.
+ */
 function subscribed(channel: RealtimeChannel): Promise<{ status: string; message?: string }> {
-  return new Promise((resolve) => channel.subscribe((status, error) => resolve({ status, ...(error ? { message: error.message } : {}) })))
+  return new Promise((resolve) =>
+    channel.subscribe((status, error) => {
+      if (status === 'CHANNEL_ERROR' && error?.message === 'socket closed: 1006') return
+      resolve({ status, ...(error ? { message: error.message } : {}) })
+    }),
+  )
 }
 
 /** The next `count` values `listen` is handed, or what came within `ms`. */
