@@ -20,9 +20,8 @@ const other = await fixture.createProject({ name: 'Realtime elsewhere' })
 type Vsn = '1.0.0' | '2.0.0'
 
 // realtime-js's `transport` option set to the `ws` package rather than Node's own WebSocket (undici's): with
-// undici's, about one socket in 300 that opens while another socket of the process is sending failed at once
-// with 1006 in our runs, the server closing it on its first frame before any message was read; with `ws`, none
-// in 1,800. A browser's WebSocket is neither; realtime-js reconnects after a 1006 in any case.
+// undici's, the first socket to a project failed at once with 1006 more often in our runs (about one in 300;
+// with `ws` it happened once in CI, see subscribed()). A browser's WebSocket is neither.
 const transport = WebSocket as never
 
 function client(t: { teardown(fn: () => unknown): void }, target: TestProject = project, vsn: Vsn = '2.0.0', options: Record<string, unknown> = {}): SupabaseClient {
