@@ -34,6 +34,7 @@ import { LifecycleGate, type Waker } from './lifecycle-gate.ts'
 import { projectCall, type ProjectCall } from './project-call.ts'
 import type { RequestActivity } from './request-activity.ts'
 import type { RequestIdentity } from '../lib/roles.ts'
+import { REALTIME_SOCKET_PATH } from './realtime-socket.ts'
 
 
 export interface DataPlaneDeps {
@@ -106,9 +107,6 @@ const CONCERNS: readonly ConcernEntry[] = MANIFESTS.map((manifest) => ({
   routes: new Router(manifest.routes),
   service: serviceIndexOf(manifest.concern),
 }))
-
-/** Realtime's socket, under a project. */
-const REALTIME_SOCKET_PATH = '/realtime/v1/websocket'
 
 /** #route's answer to an admitted socket upgrade (admitSocket reads the call, not this). */
 const SOCKET_ADMITTED: OutgoingResponse = { status: 101, headers: {}, body: '' }

@@ -22,8 +22,11 @@ import { decodeFrame, FrameError, PROTOCOL_VERSIONS, type ProtocolVersion } from
 import type { RealtimeHub, SocketLink } from './realtime/hub.ts'
 import type { RealtimeSession } from './realtime/session.ts'
 
+/** The socket's path under a project. */
+export const REALTIME_SOCKET_PATH = '/realtime/v1/websocket'
+
 /** The socket's path as uWS routes take it: the ref in a /project/<ref>/ prefix, or in the Host's first label. */
-export const REALTIME_SOCKET_ROUTES = ['/realtime/v1/websocket', '/project/:ref/realtime/v1/websocket'] as const
+export const REALTIME_SOCKET_ROUTES = [REALTIME_SOCKET_PATH, `/project/:ref${REALTIME_SOCKET_PATH}`] as const
 
 const SOCKET_PATH = /^(?:\/project\/[^/]+)?\/realtime\/v1\/websocket$/
 

@@ -48,11 +48,6 @@ export class RealtimeHub {
     session.closed()
   }
 
-  /** Open sockets on this node. */
-  get sockets(): number {
-    return this.#sessions.size
-  }
-
   /** Ends every socket (the node stops): realtime-js reconnects, to another node where there is one. */
   closeAll(code: number, reason: string): void {
     for (const [session, link] of [...this.#sessions]) {

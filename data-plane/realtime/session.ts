@@ -62,10 +62,6 @@ export class RealtimeSession {
     this.#link = options.link
   }
 
-  get channels(): number {
-    return this.#channels.size
-  }
-
   /** One message from the client. */
   receive(message: PhoenixMessage): void {
     if (message.topic === 'phoenix') {

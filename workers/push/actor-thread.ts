@@ -34,11 +34,10 @@ export type ActorThreadMessage =
 /** What the parent asks of the thread. */
 export type ActorThreadRequest = { kind: 'stop' } | { kind: 'snapshot'; id: number }
 
-// Compiled (dist/) the thread's entry is actor-thread-main.js; from source
-// (under tsx) it is the .ts file, imported by a plain JS launcher (see there).
+// The thread's entry, actor-thread-main.js or .ts (lib/thread-module.ts); the
+// .ts file is imported by a plain JS launcher that registers tsx (see there).
 const ENTRY = threadModule('./actor-thread-main', import.meta.url)
 const LAUNCHER = new URL('./actor-thread-launcher.mjs', import.meta.url)
-const SOURCE_ENTRY = new URL('./actor-thread-main.ts', import.meta.url).href
 const RESTART_MS = 1000
 // The host settles open batches for up to 5 s per actor when it stops.
 const STOP_CEILING_MS = 15000
@@ -58,7 +57,7 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
     new Promise<void>((resolve, reject) => {
       const env = { ...process.env, BASEPLANE_LOG_LEVEL: logLevel() }
       const worker = fromSource && !threadsFromBuild
-        ? new Worker(LAUNCHER, { argv: [SOURCE_ENTRY], workerData: options, env })
+        ? new Worker(LAUNCHER, { argv: [ENTRY.href], workerData: options, env })
         : new Worker(ENTRY, { workerData: options, env, execArgv: threadExecArgv })
       current = worker
       let started = false

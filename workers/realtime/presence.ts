@@ -62,9 +62,4 @@ export class PresenceTable {
     if (tracked.size === 0) this.#topics.delete(topic)
     return { joins: {}, leaves: entries(before.key, before.meta) }
   }
-
-  /** How many metas `topic` holds. */
-  size(topic: string): number {
-    return this.#topics.get(topic)?.size ?? 0
-  }
 }
