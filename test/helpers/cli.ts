@@ -1,5 +1,6 @@
 // Runs the real `baseplane` command line in a child process, as an operator would.
 import { spawn, type ChildProcess } from 'node:child_process'
+import { freePort } from '../../lib/db/embedded.ts'
 
 export interface CliRun {
   code: number
@@ -52,6 +53,21 @@ export function startCli(args: string[], env: Record<string, string>, timeoutMs 
       reject(new Error(`baseplane start exited (${code ?? signal}) before it came up:\n${output}`))
     })
   })
+}
+
+/**
+ * `startCli` on a port picked here (PORT in `env` is replaced): a free port
+ * can be taken by another process between the pick and the listen, so a start
+ * that fails with EADDRINUSE is tried again on another one.
+ */
+export async function startCliOnFreePort(args: string[], env: Record<string, string>, timeoutMs = 60000, node = process.execPath): Promise<Served> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCli(args, { ...env, PORT: String(await freePort()) }, timeoutMs, node)
+    } catch (error) {
+      if (attempt === 3 || !String(error).includes('EADDRINUSE')) throw error
+    }
+  }
 }
 
 /**

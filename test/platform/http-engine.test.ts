@@ -11,7 +11,7 @@ import { loadConfig } from '../../lib/config.ts'
 import { freePort } from '../../lib/db/embedded.ts'
 import { HttpEngineUnavailable, loadHttpEngine, refusalMessage } from '../../data-plane/http-engine.ts'
 import { UWS_VERSION } from '../../data-plane/uws-server.ts'
-import { startCli } from '../helpers/cli.ts'
+import { startCliOnFreePort } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -96,7 +96,7 @@ t.test(
     t.match(stderr, 'Run on Node 22, or on a system with glibc 2.38 or newer for Node 24; or set BASEPLANE_HTTP_ENGINE=node')
     t.notOk(fs.existsSync(path.join(home, 'pgdata')), 'no database was made')
 
-    const served = await startCli([], { ...env, BASEPLANE_HTTP_ENGINE: 'node' }, 60000, node24)
+    const served = await startCliOnFreePort([], { ...env, BASEPLANE_HTTP_ENGINE: 'node' }, 60000, node24)
     const output = served.output()
     t.match(output, /^http {14}node:http \(Node 24\.\d+\.\d+, BASEPLANE_HTTP_ENGINE=node\)$/m, 'the banner names the engine')
     const base = /base URL\s+(\S+)/.exec(output)![1]!

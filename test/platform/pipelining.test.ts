@@ -21,6 +21,30 @@ const PASSWORD = 'correct horse battery staple'
 /** The advisory lock the test holds while a REST call waits on it. */
 const LOCK = 8036
 
+// One catalogue and project for both engines: the node:http engine is a second node on them. Made
+// before the first test: tap ends the file's root test once its queue drains, and would tear
+// this down under a start still awaited.
+const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
+const project = await fixture.createProject({ auth: true, push: true })
+const prefix = `/project/${project.ref}`
+const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+owner.on('error', () => {})
+await owner.connect()
+t.teardown(() => owner.end())
+await owner.query(`
+  create table public.pipe (id bigint generated always as identity primary key, tag text not null);
+  grant select, insert on public.pipe to anon, authenticated, service_role;
+  insert into public.pipe (tag) values ('seed');
+  -- A write whose answer the test holds back: it inserts, then waits for the test's lock.
+  create function public.held(tag text) returns text language plpgsql as $$
+  begin
+    insert into public.pipe (tag) values (held.tag);
+    perform pg_advisory_xact_lock(${LOCK});
+    return held.tag;
+  end $$;
+  grant execute on function public.held(text) to service_role;
+`)
+
 t.test('the engine itself: uWS answers a request parsed behind a waiting one by closing the connection', async (t) => {
   // The minimal program of the issue's closing note: an answer given a moment
   // later (onAborted, setTimeout, cork + end), with the socket paused meanwhile.
@@ -51,32 +75,15 @@ t.test('the engine itself: uWS answers a request parsed behind a waiting one by 
   t.ok(together.closed, 'the engine closed the connection')
   t.equal(handled, 1, 'the second never reached the application')
 
-  const apart = await exchange(port, [get('/x'), get('/y')], { expect: 2, gapMillis: 5 })
+  // The second is written once the application holds the first (so the engine has read it), before its answer.
+  const heldFirst = handled + 1
+  const apart = await exchange(port, [get('/x'), get('/y')], {
+    expect: 2,
+    beforePacket: () => eventually('the first request reached the application', 2000, async () => handled >= heldFirst, 1),
+  })
   t.same(apart.responses.map((r) => r.body), ['2 /x', '3 /y'], 'the second written after the first was read, the socket paused: both, in order')
   t.notOk(apart.closed)
 })
-
-// One catalogue and project for both engines: the node:http engine is a second node on them.
-const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
-const project = await fixture.createProject({ auth: true, push: true })
-const prefix = `/project/${project.ref}`
-const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
-owner.on('error', () => {})
-await owner.connect()
-t.teardown(() => owner.end())
-await owner.query(`
-  create table public.pipe (id bigint generated always as identity primary key, tag text not null);
-  grant select, insert on public.pipe to anon, authenticated, service_role;
-  insert into public.pipe (tag) values ('seed');
-  -- A write whose answer the test holds back: it inserts, then waits for the test's lock.
-  create function public.held(tag text) returns text language plpgsql as $$
-  begin
-    insert into public.pipe (tag) values (held.tag);
-    perform pg_advisory_xact_lock(${LOCK});
-    return held.tag;
-  end $$;
-  grant execute on function public.held(text) to service_role;
-`)
 
 for (const engine of ['uws', 'node'] as const) {
   t.test(`${engine} engine`, async (t) => {
