@@ -35,6 +35,7 @@ import { projectCall, type ProjectCall } from './project-call.ts'
 import type { RequestActivity } from './request-activity.ts'
 import type { RequestIdentity } from '../lib/roles.ts'
 import { REALTIME_SOCKET_PATH } from './realtime-socket.ts'
+import { RealtimeHub } from './realtime/hub.ts'
 
 
 export interface DataPlaneDeps {
@@ -64,6 +65,8 @@ export interface DataPlaneDeps {
   waker?: Waker
   /** Writes a line per answered request (BASEPLANE_REQUEST_LOG, lib/request-log.ts); absent when the log is off. */
   requestLog?: (entry: RequestLogEntry) => void
+  /** This node's Realtime (its sockets, channels and presence); one of its own, on no bus, when absent. */
+  realtime?: RealtimeHub
 }
 
 /** The source of the data plane's catalogue incidents (one log line when they begin, one when they end). */
@@ -150,6 +153,8 @@ function concernOf(path: string): ConcernEntry | undefined {
 }
 
 export class DataPlane {
+  /** This node's Realtime: the HTTP engine attaches its sockets to it. */
+  readonly realtime: RealtimeHub
   readonly #deps: DataPlaneDeps
   readonly #domains: string[]
   readonly #contexts = new WeakMap<ProjectRecord, Map<Concern, ProjectContext>>()
@@ -160,6 +165,7 @@ export class DataPlane {
 
   constructor(deps: DataPlaneDeps) {
     this.#deps = deps
+    this.realtime = deps.realtime ?? new RealtimeHub({ nodeId: deps.directory.nodeId })
     this.#proxies = new TrustedProxies(deps.config.trustedProxies)
     this.#probe = deps.databaseProbe ?? new ProjectDatabaseProbe()
     this.#lifecycle = new LifecycleGate((ref) => deps.directory.reload(ref), deps.waker)

@@ -12,7 +12,6 @@ import type { DataPlane } from './data-plane.ts'
 import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, stoppingResponse, type RunningServer } from './http-server.ts'
 import { REALTIME_SOCKET_ROUTES, uwsRealtimeSocket } from './realtime-socket.ts'
-import { RealtimeHub } from './realtime/hub.ts'
 
 /** The uWebSockets.js release inside @based/uws 6.0.1 (package.json pins that exactly; test/platform/http-engine.test.ts holds the two together). */
 export const UWS_VERSION = '20.51'
@@ -294,7 +293,8 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
   const inFlight = new InFlight()
   const parts: ServerParts = { dataPlane, inFlight }
   // Realtime's socket (realtime-socket.ts), delivered through this app's own publish; a GET that is not an upgrade falls through.
-  const realtime = new RealtimeHub({ publish: (topic, data, binary) => void app.publish(topic, data, binary), subscribers: (topic) => app.numSubscribers(topic) })
+  const realtime = dataPlane.realtime
+  realtime.attach({ publish: (topic, data, binary) => void app.publish(topic, data, binary), subscribers: (topic) => app.numSubscribers(topic) })
   for (const route of REALTIME_SOCKET_ROUTES) app.ws(route, uwsRealtimeSocket(dataPlane, realtime))
   app.any('/*', (res, req) => {
     const method = req.getCaseSensitiveMethod().toUpperCase()

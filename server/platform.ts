@@ -2,6 +2,7 @@
 // upgraded, worker pools, the uWebSockets server with the admin API.
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
+import { RealtimeHub } from '../data-plane/realtime/hub.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -200,6 +201,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
     requestLog: config.requestLog ? writeRequestLog : undefined,
+    realtime: new RealtimeHub({ nodeId: directory.nodeId }),
   })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a

@@ -6,6 +6,7 @@
 import type { PhoenixMessage, ProtocolVersion, OutgoingFrame } from '../../workers/realtime/frames.ts'
 import { encodeFrame, PROTOCOL_VERSIONS } from '../../workers/realtime/frames.ts'
 import { PresenceTable } from '../../workers/realtime/presence.ts'
+import { NO_BUS, type RealtimeBus } from './bus.ts'
 import { RealtimeSession, type SessionOptions } from './session.ts'
 import { socketTopic } from './topics.ts'
 
@@ -26,12 +27,30 @@ export interface SocketLink {
   end(code: number, reason: string): void
 }
 
+export interface HubOptions {
+  /** This node's id (the catalogue's), which marks what it sends to the others. */
+  nodeId: string
+  /** Between nodes; NO_BUS on one node. */
+  bus?: RealtimeBus
+}
+
+/** Until the HTTP engine attaches its server (a node:http engine never does: it serves no sockets). */
+const NO_SERVER: TopicServer = { publish: () => {}, subscribers: () => 0 }
+
 export class RealtimeHub {
   readonly presence = new PresenceTable()
-  readonly #server: TopicServer
+  readonly nodeId: string
+  readonly bus: RealtimeBus
+  #server: TopicServer = NO_SERVER
   readonly #sessions = new Map<RealtimeSession, SocketLink>()
 
-  constructor(server: TopicServer) {
+  constructor(options: HubOptions) {
+    this.nodeId = options.nodeId
+    this.bus = options.bus ?? NO_BUS
+  }
+
+  /** The uWS app whose publish delivers to this node's sockets. */
+  attach(server: TopicServer): void {
     this.#server = server
   }
 

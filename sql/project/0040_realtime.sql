@@ -1,0 +1,94 @@
+-- Realtime's objects in every project database, named as Supabase names them so
+-- its policies, triggers and `alter publication` statements work unchanged:
+-- realtime.messages (what private channels are authorized on, and what
+-- broadcasts from SQL go through), realtime.topic(), realtime.send(),
+-- realtime.send_binary(), realtime.broadcast_changes(), and the
+-- supabase_realtime publication whose tables Postgres Changes reads.
+create schema if not exists realtime;
+grant usage on schema realtime to anon, authenticated, service_role, :"api_role", :"owner_role";
+
+-- Not partitioned (Supabase partitions it by day): the platform deletes rows
+-- older than the replay window itself (workers/realtime/janitor.ts), which an
+-- index on inserted_at keeps cheap at the sizes one project reaches.
+create table if not exists realtime.messages (
+  id uuid not null default gen_random_uuid() primary key,
+  topic text not null,
+  extension text not null,
+  payload jsonb,
+  binary_payload bytea,
+  event text,
+  private boolean default false,
+  updated_at timestamp without time zone not null default now(),
+  inserted_at timestamp without time zone not null default now()
+);
+create index if not exists messages_inserted_at_topic_index on realtime.messages (inserted_at desc, topic);
+alter table realtime.messages enable row level security;
+grant select, insert, update on realtime.messages to anon, authenticated, service_role;
+-- The data plane authorizes a join by inserting a probe as the caller and reading it back, then rolls back.
+grant select, insert on realtime.messages to :"api_role";
+
+-- The channel a policy is evaluated for: set by the data plane for each authorization.
+create or replace function realtime.topic() returns text
+language sql stable as $$
+  select nullif(current_setting('realtime.topic', true), '')::text
+$$;
+
+-- A broadcast from SQL: a row of realtime.messages, which the project's change
+-- reader delivers to the channel's subscribers. An error is a warning, never
+-- the caller's transaction failing (a trigger must not break the write it follows).
+create or replace function realtime.send(payload jsonb, event text, topic text, private boolean default true) returns void
+language plpgsql volatile as $$
+begin
+  insert into realtime.messages (payload, event, topic, private, extension)
+  values (payload, event, topic, private, 'broadcast');
+exception when others then
+  raise warning 'ErrorSendingBroadcastMessage: %', sqlerrm;
+end
+$$;
+
+create or replace function realtime.send_binary(payload bytea, event text, topic text, private boolean default true) returns void
+language plpgsql volatile as $$
+begin
+  insert into realtime.messages (binary_payload, event, topic, private, extension)
+  values (payload, event, topic, private, 'broadcast');
+exception when others then
+  raise warning 'ErrorSendingBroadcastMessage: %', sqlerrm;
+end
+$$;
+
+-- For triggers: the row's change as Supabase's broadcast_changes sends it.
+create or replace function realtime.broadcast_changes(
+  topic_name text, event_name text, operation text, table_name text, table_schema text,
+  new record, old record, level text default 'ROW'
+) returns void
+language plpgsql volatile as $$
+declare
+  row_data jsonb;
+begin
+  row_data := jsonb_build_object(
+    'old_record', case when old is null then null else to_jsonb(old) end,
+    'record', case when new is null then null else to_jsonb(new) end,
+    'operation', operation, 'table', table_name, 'schema', table_schema);
+  perform realtime.send(row_data, event_name, topic_name);
+end
+$$;
+
+grant execute on all functions in schema realtime to anon, authenticated, service_role, :"api_role", :"owner_role";
+
+-- Postgres Changes reads this publication's tables; the owner adds its own
+-- (`alter publication supabase_realtime add table ...`), so it owns it.
+do $$
+begin
+  if not exists (select from pg_publication where pubname = 'supabase_realtime') then
+    create publication supabase_realtime;
+  end if;
+  -- Broadcasts from SQL are read from here, beside the owner's tables (the owner cannot change it).
+  if not exists (select from pg_publication where pubname = 'supabase_realtime_messages_publication') then
+    create publication supabase_realtime_messages_publication for table realtime.messages with (publish = 'insert');
+  end if;
+end
+$$;
+alter publication supabase_realtime owner to :"owner_role";
+-- The owner writes the policies (as the `postgres` role does on Supabase), so it owns the table
+-- (after the publication above takes it in, which needs its owner or a superuser).
+alter table realtime.messages owner to :"owner_role";
