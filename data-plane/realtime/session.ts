@@ -142,7 +142,7 @@ export class RealtimeSession {
     return {
       channel: {
         topic,
-        key: channelKey(this.#project.ref, topic),
+        key: channelKey(this.#project.ref, topic, config.private),
         joinRef: message.joinRef ?? message.ref,
         config,
         tracker: { id: newRef(), key: config.presence.key || crypto.randomUUID() },
