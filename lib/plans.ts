@@ -162,3 +162,30 @@ export function quotaRefusal(name: QuotaName, figure: number, now = Date.now()):
   const resets = quotaResetsAt(now).toISOString().slice(0, 10)
   return `This project has reached its monthly quota of ${quotaFigureText(name, figure)} ${QUOTA_LABELS[name]}; it resets on ${resets} (UTC), or when the operator raises it.`
 }
+
+/**
+ * Realtime's limits per plan, as Supabase publishes them (supabase.com/docs/guides/realtime/limits):
+ * free is Supabase's Free, plus its Pro, pro its Pro without a spend cap, business its Team.
+ * Past one, Realtime's own reasons (data-plane/realtime/limits.ts).
+ */
+export interface RealtimeLimits {
+  /** Sockets open at once for the project. */
+  connections: number
+  /** Broadcasts sent per second (sockets, HTTP). */
+  messagesPerSecond: number
+  /** Channel joins per second. */
+  joinsPerSecond: number
+  /** Channels one socket may have joined. */
+  channelsPerConnection: number
+  /** Presence track and untrack per second. */
+  presencePerSecond: number
+  /** A broadcast's payload, in bytes. */
+  payloadBytes: number
+}
+
+export const REALTIME_LIMITS: Readonly<Record<Plan, Readonly<RealtimeLimits>>> = Object.freeze({
+  free: Object.freeze({ connections: 200, messagesPerSecond: 100, joinsPerSecond: 100, channelsPerConnection: 100, presencePerSecond: 20, payloadBytes: 256 * 1024 }),
+  plus: Object.freeze({ connections: 500, messagesPerSecond: 500, joinsPerSecond: 500, channelsPerConnection: 100, presencePerSecond: 50, payloadBytes: 3000 * 1024 }),
+  pro: Object.freeze({ connections: 10000, messagesPerSecond: 2500, joinsPerSecond: 2500, channelsPerConnection: 100, presencePerSecond: 1000, payloadBytes: 3000 * 1024 }),
+  business: Object.freeze({ connections: 10000, messagesPerSecond: 2500, joinsPerSecond: 2500, channelsPerConnection: 100, presencePerSecond: 1000, payloadBytes: 3000 * 1024 }),
+})

@@ -2,7 +2,9 @@
 // upgraded, worker pools, the uWebSockets server with the admin API.
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
+import { RealtimeAuthorization } from '../data-plane/realtime/authorization.ts'
 import { RealtimeHub } from '../data-plane/realtime/hub.ts'
+import { ProjectPools } from '../lib/db/project-pools.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -201,7 +203,14 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
     requestLog: config.requestLog ? writeRequestLog : undefined,
-    realtime: new RealtimeHub({ nodeId: directory.nodeId }),
+    realtime: new RealtimeHub({
+      nodeId: directory.nodeId,
+      // Private channels' checks wait on PostgreSQL on this thread, on two connections per project at most, in the node's budget.
+      authorization: new RealtimeAuthorization(
+        new ProjectPools({ maxConnections: defaultServerBudget, poolSize: 2, idleMillis: config.idleConnectionMillis, applicationName: 'baseplane realtime', budget: connectionBudget }),
+      ),
+      nodes: () => fleet.nodes,
+    }),
   })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a

@@ -6,7 +6,9 @@
 import type { PhoenixMessage, ProtocolVersion, OutgoingFrame } from '../../workers/realtime/frames.ts'
 import { encodeFrame, PROTOCOL_VERSIONS } from '../../workers/realtime/frames.ts'
 import { PresenceTable } from '../../workers/realtime/presence.ts'
+import type { RealtimeAuthorization } from './authorization.ts'
 import { NO_BUS, type RealtimeBus } from './bus.ts'
+import { RealtimeLimitsTable, type ProjectRealtime } from './limits.ts'
 import { RealtimeSession, type SessionOptions } from './session.ts'
 import { socketTopic } from './topics.ts'
 
@@ -32,6 +34,10 @@ export interface HubOptions {
   nodeId: string
   /** Between nodes; NO_BUS on one node. */
   bus?: RealtimeBus
+  /** Checks private channels against the project's policies; without it, private channels are refused. */
+  authorization?: RealtimeAuthorization
+  /** The fleet's live nodes now, which divide each project's limits (1 when absent). */
+  nodes?: () => number
 }
 
 /** Until the HTTP engine attaches its server (a node:http engine never does: it serves no sockets). */
@@ -41,12 +47,17 @@ export class RealtimeHub {
   readonly presence = new PresenceTable()
   readonly nodeId: string
   readonly bus: RealtimeBus
+  readonly authorization: RealtimeAuthorization | undefined
+  /** Each project's sockets and rates on this node, against its plan's limits. */
+  readonly limits: RealtimeLimitsTable
   #server: TopicServer = NO_SERVER
-  readonly #sessions = new Map<RealtimeSession, SocketLink>()
+  readonly #sessions = new Map<RealtimeSession, { link: SocketLink; counters: ProjectRealtime; counted: boolean }>()
 
   constructor(options: HubOptions) {
     this.nodeId = options.nodeId
     this.bus = options.bus ?? NO_BUS
+    this.authorization = options.authorization
+    this.limits = new RealtimeLimitsTable(options.nodes)
   }
 
   /** The uWS app whose publish delivers to this node's sockets. */
@@ -55,21 +66,36 @@ export class RealtimeHub {
   }
 
   /** The session of a socket just opened. */
-  open(options: Omit<SessionOptions, 'hub'>): RealtimeSession {
-    const session = new RealtimeSession({ ...options, hub: this })
-    this.#sessions.set(session, options.link)
+  open(options: Omit<SessionOptions, 'hub' | 'counters' | 'overConnections'>): RealtimeSession {
+    const counters = this.limits.of(options.project.ref, options.project.plan)
+    // Past the project's sockets, the socket stays open and its joins are refused with the reason (as Supabase answers).
+    const counted = counters.open()
+    const session = new RealtimeSession({ ...options, hub: this, counters, overConnections: !counted })
+    this.#sessions.set(session, { link: options.link, counters, counted })
     return session
   }
 
   /** A socket closed: its session's presences leave. */
   closed(session: RealtimeSession): void {
+    const entry = this.#sessions.get(session)
+    if (entry === undefined) return
     this.#sessions.delete(session)
+    if (entry.counted) entry.counters.close()
     session.closed()
   }
 
   /** Ends every socket (the node stops): realtime-js reconnects, to another node where there is one. */
   closeAll(code: number, reason: string): void {
-    for (const [session, link] of [...this.#sessions]) {
+    for (const [session, { link }] of [...this.#sessions]) {
+      this.closed(session)
+      link.end(code, reason)
+    }
+  }
+
+  /** Ends the sockets of one project (suspended, paused, deleted): `reason` is what the client is told. */
+  closeProject(ref: string, code: number, reason: string): void {
+    for (const [session, { link }] of [...this.#sessions]) {
+      if (session.ref !== ref) continue
       this.closed(session)
       link.end(code, reason)
     }

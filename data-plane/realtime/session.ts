@@ -13,11 +13,10 @@ import { encodeFrame, type PhoenixMessage, type UserBroadcast } from '../../work
 import { joinConfigOf, type JoinConfig } from '../../workers/realtime/join.ts'
 import { newRef, type PresenceDiff, type PresenceEntries, type Tracker } from '../../workers/realtime/presence.ts'
 import { expiredToken, reasonOf, refusals, tokenRefusal, type Refusal } from '../../workers/realtime/reasons.ts'
+import type { ChannelReads } from './authorization.ts'
 import type { RealtimeHub, SocketLink } from './hub.ts'
+import type { ProjectRealtime } from './limits.ts'
 import { channelKey, socketTopic } from './topics.ts'
-
-/** Supabase Realtime's default `max_channels_per_client`. */
-export const MAX_CHANNELS_PER_SOCKET = 100
 
 /** A token's expiry is checked again at least this often (a timer cannot wait for a far `exp`). */
 const EXPIRY_CHECK_CEILING_MS = 60 * 60 * 1000
@@ -32,6 +31,23 @@ interface Channel {
   token: string | undefined
   presence: boolean
   expiry?: NodeJS.Timeout
+  /** A private channel's policies for its caller: reads checked at the join, each write at its first use. */
+  policies?: ChannelPolicies
+}
+
+interface ChannelPolicies {
+  reads: ChannelReads
+  broadcastWrite?: Promise<boolean>
+  presenceWrite?: Promise<boolean>
+}
+
+/** The channel's name as its policies see it (`realtime.topic()`): the topic without `realtime:`. */
+const subTopicOf = (topic: string): string => topic.slice('realtime:'.length)
+
+/** A broadcast's payload size, as the plan's limit counts it. */
+function payloadBytes(payload: unknown): number {
+  if (payload instanceof Uint8Array) return payload.byteLength
+  return Buffer.byteLength(JSON.stringify(payload ?? null) ?? '')
 }
 
 /** A join's answer: the channel, or the refusal its reply carries. */
@@ -43,6 +59,10 @@ export interface SessionOptions {
   keyIdentity: RequestIdentity
   hub: RealtimeHub
   link: SocketLink
+  /** The project's counters and limits on this node; the socket is counted already. */
+  counters: ProjectRealtime
+  /** Past the project's concurrent sockets: every join is refused with Realtime's reason. */
+  overConnections?: boolean
 }
 
 export class RealtimeSession {
@@ -50,6 +70,8 @@ export class RealtimeSession {
   readonly #keyIdentity: RequestIdentity
   readonly #hub: RealtimeHub
   readonly #link: SocketLink
+  readonly #counters: ProjectRealtime
+  readonly #overConnections: boolean
   readonly #channels = new Map<string, Channel>()
   /** Joins in flight, by topic: a second join of a topic waits for the first. */
   readonly #joining = new Map<string, Promise<unknown>>()
@@ -60,6 +82,13 @@ export class RealtimeSession {
     this.#keyIdentity = options.keyIdentity
     this.#hub = options.hub
     this.#link = options.link
+    this.#counters = options.counters
+    this.#overConnections = options.overConnections === true
+  }
+
+  /** Its project's ref. */
+  get ref(): string {
+    return this.#project.ref
   }
 
   /** One message from the client. */
@@ -128,17 +157,40 @@ export class RealtimeSession {
     if (bindings.length > 0) {
       this.#system(channel, 'postgres_changes', 'error', 'Baseplane does not deliver Postgres Changes yet: broadcast and presence work on this channel')
     }
-    if (channel.presence) this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
+    if (channel.presence && (channel.policies?.reads.presence ?? true)) this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
+    if (channel.policies && channel.config.broadcast.replay) await this.#replay(channel, channel.config.broadcast.replay)
+  }
+
+  /** A private channel's kept broadcasts since `since`, before anything newer (Supabase's broadcast replay). */
+  async #replay(channel: Channel, replay: { since: number; limit: number }): Promise<void> {
+    const authorization = this.#hub.authorization
+    if (!authorization) return
+    const kept = await authorization.replay(this.#project, channel.identity, subTopicOf(channel.topic), replay.since, replay.limit).catch((error: unknown) => {
+      log.error('realtime replay failed', error, { ref: this.#project.ref })
+      return []
+    })
+    if (this.#channels.get(channel.topic) !== channel) return
+    for (const message of kept) {
+      const broadcast: UserBroadcast = { type: 'broadcast', event: message.event, payload: message.binary ?? message.payload, meta: { id: message.id, replayed: true } }
+      this.#push(channel, 'broadcast', broadcast as unknown as Record<string, unknown>)
+    }
   }
 
   async #admit(message: PhoenixMessage): Promise<Joined> {
     const topic = message.topic
     if (!topic.startsWith('realtime:') || topic === 'realtime:') return { refusal: refusals.topicRequired() }
     const config = joinConfigOf(message.payload)
-    if (config.private) return { refusal: refusals.privateNotServed() }
-    if (!this.#channels.has(topic) && this.#channels.size >= MAX_CHANNELS_PER_SOCKET) return { refusal: refusals.tooManyChannels() }
+    if (this.#overConnections) return { refusal: refusals.tooManyConnections() }
+    if (!this.#channels.has(topic) && this.#channels.size >= this.#counters.limits.channelsPerConnection) return { refusal: refusals.tooManyChannels() }
+    if (!this.#counters.take('joins')) return { refusal: refusals.tooManyJoins() }
     const verified = await this.#identify(config.accessToken)
     if ('refusal' in verified) return verified
+    let policies: ChannelPolicies | undefined
+    if (config.private) {
+      const reads = await this.#reads(verified.identity, topic)
+      if ('refusal' in reads) return reads
+      policies = { reads }
+    }
     return {
       channel: {
         topic,
@@ -149,8 +201,39 @@ export class RealtimeSession {
         identity: verified.identity,
         token: config.accessToken,
         presence: config.presence.enabled,
+        ...(policies ? { policies } : {}),
       },
     }
+  }
+
+  /** What the caller may read on the private channel `topic`; refused when not even its broadcasts. */
+  async #reads(identity: RequestIdentity, topic: string): Promise<ChannelReads | { refusal: Refusal }> {
+    const authorization = this.#hub.authorization
+    if (!authorization) return { refusal: refusals.privateNotServed() }
+    const reads = await authorization.reads(this.#project, identity, subTopicOf(topic)).catch((error: unknown) => {
+      log.error('realtime authorization failed', error, { ref: this.#project.ref })
+      return undefined
+    })
+    if (reads === undefined) return { refusal: refusals.notAuthorized() }
+    // Supabase Realtime lets a private channel be joined by who may read its broadcasts.
+    if (!reads.broadcast) return { refusal: refusals.unreadable(subTopicOf(topic)) }
+    return reads
+  }
+
+  /** Whether the caller may send `extension` on the private channel: checked once, then kept until its token changes. */
+  #mayWrite(channel: Channel, extension: 'broadcast' | 'presence'): Promise<boolean> {
+    const policies = channel.policies
+    const authorization = this.#hub.authorization
+    if (policies === undefined) return Promise.resolve(true)
+    if (authorization === undefined) return Promise.resolve(false)
+    const key = extension === 'broadcast' ? 'broadcastWrite' : 'presenceWrite'
+    policies[key] ??= authorization.mayWrite(this.#project, channel.identity, subTopicOf(channel.topic), extension).catch((error: unknown) => {
+      log.error('realtime authorization failed', error, { ref: this.#project.ref })
+      // Not kept: the next send asks again.
+      delete policies[key]
+      return false
+    })
+    return policies[key]
   }
 
   async #identify(token: string | undefined): Promise<{ identity: RequestIdentity } | { refusal: Refusal }> {
@@ -185,6 +268,13 @@ export class RealtimeSession {
     const verified = await this.#identify(token)
     if (this.#closed || this.#channels.get(channel.topic) !== channel) return
     if ('refusal' in verified) return this.#shutdown(channel, verified.refusal.message)
+    if (channel.policies) {
+      // Another caller: the policies are asked again, as Supabase Realtime does.
+      const reads = await this.#reads(verified.identity, channel.topic)
+      if (this.#closed || this.#channels.get(channel.topic) !== channel) return
+      if ('refusal' in reads) return this.#shutdown(channel, reads.refusal.message)
+      channel.policies = { reads }
+    }
     channel.identity = verified.identity
     channel.token = token
     this.#armExpiry(channel)
@@ -193,7 +283,23 @@ export class RealtimeSession {
   #broadcast(channel: Channel, message: PhoenixMessage): void {
     const sent = message.payload as Partial<UserBroadcast> | undefined
     if (sent?.type !== 'broadcast' || typeof sent.event !== 'string') return
+    if (payloadBytes(sent.payload) > this.#counters.limits.payloadBytes) {
+      if (channel.config.broadcast.ack) this.#reply(message, 'error', { reason: reasonOf(refusals.payloadTooLarge()) })
+      return
+    }
+    if (!this.#counters.take('messages')) return this.#shutdown(channel, refusals.tooManyMessages().message)
     const broadcast: UserBroadcast = { type: 'broadcast', event: sent.event, payload: sent.payload ?? {} }
+    const persist = sent.meta?.persist
+    if (channel.policies === undefined) return this.#deliver(channel, message, broadcast)
+    // A private channel: the policies decide the first send (in order: every send waits on the same answer).
+    if (persist !== undefined && persist !== false) return void this.#store(channel, message, broadcast)
+    void this.#mayWrite(channel, 'broadcast').then((allowed) => {
+      if (!allowed || this.#channels.get(channel.topic) !== channel) return
+      this.#deliver(channel, message, broadcast)
+    })
+  }
+
+  #deliver(channel: Channel, message: PhoenixMessage, broadcast: UserBroadcast): void {
     const out: PhoenixMessage = { joinRef: null, ref: null, topic: channel.topic, event: 'broadcast', payload: broadcast }
     this.#hub.fanOut(channel.key, out, this.#link)
     if (channel.config.broadcast.self) {
@@ -203,7 +309,36 @@ export class RealtimeSession {
     if (channel.config.broadcast.ack) this.#reply(message, 'ok', {})
   }
 
+  /**
+   * A broadcast kept for replay (`persist`): stored in realtime.messages as the
+   * caller (the policies decide), from where the project's change reader
+   * delivers it, with its id, to every subscriber (the sender too: the row is its).
+   */
+  async #store(channel: Channel, message: PhoenixMessage, broadcast: UserBroadcast): Promise<void> {
+    const authorization = this.#hub.authorization
+    const payload = broadcast.payload
+    const stored = await authorization
+      ?.store(this.#project, channel.identity, subTopicOf(channel.topic), broadcast.event, payload instanceof Uint8Array ? undefined : payload, payload instanceof Uint8Array ? payload : undefined)
+      .catch((error: unknown) => {
+        log.error('realtime store failed', error, { ref: this.#project.ref })
+        return undefined
+      })
+    if (channel.config.broadcast.ack && this.#channels.get(channel.topic) === channel) {
+      this.#reply(message, stored ? 'ok' : 'error', stored ? {} : { reason: reasonOf(refusals.unwritable(subTopicOf(channel.topic))) })
+    }
+  }
+
   #presenceMessage(channel: Channel, message: PhoenixMessage): void {
+    if (!this.#counters.take('presence')) return this.#shutdown(channel, refusals.tooManyPresence().message)
+    if (channel.policies === undefined) return this.#presence(channel, message)
+    void this.#mayWrite(channel, 'presence').then((allowed) => {
+      if (this.#channels.get(channel.topic) !== channel) return
+      if (allowed) return this.#presence(channel, message)
+      this.#reply(message, 'error', { reason: reasonOf(refusals.unwritable(subTopicOf(channel.topic))) })
+    })
+  }
+
+  #presence(channel: Channel, message: PhoenixMessage): void {
     const sent = (message.payload ?? {}) as { event?: unknown; payload?: unknown }
     if (sent.event === 'track') {
       const meta = sent.payload

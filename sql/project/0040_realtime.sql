@@ -18,14 +18,13 @@ create table if not exists realtime.messages (
   binary_payload bytea,
   event text,
   private boolean default false,
-  updated_at timestamp without time zone not null default now(),
-  inserted_at timestamp without time zone not null default now()
+  -- In UTC whatever the session's TimeZone, so a replay's `since` (epoch milliseconds) compares exactly.
+  updated_at timestamp without time zone not null default timezone('utc', now()),
+  inserted_at timestamp without time zone not null default timezone('utc', now())
 );
 create index if not exists messages_inserted_at_topic_index on realtime.messages (inserted_at desc, topic);
 alter table realtime.messages enable row level security;
 grant select, insert, update on realtime.messages to anon, authenticated, service_role;
--- The data plane authorizes a join by inserting a probe as the caller and reading it back, then rolls back.
-grant select, insert on realtime.messages to :"api_role";
 
 -- The channel a policy is evaluated for: set by the data plane for each authorization.
 create or replace function realtime.topic() returns text
@@ -74,6 +73,20 @@ end
 $$;
 
 grant execute on all functions in schema realtime to anon, authenticated, service_role, :"api_role", :"owner_role";
+
+-- A private channel's read check (data-plane/realtime/authorization.ts): the
+-- two probe rows Supabase Realtime inserts, as baseplane_realtime_probe (see
+-- sql/cluster/0006), which the data plane reads back as the caller and rolls back.
+grant usage on schema realtime to baseplane_realtime_probe;
+grant insert on realtime.messages to baseplane_realtime_probe;
+create or replace function realtime.baseplane_probe(probe_topic text, broadcast_id uuid, presence_id uuid) returns void
+language sql volatile security definer set search_path = '' as $$
+  insert into realtime.messages (id, topic, extension, private) values
+    (broadcast_id, probe_topic, 'broadcast', true), (presence_id, probe_topic, 'presence', true)
+$$;
+alter function realtime.baseplane_probe(text, uuid, uuid) owner to baseplane_realtime_probe;
+revoke execute on function realtime.baseplane_probe(text, uuid, uuid) from public, anon, authenticated, service_role, :"owner_role";
+grant execute on function realtime.baseplane_probe(text, uuid, uuid) to :"api_role";
 
 -- Postgres Changes reads this publication's tables; the owner adds its own
 -- (`alter publication supabase_realtime add table ...`), so it owns it.

@@ -10,7 +10,7 @@ export interface PostgresChangesBinding {
 }
 
 export interface JoinConfig {
-  broadcast: { self: boolean; ack: boolean }
+  broadcast: { self: boolean; ack: boolean; replay?: { since: number; limit: number } }
   presence: { enabled: boolean; key: string }
   postgresChanges: PostgresChangesBinding[]
   private: boolean
@@ -31,6 +31,14 @@ function binding(value: unknown): PostgresChangesBinding | undefined {
   return { event, schema: text(entry.schema) ?? 'public', ...(table !== undefined ? { table } : {}), ...(filter !== undefined ? { filter } : {}) }
 }
 
+/** `config.broadcast.replay`: `since` in epoch milliseconds, `limit` 1 to 25 (Supabase's bounds; 25 when absent). */
+function replayOf(value: unknown): { replay?: { since: number; limit: number } } {
+  const replay = record(value)
+  if (typeof replay.since !== 'number' || !Number.isFinite(replay.since)) return {}
+  const limit = typeof replay.limit === 'number' && Number.isInteger(replay.limit) && replay.limit > 0 ? Math.min(replay.limit, 25) : 25
+  return { replay: { since: replay.since, limit } }
+}
+
 export function joinConfigOf(payload: unknown): JoinConfig {
   const join = record(payload)
   const config = record(join.config)
@@ -39,7 +47,7 @@ export function joinConfigOf(payload: unknown): JoinConfig {
   const changes = Array.isArray(config.postgres_changes) ? config.postgres_changes : []
   const token = text(join.access_token) ?? text(join.user_token)
   return {
-    broadcast: { self: flag(broadcast.self, false), ack: flag(broadcast.ack, false) },
+    broadcast: { self: flag(broadcast.self, false), ack: flag(broadcast.ack, false), ...replayOf(broadcast.replay) },
     presence: { enabled: flag(presence.enabled, false), key: text(presence.key) ?? '' },
     postgresChanges: changes.map(binding).filter((b): b is PostgresChangesBinding => b !== undefined),
     private: flag(config.private, false),

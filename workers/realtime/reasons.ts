@@ -15,10 +15,15 @@ export const reasonOf = (refusal: Refusal): string => `${refusal.code}: ${refusa
 export const refusals = {
   topicRequired: (): Refusal => ({ code: 'TopicNameRequired', message: 'You must provide a topic name' }),
   tooManyChannels: (): Refusal => ({ code: 'ChannelRateLimitReached', message: 'Too many channels' }),
-  privateNotServed: (): Refusal => ({
-    code: 'PrivateChannelsNotServed',
-    message: 'Baseplane does not serve private channels (config.private) yet: join without it',
-  }),
+  privateNotServed: (): Refusal => ({ code: 'PrivateChannelsNotServed', message: 'This node does not authorize private channels: join without config.private' }),
+  unreadable: (topic: string): Refusal => ({ code: 'Unauthorized', message: `You do not have permissions to read from this Channel topic: ${topic}` }),
+  tooManyConnections: (): Refusal => ({ code: 'ConnectionRateLimitReached', message: 'Too many connected users' }),
+  tooManyJoins: (): Refusal => ({ code: 'ClientJoinRateLimitReached', message: 'Too many joins per second' }),
+  tooManyMessages: (): Refusal => ({ code: 'TooManyMessages', message: 'Too many messages per second' }),
+  tooManyPresence: (): Refusal => ({ code: 'PresenceRateLimitReached', message: 'Too many presence messages per second' }),
+  payloadTooLarge: (): Refusal => ({ code: 'PayloadSizeExceeded', message: 'Payload size exceeded' }),
+  unwritable: (topic: string): Refusal => ({ code: 'Unauthorized', message: `You do not have permissions to write to this Channel topic: ${topic}` }),
+  notAuthorized: (): Refusal => ({ code: 'UnableToSetPolicies', message: 'The channel\'s policies could not be checked: try again' }),
   presencePayload: (): Refusal => ({ code: 'InvalidPresencePayload', message: 'Presence track payload must be a map' }),
   unmatchedTopic: (): Refusal => ({ code: 'UnmatchedTopic', message: 'unmatched topic' }),
 }

@@ -1,0 +1,100 @@
+// Private channels (issue 38 item 2) and a project's limits (item 6) through
+// the unmodified supabase-js: the project's own RLS policies on
+// realtime.messages with realtime.topic(), as Supabase documents them, decide
+// who may join (read) and who may send (write); a private room is not the
+// public one of the same name; a private channel replays the broadcasts kept
+// for it (realtime.send from SQL); and the plan's payload size and messages
+// per second are refused with Realtime's reasons.
+import pg from 'pg'
+import t from 'tap'
+import { ownerUrlOf } from '../../lib/catalogue.ts'
+import { REALTIME_LIMITS } from '../../lib/plans.ts'
+import { startTestPlatform } from '../helpers/platform.ts'
+import { collect, realtimeClient, subscribed, userToken } from './helpers.ts'
+
+const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
+const project = await fixture.createProject({ name: 'Realtime private' })
+const owner = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+owner.on('error', () => {})
+await owner.connect()
+t.teardown(() => owner.end())
+// The policies of Supabase's guide: members of a team read its rooms; only its writers send.
+await owner.query(`
+  create table public.members (user_id uuid not null, team text not null, writer boolean not null default false);
+  grant select on public.members to authenticated;
+  create policy "members read their team's rooms" on realtime.messages for select to authenticated
+    using (exists (select 1 from public.members m where m.user_id = (select auth.uid()) and realtime.topic() = 'team:' || m.team));
+  create policy "writers send to their team's rooms" on realtime.messages for insert to authenticated
+    with check (exists (select 1 from public.members m where m.user_id = (select auth.uid()) and m.writer and realtime.topic() = 'team:' || m.team));
+`)
+const alice = crypto.randomUUID()
+const bob = crypto.randomUUID()
+const carol = crypto.randomUUID()
+await owner.query(`insert into public.members (user_id, team, writer) values ($1, 'red', true), ($2, 'red', false)`, [alice, bob])
+
+/** supabase-js signed in as `user` (its token fetched before any channel joins), on protocol 2.0.0. */
+async function as(t: Parameters<typeof realtimeClient>[0], user: string) {
+  const supabase = realtimeClient(t, project, '2.0.0', {}, userToken(project, { sub: user }))
+  await supabase.realtime.setAuth()
+  return supabase
+}
+
+t.test('a member joins the private room; a stranger is refused with Realtime\'s reason', async (t) => {
+  const member = (await as(t, bob)).channel('team:red', { config: { private: true } })
+  t.same(await subscribed(member), { status: 'SUBSCRIBED' })
+  const stranger = (await as(t, carol)).channel('team:red', { config: { private: true } })
+  t.same(await subscribed(stranger), { status: 'CHANNEL_ERROR', message: 'Unauthorized: You do not have permissions to read from this Channel topic: team:red' })
+  const anonymous = realtimeClient(t, project).channel('team:red', { config: { private: true } })
+  t.same(await subscribed(anonymous), { status: 'CHANNEL_ERROR', message: 'Unauthorized: You do not have permissions to read from this Channel topic: team:red' }, 'anon has no policy')
+})
+
+t.test('a writer\'s broadcast reaches the room; a reader\'s is dropped by the insert policy; the public room of the same name hears neither', async (t) => {
+  const writer = (await as(t, alice)).channel('team:red', { config: { private: true, broadcast: { ack: true } } })
+  const reader = (await as(t, bob)).channel('team:red', { config: { private: true, broadcast: { ack: true } } })
+  const outsider = realtimeClient(t, project).channel('team:red')
+  const heard = collect<unknown>((take) => reader.on('broadcast', { event: '*' }, (m) => take(m.payload)), 2, 2000)
+  const writerHeard = collect<unknown>((take) => writer.on('broadcast', { event: '*' }, (m) => take(m.payload)), 1, 2000)
+  const overheard = collect<unknown>((take) => outsider.on('broadcast', { event: '*' }, (m) => take(m.payload)), 1, 2000)
+  t.same(await subscribed(writer), { status: 'SUBSCRIBED' })
+  t.same(await subscribed(reader), { status: 'SUBSCRIBED' })
+  t.same(await subscribed(outsider), { status: 'SUBSCRIBED' }, 'the public room is open to anyone')
+  t.equal(await writer.send({ type: 'broadcast', event: 'said', payload: { n: 1 } }), 'ok')
+  t.equal(await writer.send({ type: 'broadcast', event: 'said', payload: { n: 2 } }), 'ok')
+  // Supabase Realtime drops a send its policies refuse without an answer: the client's ack times out.
+  const refused = await reader.send({ type: 'broadcast', event: 'said', payload: { n: 3 } }, { timeout: 500 })
+  t.equal(refused, 'timed out', 'the reader may not send')
+  t.same(await heard, [{ n: 1 }, { n: 2 }], 'the reader hears the writer, in order')
+  t.same(await writerHeard, [], 'and the writer never hears the reader')
+  t.same(await overheard, [], 'the public team:red is another room')
+})
+
+t.test('replay: a private channel gets the broadcasts kept for it since `since`, marked replayed, oldest first', async (t) => {
+  const since = Date.now() - 1000
+  await owner.query(`select realtime.send('{"n": 1}'::jsonb, 'kept', 'team:red', true)`)
+  await owner.query(`select realtime.send('{"n": 2}'::jsonb, 'kept', 'team:red', true)`)
+  await owner.query(`select realtime.send('{"n": 0}'::jsonb, 'kept', 'team:blue', true)`)
+  const ids = (await owner.query<{ id: string }>(`select id::text from realtime.messages where topic = 'team:red' and event = 'kept' order by inserted_at, id`)).rows.map((r) => r.id)
+  const channel = (await as(t, bob)).channel('team:red', { config: { private: true, broadcast: { replay: { since, limit: 10 } } } })
+  const replayed = collect<{ payload: unknown; meta?: unknown }>((take) => channel.on('broadcast', { event: 'kept' }, (m) => take({ payload: m.payload, meta: m.meta })), 2, 3000)
+  t.same(await subscribed(channel), { status: 'SUBSCRIBED' })
+  t.same(await replayed, [
+    { payload: { n: 1 }, meta: { id: ids[0], replayed: true } },
+    { payload: { n: 2 }, meta: { id: ids[1], replayed: true } },
+  ])
+  const limited = (await as(t, bob)).channel('team:red', { config: { private: true, broadcast: { replay: { since, limit: 1 } } } })
+  const one = collect<unknown>((take) => limited.on('broadcast', { event: 'kept' }, (m) => take(m.payload)), 2, 1500)
+  t.same(await subscribed(limited), { status: 'SUBSCRIBED' })
+  t.same(await one, [{ n: 1 }], 'limit')
+})
+
+t.test('the plan\'s limits: a payload over its size is refused, and past its messages per second the channel is ended', async (t) => {
+  const limits = REALTIME_LIMITS[project.record.plan]
+  const a = realtimeClient(t, project).channel('limits', { config: { broadcast: { ack: true } } })
+  const system = collect<{ message: string; status: string }>((take) => a.on('system', {}, take), 1, 5000)
+  t.same(await subscribed(a), { status: 'SUBSCRIBED' })
+  t.equal(await a.send({ type: 'broadcast', event: 'big', payload: { blob: 'x'.repeat(limits.payloadBytes) } }), 'error', 'over the payload size: an error, not delivered')
+  const sends = []
+  for (let i = 0; i <= limits.messagesPerSecond; i++) sends.push(a.send({ type: 'broadcast', event: 'flood', payload: { i } }, { timeout: 1000 }))
+  await Promise.all(sends)
+  t.match(await system, [{ message: 'Too many messages per second', status: 'error' }], 'the channel is told why, then closed')
+})
