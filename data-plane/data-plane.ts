@@ -36,6 +36,10 @@ import type { RequestActivity } from './request-activity.ts'
 import type { RequestIdentity } from '../lib/roles.ts'
 import { REALTIME_SOCKET_PATH } from './realtime-socket.ts'
 import { RealtimeHub } from './realtime/hub.ts'
+import { realtimeApi } from './realtime/http-api.ts'
+
+/** Realtime's HTTP API, served on this thread: a broadcast is published by this node's hub. */
+const REALTIME_API_PATH = '/realtime/v1/api/'
 
 
 export interface DataPlaneDeps {
@@ -142,7 +146,11 @@ function bodyBytes(body: ResponseBody): number {
 }
 
 /** What a project serves, as the refusal of a service Baseplane does not offer names it. */
-const SERVED = CONCERNS.map((entry) => entry.manifest)
+const SERVED: readonly { concern: string; prefix: string }[] = [
+  ...CONCERNS.map((entry) => entry.manifest),
+  // Served on the data plane's own thread rather than by a concern's workers.
+  { concern: 'realtime', prefix: '/realtime/v1' },
+].sort((a, b) => a.concern.localeCompare(b.concern))
 
 function concernOf(path: string): ConcernEntry | undefined {
   for (const entry of CONCERNS) {
@@ -397,6 +405,10 @@ export class DataPlane {
       return SOCKET_ADMITTED
     }
     if (path === REALTIME_SOCKET_PATH) throw platformErrors.upgradeRequired(path)
+    if (path.startsWith(REALTIME_API_PATH) && call.identity) {
+      const { identity } = call
+      return realtimeApi(this.realtime, { project, identity, method: request.method, path: path.slice(REALTIME_API_PATH.length - 1), query: request.query, headers: request.headers, body: () => request.body() })
+    }
     if (concern === undefined) throw unservedService(path, SERVED) ?? platformErrors.notFound(path)
     const { concern: name, enabledBy } = concern.manifest
     if (enabledBy !== undefined && !project[enabledBy]) throw platformErrors.productDisabled(name, project.ref)

@@ -2,16 +2,14 @@
 // a client calling them gets one sentence naming what is and is not served,
 // not a bare "No route" (supabase.from() looks for /rest/v1 first).
 import { BaseplaneError } from '../lib/errors.ts'
-import type { ConcernManifest } from '../lib/http/manifest.ts'
 
 const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
   ['/storage/v1', 'Storage (supabase.storage)'],
-  ['/realtime/v1/api', "Realtime's HTTP API (a channel's httpSend())"],
   ['/functions/v1', 'Edge Functions (supabase.functions.invoke())'],
 ]
 
 /** The refusal of a path under a service Baseplane does not serve, or undefined; `served`: the concerns' manifests. */
-export function unservedService(path: string, served: readonly Pick<ConcernManifest, 'concern' | 'prefix'>[]): BaseplaneError | undefined {
+export function unservedService(path: string, served: readonly { concern: string; prefix: string }[]): BaseplaneError | undefined {
   const found = NOT_SERVED.find(([prefix]) => path === prefix || path.startsWith(`${prefix}/`))
   if (found === undefined) return undefined
   const names = served.map((manifest) => `${manifest.concern} (${manifest.prefix})`)

@@ -24,6 +24,12 @@ class PerSecond {
   }
 }
 
+/** A broadcast's payload size, as the plan's limit counts it: its bytes, or its JSON's. */
+export function payloadBytes(payload: unknown): number {
+  if (payload instanceof Uint8Array) return payload.byteLength
+  return Buffer.byteLength(JSON.stringify(payload ?? null) ?? '')
+}
+
 export type Spent = 'messages' | 'joins' | 'presence'
 
 /** One project's counters on this node. */

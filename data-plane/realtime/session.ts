@@ -15,7 +15,7 @@ import { newRef, type PresenceDiff, type PresenceEntries, type Tracker } from '.
 import { expiredToken, reasonOf, refusals, tokenRefusal, type Refusal } from '../../workers/realtime/reasons.ts'
 import type { ChannelReads } from './authorization.ts'
 import type { RealtimeHub, SocketLink } from './hub.ts'
-import type { ProjectRealtime } from './limits.ts'
+import { payloadBytes, type ProjectRealtime } from './limits.ts'
 import { channelKey, socketTopic } from './topics.ts'
 
 /** A token's expiry is checked again at least this often (a timer cannot wait for a far `exp`). */
@@ -44,11 +44,7 @@ interface ChannelPolicies {
 /** The channel's name as its policies see it (`realtime.topic()`): the topic without `realtime:`. */
 const subTopicOf = (topic: string): string => topic.slice('realtime:'.length)
 
-/** A broadcast's payload size, as the plan's limit counts it. */
-function payloadBytes(payload: unknown): number {
-  if (payload instanceof Uint8Array) return payload.byteLength
-  return Buffer.byteLength(JSON.stringify(payload ?? null) ?? '')
-}
+
 
 /** A join's answer: the channel, or the refusal its reply carries. */
 type Joined = { channel: Channel } | { refusal: Refusal }

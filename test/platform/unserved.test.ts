@@ -1,5 +1,5 @@
 // What supabase-js offers and Baseplane does not serve (issue 28 item 11):
-// Storage, Realtime's REST side and Edge Functions answer 404
+// Storage and Edge Functions answer 404
 // service_not_offered with a sentence naming what is served, through the
 // calls an app makes; an unknown path stays a plain not_found. The Data API
 // (/rest/v1) is served since issue 29 (test/rest/).
@@ -7,7 +7,7 @@ import t from 'tap'
 import { authFixture } from '../auth/helpers.ts'
 import { request } from '../helpers/http.ts'
 
-const SERVED = 'a project serves auth (/auth/v1), graphql (/graphql/v1), push (/push/v1) and rest (/rest/v1)'
+const SERVED = 'a project serves auth (/auth/v1), graphql (/graphql/v1), push (/push/v1), realtime (/realtime/v1) and rest (/rest/v1)'
 
 t.test('the services Baseplane does not serve say so', async (t) => {
   const f = await authFixture(t)
@@ -26,8 +26,9 @@ t.test('the services Baseplane does not serve say so', async (t) => {
   const storage = await request<{ code: string; message: string }>(`${f.project.baseUrl}/storage/v1/bucket`, { headers })
   t.same({ status: storage.status, code: storage.json.code }, { status: 404, code: 'service_not_offered' })
   t.match(storage.json.message, 'Baseplane does not serve Storage (supabase.storage) at /storage/v1')
-  const realtime = await request<{ code: string }>(`${f.project.baseUrl}/realtime/v1/api/broadcast`, { headers, body: {} })
-  t.same({ status: realtime.status, code: realtime.json.code }, { status: 404, code: 'service_not_offered' })
+  // Realtime's HTTP API is served (test/realtime/http-api.test.ts): an empty batch is its own 422.
+  const realtime = await request<{ message: string }>(`${f.project.baseUrl}/realtime/v1/api/broadcast`, { headers, body: {} })
+  t.same({ status: realtime.status, message: realtime.json.message }, { status: 422, message: 'messages must be a list of one or more messages' })
   const unknown = await request<{ code: string; message: string }>(`${f.project.baseUrl}/restful/v1/notes`, { headers })
   t.same({ status: unknown.status, body: unknown.json }, { status: 404, body: { code: 'not_found', message: 'No route for /restful/v1/notes' } })
 })
