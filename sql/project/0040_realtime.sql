@@ -7,9 +7,10 @@
 create schema if not exists realtime;
 grant usage on schema realtime to anon, authenticated, service_role, :"api_role", :"owner_role";
 
--- Not partitioned (Supabase partitions it by day): the platform deletes rows
--- older than the replay window itself (workers/realtime/janitor.ts), which an
--- index on inserted_at keeps cheap at the sizes one project reaches.
+-- Not partitioned (Supabase partitions it by day and drops old days): rows
+-- older than three days are deleted by the inserts themselves (the trigger
+-- below), which the index on inserted_at keeps cheap at the sizes one project
+-- reaches; a project that sends nothing keeps what it has.
 create table if not exists realtime.messages (
   id uuid not null default gen_random_uuid() primary key,
   topic text not null,
@@ -85,6 +86,27 @@ language sql volatile security definer set search_path = '' as $$
     (broadcast_id, probe_topic, 'broadcast', true), (presence_id, probe_topic, 'presence', true)
 $$;
 alter function realtime.baseplane_probe(text, uuid, uuid) owner to baseplane_realtime_probe;
+
+-- Messages are kept three days (what a replay can reach). About one insert
+-- statement in a hundred deletes up to a thousand older rows, so the table
+-- stays bounded by what a project sends without the platform visiting every
+-- database; as baseplane_realtime_probe, for the owner's policies have no
+-- delete for the caller.
+grant select, delete on realtime.messages to baseplane_realtime_probe;
+create or replace function realtime.baseplane_prune() returns trigger
+language plpgsql volatile security definer set search_path = '' as $$
+begin
+  if random() < 0.01 then
+    delete from realtime.messages where id in (
+      select id from realtime.messages where inserted_at < timezone('utc', now()) - interval '3 days' limit 1000);
+  end if;
+  return null;
+end
+$$;
+alter function realtime.baseplane_prune() owner to baseplane_realtime_probe;
+revoke execute on function realtime.baseplane_prune() from public;
+drop trigger if exists baseplane_prune on realtime.messages;
+create trigger baseplane_prune after insert on realtime.messages for each statement execute function realtime.baseplane_prune();
 revoke execute on function realtime.baseplane_probe(text, uuid, uuid) from public, anon, authenticated, service_role, :"owner_role";
 grant execute on function realtime.baseplane_probe(text, uuid, uuid) to :"api_role";
 

@@ -98,3 +98,13 @@ t.test('the plan\'s limits: a payload over its size is refused, and past its mes
   await Promise.all(sends)
   t.match(await system, [{ message: 'Too many messages per second', status: 'error' }], 'the channel is told why, then closed')
 })
+
+t.test('kept messages: those past the three days a replay reaches are deleted as new ones arrive', async (t) => {
+  await owner.query(`insert into realtime.messages (topic, extension, private, event, payload, inserted_at)
+    select 'team:old', 'broadcast', true, 'old', '{}'::jsonb, timezone('utc', now()) - interval '4 days' from generate_series(1, 50)`)
+  await owner.query(`insert into realtime.messages (topic, extension, private, event, payload, inserted_at) values ('team:old', 'broadcast', true, 'recent', '{}', timezone('utc', now()) - interval '2 days')`)
+  // One insert statement in a hundred prunes: a thousand make it all but certain (0.99^1000 < 0.0001).
+  for (let i = 0; i < 1000; i++) await owner.query(`select realtime.send('{}'::jsonb, 'new', 'team:new', true)`)
+  const left = await owner.query<{ event: string; n: number }>(`select event, count(*)::int as n from realtime.messages where topic = 'team:old' group by event order by event`)
+  t.same(left.rows, [{ event: 'recent', n: 1 }], 'the old ones are gone, the recent one stays')
+})
