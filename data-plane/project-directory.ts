@@ -122,6 +122,7 @@ export class ProjectDirectory {
   #notifications = 0
   #issuedRead: { startedAt: number; promise: Promise<number> } | undefined
   #closed = false
+  readonly #invalidated: Array<(ref: string) => void> = []
 
   constructor(databaseUrl: string, catalogue: pg.Pool, limits: Partial<DirectoryLimits> = {}) {
     this.#databaseUrl = databaseUrl
@@ -276,12 +277,19 @@ export class ProjectDirectory {
     this.#missing.clear()
   }
 
+  /** `listener` is told the ref of every project whose record changed (or went), after its cache entry is dropped. */
+  onInvalidated(listener: (ref: string) => void): void {
+    this.#invalidated.push(listener)
+  }
+
   invalidate(ref: string): void {
     this.#generation += 1
     // A read not yet sent will see the change; one already sent may not, so later callers read again.
     if (!this.#queued.has(ref)) this.#loading.delete(ref)
     this.#projects.delete(ref)
     this.#missing.delete(ref)
+    // After the entry is gone: a listener's read sees the change.
+    for (const listener of this.#invalidated) listener(ref)
   }
 
   /** The cached record, if present and current; lets the hot path avoid a promise. */

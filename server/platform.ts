@@ -212,6 +212,14 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       nodes: () => fleet.nodes,
     }),
   })
+  // A project suspended, paused or gone closes its sockets here; one changed otherwise goes on with its new record.
+  directory.onInvalidated((ref) => {
+    if (!dataPlane.realtime.serves(ref)) return
+    directory.get(ref).then(
+      (fresh) => dataPlane.realtime.projectChanged(ref, fresh),
+      () => {},
+    )
+  })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
   // thread of its own: sending must not take the main thread's time from routing.

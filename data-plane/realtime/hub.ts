@@ -6,6 +6,7 @@
 import type { PhoenixMessage, ProtocolVersion, OutgoingFrame } from '../../workers/realtime/frames.ts'
 import { encodeFrame, PROTOCOL_VERSIONS } from '../../workers/realtime/frames.ts'
 import { PresenceTable } from '../../workers/realtime/presence.ts'
+import type { ProjectRecord } from '../../lib/catalogue.ts'
 import type { RealtimeAuthorization } from './authorization.ts'
 import { NO_BUS, type RealtimeBus } from './bus.ts'
 import { RealtimeLimitsTable, type ProjectRealtime } from './limits.ts'
@@ -90,6 +91,25 @@ export class RealtimeHub {
       this.closed(session)
       link.end(code, reason)
     }
+  }
+
+  /** Whether a socket of the project is open on this node. */
+  serves(ref: string): boolean {
+    for (const session of this.#sessions.keys()) if (session.ref === ref) return true
+    return false
+  }
+
+  /**
+   * The project's record changed: its sockets go on with the new one (its
+   * keys, its plan), or close with the reason its upgrade would now be refused
+   * with when it is suspended, paused or gone (realtime-js tries again, and is
+   * let in once it is active).
+   */
+  projectChanged(ref: string, fresh: ProjectRecord | undefined): void {
+    if (fresh === undefined) return this.closeProject(ref, 4404, 'project_not_found: No such project')
+    if (fresh.state === 'suspended') return this.closeProject(ref, 4403, 'project_suspended: This project is suspended; its operator can resume it')
+    if (fresh.state === 'paused') return this.closeProject(ref, 4403, 'project_paused: This project is paused; it is woken by its next request')
+    for (const session of this.#sessions.keys()) if (session.ref === ref) session.projectChanged(fresh)
   }
 
   /** Ends the sockets of one project (suspended, paused, deleted): `reason` is what the client is told. */

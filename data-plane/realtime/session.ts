@@ -62,7 +62,7 @@ export interface SessionOptions {
 }
 
 export class RealtimeSession {
-  readonly #project: ProjectRecord
+  #project: ProjectRecord
   readonly #keyIdentity: RequestIdentity
   readonly #hub: RealtimeHub
   readonly #link: SocketLink
@@ -85,6 +85,11 @@ export class RealtimeSession {
   /** Its project's ref. */
   get ref(): string {
     return this.#project.ref
+  }
+
+  /** The project's record as it is now (rotated keys, another plan): what later checks use. */
+  projectChanged(fresh: ProjectRecord): void {
+    this.#project = fresh
   }
 
   /** One message from the client. */

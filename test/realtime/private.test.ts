@@ -7,8 +7,10 @@
 // per second are refused with Realtime's reasons.
 import pg from 'pg'
 import t from 'tap'
+import { resumeProject, suspendProject } from '../../control-plane/suspension.ts'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { REALTIME_LIMITS } from '../../lib/plans.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 import { collect, realtimeClient, subscribed, userToken } from './helpers.ts'
 
@@ -107,4 +109,29 @@ t.test('kept messages: those past the three days a replay reaches are deleted as
   for (let i = 0; i < 1000; i++) await owner.query(`select realtime.send('{}'::jsonb, 'new', 'team:new', true)`)
   const left = await owner.query<{ event: string; n: number }>(`select event, count(*)::int as n from realtime.messages where topic = 'team:old' group by event order by event`)
   t.same(left.rows, [{ event: 'recent', n: 1 }], 'the old ones are gone, the recent one stays')
+})
+
+t.test("a suspended project's sockets close with its reason; once resumed, realtime-js joins again", async (t) => {
+  const suspended = await fixture.createProject({ name: 'Realtime suspended' })
+  const closes: Array<{ code: number; reason: string }> = []
+  // realtime-js tells its logger of each close of its socket, with the close event.
+  const logger = (kind: string, message: string, data: { code?: number; reason?: string } | undefined) => {
+    if (kind === 'transport' && message === 'close' && typeof data?.code === 'number') closes.push({ code: data.code, reason: data.reason ?? '' })
+  }
+  const supabase = realtimeClient(t, suspended, '2.0.0', { logger })
+  const statuses: string[] = []
+  const channel = supabase.channel('room')
+  const joined = new Promise<void>((resolve) =>
+    channel.subscribe((status) => {
+      statuses.push(status)
+      if (status === 'SUBSCRIBED') resolve()
+    }),
+  )
+  await joined
+  await suspendProject(fixture.platform.controlPlane, suspended.ref, 'abuse report')
+  const closed = await eventually('the socket closed', 10000, async () => closes[0])
+  t.same(closed, { code: 4403, reason: 'project_suspended: This project is suspended; its operator can resume it' })
+  await resumeProject(fixture.platform.controlPlane, suspended.ref)
+  await eventually('the channel joined again', 15000, async () => statuses.filter((s) => s === 'SUBSCRIBED').length >= 2)
+  t.pass('realtime-js reconnected and rejoined once the project was resumed')
 })
