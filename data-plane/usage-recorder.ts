@@ -18,7 +18,7 @@ import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import { SERVICES, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { STATUS_CLASSES } from '../lib/metrics/recent-minutes.ts'
 import type { TallyEntry } from '../lib/metrics/thread-tallies.ts'
-import { BYTES_OUT_AT, MAIL_AT, minuteOf, pushCounterIndex, REFRESHES_AT, REQUESTS_AT, SIGN_INS_AT } from '../lib/metrics/usage-counters.ts'
+import { BYTES_OUT_AT, MAIL_AT, minuteOf, pushCounterIndex, REALTIME_MESSAGES_AT, REFRESHES_AT, REQUESTS_AT, SIGN_INS_AT } from '../lib/metrics/usage-counters.ts'
 import { UsageLedger } from '../lib/metrics/usage-ledger.ts'
 import { writeUsage } from './usage-store.ts'
 
@@ -35,6 +35,8 @@ export interface UsageRecorderOptions {
   flushMillis: number
   /** The push actor thread's delivery tally (cumulative since the thread started); undefined when it did not answer. */
   pushDeliveries?: () => Promise<TallyEntry[] | undefined>
+  /** Realtime's broadcasts per project on this node (cumulative since the node started). */
+  realtimeMessages?: () => Iterable<[ref: string, messages: number]>
   now?: () => number
   /** The ledger's bound (tests). */
   maxEntries?: number
@@ -59,6 +61,8 @@ export class UsageRecorder {
   readonly #ledger: UsageLedger
   /** Each project's counters as last read. */
   readonly #previous = new Map<string, Float64Array>()
+  /** Each project's Realtime broadcasts as last read. */
+  readonly #realtimePrevious = new Map<string, number>()
   /** The push tally as last read, by its labels joined. */
   readonly #pushPrevious = new Map<string, number>()
   /** When the counters were last read: what they grew by since belongs to this moment's minute. */
@@ -158,6 +162,11 @@ export class UsageRecorder {
       grew(SIGN_INS_AT, series.signIns)
       grew(REFRESHES_AT, series.tokenRefreshes)
       grew(MAIL_AT, series.mailSent)
+    }
+    for (const [ref, messages] of this.#options.realtimeMessages?.() ?? []) {
+      const by = messages - (this.#realtimePrevious.get(ref) ?? 0)
+      this.#realtimePrevious.set(ref, messages)
+      if (by > 0) this.#ledger.add(minute, ref, REALTIME_MESSAGES_AT, by)
     }
     return minute
   }

@@ -11,6 +11,7 @@
 // thread only gathers them as numbers; the text is written on a thread of its
 // own (lib/metrics/exposition.ts), so a scrape never holds up the requests
 // the main thread routes.
+import type { RealtimeHub } from '../data-plane/realtime/hub.ts'
 import { performance } from 'node:perf_hooks'
 import { Piscina } from 'piscina'
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client'
@@ -54,6 +55,8 @@ export interface PlatformMetricsSources {
   budget: Pick<ConnectionBudget, 'snapshot'>
   /** The HTTP server carrying the data plane, named on /metrics as `baseplane_http_engine_info`. */
   httpEngine?: Pick<HttpEngine, 'name' | 'version' | 'native'>
+  /** This node's Realtime: each project's open sockets and broadcasts taken. */
+  realtime?: Pick<RealtimeHub, 'limits'>
 }
 
 /** `baseplane_http_engine_info{engine, version, native} 1`: which HTTP server this process runs (a slow node:http shows). */
@@ -114,6 +117,7 @@ export class PlatformMetrics {
       workers,
       actors,
       servers: this.#sources.budget.snapshot(),
+      realtime: [...(this.#sources.realtime?.limits.entries() ?? [])].map(([project, counters]) => ({ project, connections: counters.connections, messages: counters.messages })),
       threads: this.#utilisation(this.#threads(workers, actors)),
     }
     this.#exposition ??= new Piscina({

@@ -172,7 +172,15 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION, { link: directory, silenceMs: config.catalogueSilenceMillis })
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine })
+  const realtime = new RealtimeHub({
+    nodeId: directory.nodeId,
+    // Private channels' checks wait on PostgreSQL on this thread, on two connections per project at most, in the node's budget.
+    authorization: new RealtimeAuthorization(
+      new ProjectPools({ maxConnections: defaultServerBudget, poolSize: 2, idleMillis: config.idleConnectionMillis, applicationName: 'baseplane realtime', budget: connectionBudget }),
+    ),
+    nodes: () => fleet.nodes,
+  })
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine, realtime })
   const routes = platformRoutes(
     controlPlane,
     addressing,
@@ -203,14 +211,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
     requestLog: config.requestLog ? writeRequestLog : undefined,
-    realtime: new RealtimeHub({
-      nodeId: directory.nodeId,
-      // Private channels' checks wait on PostgreSQL on this thread, on two connections per project at most, in the node's budget.
-      authorization: new RealtimeAuthorization(
-        new ProjectPools({ maxConnections: defaultServerBudget, poolSize: 2, idleMillis: config.idleConnectionMillis, applicationName: 'baseplane realtime', budget: connectionBudget }),
-      ),
-      nodes: () => fleet.nodes,
-    }),
+    realtime,
   })
   // A project suspended, paused or gone closes its sockets here; one changed otherwise goes on with its new record.
   directory.onInvalidated((ref) => {
@@ -242,6 +243,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       controlPlane,
       nodeId: directory.nodeId,
       pushDeliveries: pushActors && (async () => (await pushActors.snapshot(USAGE_SNAPSHOT_TIMEOUT_MS))?.pushDeliveries),
+      realtimeMessages: () => [...realtime.limits.entries()].map(([ref, counters]) => [ref, counters.messages] as [string, number]),
     })
   let stopped: Promise<void> | undefined
   return {

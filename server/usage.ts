@@ -32,6 +32,8 @@ export interface NodeUsageOptions {
   nodeId: string
   /** The push actor thread's delivery tally, when this node runs one. */
   pushDeliveries?: () => Promise<TallyEntry[] | undefined>
+  /** Realtime's broadcasts per project on this node, cumulative. */
+  realtimeMessages?: () => Iterable<[ref: string, messages: number]>
 }
 
 export interface NodeUsage {
@@ -58,6 +60,7 @@ export function startNodeUsage(options: NodeUsageOptions): NodeUsage {
     catalogue: pool,
     flushMillis: config.flushMillis,
     pushDeliveries: options.pushDeliveries,
+    realtimeMessages: options.realtimeMessages,
   })
   recorder.start()
   let upkeep: Promise<unknown> | undefined

@@ -41,6 +41,7 @@ function projectHuman(view: ProjectUsageView): string {
     `auth            ${t.auth_sign_ins} sign-ins, ${t.auth_token_refreshes} token refreshes`,
     `mail sent       ${t.mail_sent}`,
     `push            ${pushLine(t)}`,
+    `realtime        ${t.realtime_messages ?? 0} messages`,
     `database size   ${bytes(view.database_size.bytes)}${view.database_size.peak_bytes === null ? '' : ` (peak ${bytes(view.database_size.peak_bytes)}, sampled ${view.database_size.sampled_at})`}`,
   ]
   const active = view.days.filter((day) => Object.values(day.counters).some((v) => v > 0) || day.database_size_bytes !== null)
@@ -48,7 +49,7 @@ function projectHuman(view: ProjectUsageView): string {
     lines.push(
       '',
       table([
-        ['DAY', 'REQUESTS', 'BYTES OUT', 'SIGN-INS', 'REFRESHES', 'PUSH SENT', 'MAIL', 'DB SIZE'],
+        ['DAY', 'REQUESTS', 'BYTES OUT', 'SIGN-INS', 'REFRESHES', 'PUSH SENT', 'MAIL', 'REALTIME', 'DB SIZE'],
         ...active.map((day) => [
           day.date,
           String(sum(day.counters, 'requests_')),
@@ -57,6 +58,7 @@ function projectHuman(view: ProjectUsageView): string {
           String(day.counters.auth_token_refreshes),
           String(PUSH_PROVIDERS.reduce((total, p) => total + (day.counters[`push_${p}_sent`] ?? 0), 0)),
           String(day.counters.mail_sent),
+          String(day.counters.realtime_messages ?? 0),
           day.database_size_bytes === null ? '' : bytes(day.database_size_bytes),
         ]),
       ]),
@@ -68,7 +70,7 @@ function projectHuman(view: ProjectUsageView): string {
 function allHuman(result: { month: string; projects: UsageExportRow[] }): string {
   if (result.projects.length === 0) return `No usage in ${result.month}.`
   return table([
-    ['REF', 'REQUESTS', 'BYTES OUT', 'ACTIVE USERS', 'SIGN-INS', 'PUSH SENT', 'MAIL', 'DB SIZE'],
+    ['REF', 'REQUESTS', 'BYTES OUT', 'ACTIVE USERS', 'SIGN-INS', 'PUSH SENT', 'MAIL', 'REALTIME', 'DB SIZE'],
     ...result.projects.map((row) => [
       row.ref,
       String(sum(row, 'requests_')),
@@ -77,6 +79,7 @@ function allHuman(result: { month: string; projects: UsageExportRow[] }): string
       String(row.auth_sign_ins),
       String(PUSH_PROVIDERS.reduce((total, p) => total + Number(row[`push_${p}_sent`] ?? 0), 0)),
       String(row.mail_sent),
+      String(row.realtime_messages ?? 0),
       row.database_size_bytes === null ? '' : bytes(Number(row.database_size_bytes)),
     ]),
   ])

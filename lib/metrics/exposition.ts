@@ -24,6 +24,8 @@ export interface ExpositionInput {
   /** The push actor thread's snapshot, when it answered. */
   actors: ThreadSnapshot | undefined
   servers: ServerBudgetSnapshot[]
+  /** Realtime on this node, per project: open sockets, and broadcasts taken since the process started. */
+  realtime?: Array<{ project: string; connections: number; messages: number }>
   /** Each thread's busy time since it started, and its share of busy time since the previous scrape. */
   threads: Array<{ thread: string; busyMillis: number; utilisation: number }>
 }
@@ -141,6 +143,24 @@ export async function expositionText(input: ExpositionInput): Promise<string> {
       for (const { labels, count } of input.actors?.pushDeliveries ?? []) {
         this.inc({ project: labels[0]!, provider: labels[1]!, outcome: labels[2]! }, count)
       }
+    },
+  })
+  new Gauge({
+    name: 'baseplane_realtime_connections',
+    help: 'Realtime sockets open on this node, by project ref.',
+    labelNames: ['project'],
+    registers,
+    collect() {
+      for (const { project, connections } of input.realtime ?? []) this.set({ project }, connections)
+    },
+  })
+  new Counter({
+    name: 'baseplane_realtime_messages_total',
+    help: 'Realtime broadcasts this node took (from sockets and the HTTP API), by project ref.',
+    labelNames: ['project'],
+    registers,
+    collect() {
+      for (const { project, messages } of input.realtime ?? []) this.inc({ project }, messages)
     },
   })
   const mail = tallyOf(input.workers.filter((r) => r.concern === 'auth').flatMap((r) => r.snapshot.mail))

@@ -12,7 +12,8 @@ export const PUSH_OUTCOMES = ['sent', 'failed', 'retry', 'held', 'expired'] as c
  * Every counter, in a fixed order (the recorder's arrays are indexed by it):
  * answers and response-body bytes per service, Auth's sign-ins and token
  * refreshes, the platform's mail sent (SMTP or outbox; a project's own send
- * email hook is its mail, not counted), push deliveries by provider and outcome.
+ * email hook is its mail, not counted), push deliveries by provider and outcome,
+ * Realtime's broadcasts.
  */
 export const USAGE_COUNTERS: readonly string[] = [
   ...SERVICES.map((service) => `requests_${service}`),
@@ -21,6 +22,8 @@ export const USAGE_COUNTERS: readonly string[] = [
   'auth_token_refreshes',
   'mail_sent',
   ...PUSH_PROVIDERS.flatMap((provider) => PUSH_OUTCOMES.map((outcome) => `push_${provider}_${outcome}`)),
+  // Realtime's broadcasts taken (sockets and the HTTP API), as Supabase counts Realtime messages.
+  'realtime_messages',
 ]
 
 export const REQUESTS_AT = USAGE_COUNTERS.indexOf('requests_auth')
@@ -29,6 +32,7 @@ export const SIGN_INS_AT = USAGE_COUNTERS.indexOf('auth_sign_ins')
 export const REFRESHES_AT = USAGE_COUNTERS.indexOf('auth_token_refreshes')
 export const MAIL_AT = USAGE_COUNTERS.indexOf('mail_sent')
 export const PUSH_AT = USAGE_COUNTERS.indexOf('push_apns_sent')
+export const REALTIME_MESSAGES_AT = USAGE_COUNTERS.indexOf('realtime_messages')
 
 const INDEX = new Map(USAGE_COUNTERS.map((name, i) => [name, i]))
 

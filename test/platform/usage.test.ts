@@ -426,7 +426,7 @@ t.test('the CLI: baseplane usage [REF] [--month YYYY-MM] [--json]', async (t) =>
   t.equal(listed.month, month)
   t.match(listed.projects.find((row) => row.ref === project.ref), { ref: project.ref, requests_graphql: 1 })
   const table = await baseplane(['usage'])
-  t.match(table.stdout, /^REF\s+REQUESTS\s+BYTES OUT\s+ACTIVE USERS\s+SIGN-INS\s+PUSH SENT\s+MAIL\s+DB SIZE\n/)
+  t.match(table.stdout, /^REF\s+REQUESTS\s+BYTES OUT\s+ACTIVE USERS\s+SIGN-INS\s+PUSH SENT\s+MAIL\s+REALTIME\s+DB SIZE\n/)
   t.match(table.stdout, new RegExp(`\\n${project.ref}\\s+1\\s`))
   const none = await baseplane(['usage', '--month', '1999-01'])
   t.same({ code: none.code, stdout: none.stdout, stderr: none.stderr }, { code: 0, stdout: 'No usage in 1999-01.\n', stderr: '' })

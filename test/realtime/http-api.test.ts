@@ -83,3 +83,22 @@ t.test('bad requests: Realtime\'s statuses and a message saying what is wrong', 
   const noKey = await request<{ code: string }>(`${api}/broadcast`, { body: { messages: [] } })
   t.equal(noKey.status, 401, 'the key is checked as for every service')
 })
+
+t.test('usage and metrics: each broadcast taken counts as a Realtime message of its project', async (t) => {
+  const counted = await fixture.createProject({ name: 'Realtime counted' })
+  const headers = { apikey: counted.anonKey }
+  for (let i = 0; i < 3; i++) {
+    const sent = await request(`${counted.baseUrl}/realtime/v1/api/broadcast/tally/events/n`, { headers, body: { i } })
+    t.equal(sent.status, 202)
+  }
+  const batch = await request(`${counted.baseUrl}/realtime/v1/api/broadcast`, { headers, body: { messages: [{ topic: 'tally', event: 'n', payload: {} }, { topic: 'tally', event: 'n', payload: {} }] } })
+  t.equal(batch.status, 202)
+  await fixture.platform.usage!.flush()
+  const catalogue = new pg.Client({ connectionString: fixture.catalogueUrl })
+  await catalogue.connect()
+  t.teardown(() => catalogue.end())
+  const minutes = await catalogue.query(`select sum(value)::int as n from baseplane.usage_minutes where ref = $1 and counter = 'realtime_messages'`, [counted.ref])
+  t.same(minutes.rows, [{ n: 5 }], 'five messages in the usage minutes')
+  const scrape = await request(`${fixture.origin}/metrics`, { headers: { authorization: `Bearer ${fixture.config.adminToken}` } })
+  t.match(scrape.text, new RegExp(`^baseplane_realtime_messages_total\\{project="${counted.ref}"\\} 5$`, 'm'))
+})
