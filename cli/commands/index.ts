@@ -7,6 +7,7 @@ import { mailCommands } from './mail.ts'
 import { keyCommands } from './keys.ts'
 import { projectCommands } from './projects.ts'
 import { pushCommands } from './push.ts'
+import { realtimeCommands } from './realtime.ts'
 import { roleCommands } from './roles.ts'
 import { serverCommands } from './servers.ts'
 import { startCommand } from './start.ts'
@@ -16,4 +17,4 @@ import { usageCommand } from './usage.ts'
 import { quotaCommands } from './quotas.ts'
 import { restCommands } from './rest.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, usageCommand, eventsCommand, ...serverCommands]

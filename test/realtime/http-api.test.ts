@@ -7,6 +7,7 @@ import pg from 'pg'
 import t from 'tap'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { REALTIME_LIMITS } from '../../lib/plans.ts'
+import { runCli } from '../helpers/cli.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 import { collect, realtimeClient, subscribed, userToken, wsTransport } from './helpers.ts'
@@ -101,4 +102,10 @@ t.test('usage and metrics: each broadcast taken counts as a Realtime message of 
   t.same(minutes.rows, [{ n: 5 }], 'five messages in the usage minutes')
   const scrape = await request(`${fixture.origin}/metrics`, { headers: { authorization: `Bearer ${fixture.config.adminToken}` } })
   t.match(scrape.text, new RegExp(`^baseplane_realtime_messages_total\\{project="${counted.ref}"\\} 5$`, 'm'))
+
+  const cli = await runCli(['realtime', counted.ref], { DATABASE_URL: fixture.catalogueUrl })
+  t.equal(cli.code, 0, cli.stderr)
+  t.match(cli.stdout, /^concurrent connections\s+200$/m, "the plan's limits")
+  t.match(cli.stdout, /^broadcast payload\s+256 KB$/m)
+  t.match(cli.stdout, /^messages in \d{4}-\d{2} \(UTC\): 5$/m, 'the month\'s messages')
 })
