@@ -3,6 +3,8 @@
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
 import { RealtimeHub } from '../data-plane/realtime/hub.ts'
+import { ChangeFeed } from '../data-plane/realtime/changes/feed.ts'
+import { startChangeReaders } from '../workers/realtime/changes/reader-thread.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -42,6 +44,8 @@ export interface RunningPlatform {
   port: number
   /** The HTTP server carrying the data plane. */
   httpEngine: HttpEngine
+  /** This node's Postgres Changes and broadcasts from SQL (its reader thread: tests end it to see it replaced). */
+  realtimeChanges: ChangeFeed
   databaseUrl: string
   adminToken: string
   controlPlane: ControlPlane
@@ -187,6 +191,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   )
   const scrape = metricsRoute(metrics, adminToken)
   const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
+  const realtime = new RealtimeHub({ nodeId: directory.nodeId })
+  // Postgres Changes and broadcasts from SQL: one change reader per project with channels, across the fleet.
+  const changes = new ChangeFeed(realtime, (feed) =>
+    startChangeReaders({ catalogueUrl: databaseUrl, defaultServerUrl: databaseUrl, nodeId: directory.nodeId }, { batch: (b) => feed.onBatch(b), status: (s) => feed.onStatus(s) }),
+  )
+  realtime.changes = changes
   const dataPlane = new DataPlane({
     config,
     directory,
@@ -201,7 +211,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
     requestLog: config.requestLog ? writeRequestLog : undefined,
-    realtime: new RealtimeHub({ nodeId: directory.nodeId }),
+    realtime,
   })
   const server = await engine.start(dataPlane, config.host, config.port)
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
@@ -230,6 +240,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   return {
     port: server.port,
     httpEngine: engine,
+    realtimeChanges: changes,
     databaseUrl,
     adminToken,
     controlPlane,
@@ -247,6 +258,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
         // No request is in flight: the sweep and the outbox stop, and the projects this node served are written.
         await lifecycle.stop()
         await dataPlane.close()
+        await changes.close()
         await health.close()
         await pushActors?.stop()
         // Nothing is counted any more (no request in flight, no push sending): what the node holds is written.

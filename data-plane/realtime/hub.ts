@@ -7,6 +7,7 @@ import type { PhoenixMessage, ProtocolVersion, OutgoingFrame } from '../../worke
 import { encodeFrame, PROTOCOL_VERSIONS } from '../../workers/realtime/frames.ts'
 import { PresenceTable } from '../../workers/realtime/presence.ts'
 import { NO_BUS, type RealtimeBus } from './bus.ts'
+import { NO_CHANGES, type ChannelChanges } from './changes/feed.ts'
 import { RealtimeSession, type SessionOptions } from './session.ts'
 import { socketTopic } from './topics.ts'
 
@@ -41,6 +42,8 @@ export class RealtimeHub {
   readonly presence = new PresenceTable()
   readonly nodeId: string
   readonly bus: RealtimeBus
+  /** Postgres Changes and broadcasts from SQL (changes/feed.ts), set by the platform once its reader thread runs. */
+  changes: ChannelChanges = NO_CHANGES
   #server: TopicServer = NO_SERVER
   readonly #sessions = new Map<RealtimeSession, SocketLink>()
 

@@ -32,6 +32,8 @@ interface Channel {
   token: string | undefined
   presence: boolean
   expiry?: NodeJS.Timeout
+  /** Leaves the node's change feed (hub.changes). */
+  leaveChanges?: () => void
 }
 
 /** A join's answer: the channel, or the refusal its reply carries. */
@@ -125,9 +127,14 @@ export class RealtimeSession {
     this.#armExpiry(channel)
     const bindings = channel.config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }))
     this.#reply(message, 'ok', { postgres_changes: bindings })
-    if (bindings.length > 0) {
-      this.#system(channel, 'postgres_changes', 'error', 'Baseplane does not deliver Postgres Changes yet: broadcast and presence work on this channel')
-    }
+    // Every channel counts (a broadcast from SQL needs the project's reader too); its bindings get their changes.
+    channel.leaveChanges = this.#hub.changes.join({
+      project: this.#project,
+      topic: channel.topic,
+      bindings: channel.config.postgresChanges,
+      identity: () => channel.identity,
+      push: (event, payload) => this.#push(channel, event, payload),
+    })
     if (channel.presence) this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
   }
 
@@ -245,6 +252,7 @@ export class RealtimeSession {
   /** What the channel leaves behind on this node: its presence (everyone else is told) and its timer. */
   #forget(channel: Channel): void {
     clearTimeout(channel.expiry)
+    channel.leaveChanges?.()
     this.#diff(channel, this.#hub.presence.untrack(channel.key, channel.tracker))
   }
 
