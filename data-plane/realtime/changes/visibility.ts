@@ -15,7 +15,7 @@ export interface Sight {
 export async function checkVisibility(pool: pg.Pool, schema: string, table: string, keys: Record<string, unknown>[], callers: RequestIdentity[]): Promise<Sight[]> {
   const { rows } = await pool.query<{ grp: number; visible: number[]; selectable: string[] }>({
     name: 'baseplane_realtime_visible_rows',
-    text: 'select grp, visible, selectable from realtime.visible_rows(format($1, $2, $3)::regclass, $4::jsonb, $5::jsonb)',
+    text: 'select grp, visible, selectable from realtime.visible_rows(format($1::text, $2::text, $3::text)::regclass, $4::jsonb, $5::jsonb)',
     values: ['%I.%I', schema, table, JSON.stringify(keys), JSON.stringify(callers.map((c) => ({ role: c.role, claims: c.claims })))],
   })
   const sights: Sight[] = callers.map(() => ({ visible: new Set(), selectable: new Set() }))
