@@ -44,8 +44,13 @@ export async function deliver(pool: pg.Pool, changes: TimedChange[], subscribers
   const routes = changes.map(({ change }) => {
     const to: { subscriber: Subscriber; ids: number[]; caller: number; select: string[] | undefined }[] = []
     for (const subscriber of subscribers) {
-      const hit = subscriber.bindings.filter((b) => bound(b, change))
-      if (hit.length > 0) to.push({ subscriber, ids: hit.map((b) => b.id), caller: -1, select: hit.every((b) => b.select) ? [...new Set(hit.flatMap((b) => b.select!))] : undefined })
+      // Bindings that narrow the columns differently get a push each (realtime-js hands one push's record to every id in it).
+      const bySelect = new Map<string, CheckedBinding[]>()
+      for (const binding of subscriber.bindings.filter((b) => bound(b, change))) {
+        const key = binding.select?.join(',') ?? '*'
+        bySelect.set(key, [...(bySelect.get(key) ?? []), binding])
+      }
+      for (const hit of bySelect.values()) to.push({ subscriber, ids: hit.map((b) => b.id), caller: -1, select: hit[0]!.select })
     }
     return to
   })

@@ -169,7 +169,6 @@ export class ChangeFeed implements ChannelChanges {
 
   /** A transaction decoded by this node's reader. */
   onBatch(batch: ChangeBatch): void {
-    console.error('DEBUG batch', JSON.stringify(batch).slice(0, 300))
     const state = this.#projects.get(batch.ref)
     const rows = batch.changes.filter((c) => c.kind === 'row')
     if (this.#bus.fleet && rows.length > 0) this.#publish(batch.ref, { from: this.#nodeId, batch: { ...batch, changes: rows } })
@@ -289,7 +288,7 @@ export class ChangeFeed implements ChannelChanges {
         const changes = state.queue.splice(0)
         const subscribers = [...state.subscribers].filter((s) => s.ready)
         if (subscribers.length === 0) continue
-        await deliver(state.pool, changes, subscribers).catch((error: unknown) => { console.error('DEBUG deliver', error); log.error('realtime changes not delivered', error, { ref: state.project.ref, changes: changes.length }) })
+        await deliver(state.pool, changes, subscribers).catch((error: unknown) => log.error('realtime changes not delivered', error, { ref: state.project.ref, changes: changes.length }))
       }
     } finally {
       state.draining = false
