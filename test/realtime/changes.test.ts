@@ -21,6 +21,13 @@ import { ProjectReader } from '../../workers/realtime/changes/project-reader.ts'
 import type { ReaderStatus } from '../../workers/realtime/changes/messages.ts'
 import { serverUrl } from '../helpers/db.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import fs from 'node:fs'
+import { baseUrlOf } from '../../lib/catalogue.ts'
+import { freePort } from '../../lib/db/embedded.ts'
+import { createProject } from '../../control-plane/projects.ts'
+import { createDatabase, dropCatalogue } from '../../dev/db.ts'
+import { nodeConfig } from '../../dev/node-config.ts'
+import { startPlatform } from '../../server/platform.ts'
 
 async function walLevel(url: string): Promise<string> {
   const client = new pg.Client({ connectionString: url })
@@ -338,4 +345,24 @@ t.test('a server without logical WAL: the reader says which setting', { skip: gi
     reader.start()
   })
   t.match(status, { state: 'unavailable', code: 'wal_level', message: /wal_level set to logical \(it is replica\)/ })
+})
+
+t.test('a platform on a server without logical WAL: the channel is told the setting, broadcast works', { skip: givenLevel === 'logical' ? 'the given server has wal_level=logical' : false }, async (t) => {
+  const catalogueUrl = await createDatabase(given, 'bpcat')
+  const config = nodeConfig(catalogueUrl, await freePort(), { BASEPLANE_HTTP_ENGINE: 'uws' })
+  const platform = await startPlatform(config, catalogueUrl)
+  t.teardown(async () => {
+    await platform.stop()
+    await dropCatalogue(given, catalogueUrl)
+    fs.rmSync(config.home, { recursive: true, force: true })
+  })
+  const record = await createProject(platform.controlPlane, { name: 'No logical WAL' })
+  const target: TestProject = { record, ref: record.ref, baseUrl: baseUrlOf(record.ref, config.publicUrl, config.baseDomain), anonKey: record.anonKey, serviceRoleKey: record.serviceRoleKey }
+  await asOwner(target, 'create table public.items (id int primary key); grant select on public.items to anon; alter publication supabase_realtime add table public.items')
+  const channel = client(t, target).channel('replica-only', { config: { broadcast: { self: true, ack: true } } })
+  channel.on('postgres_changes' as never, { event: '*', schema: 'public', table: 'items' } as never, (() => {}) as never)
+  const joined = await subscribed(channel)
+  t.equal(joined.status, 'SUBSCRIBED')
+  t.match(joined.system, { status: 'error', extension: 'postgres_changes', message: /wal_level set to logical \(it is replica\)/ })
+  t.equal(await channel.send({ type: 'broadcast', event: 'still', payload: {} }), 'ok', 'broadcast works')
 })
