@@ -5,6 +5,8 @@ import type { PlatformConfig } from '../lib/config.ts'
 import { RealtimeAuthorization } from '../data-plane/realtime/authorization.ts'
 import { RealtimeHub } from '../data-plane/realtime/hub.ts'
 import { ProjectPools } from '../lib/db/project-pools.ts'
+import { ChangeFeed } from '../data-plane/realtime/changes/feed.ts'
+import { startChangeReaders } from '../workers/realtime/changes/reader-thread.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -44,6 +46,8 @@ export interface RunningPlatform {
   port: number
   /** The HTTP server carrying the data plane. */
   httpEngine: HttpEngine
+  /** This node's Postgres Changes and broadcasts from SQL (its reader thread: tests end it to see it replaced). */
+  realtimeChanges: ChangeFeed
   databaseUrl: string
   adminToken: string
   controlPlane: ControlPlane
@@ -197,6 +201,11 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   )
   const scrape = metricsRoute(metrics, adminToken)
   const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
+  // Postgres Changes and broadcasts from SQL: one change reader per project with channels, across the fleet.
+  const changes = new ChangeFeed(realtime, (feed) =>
+    startChangeReaders({ catalogueUrl: databaseUrl, defaultServerUrl: databaseUrl, nodeId: directory.nodeId }, { batch: (b) => feed.onBatch(b), status: (s) => feed.onStatus(s) }),
+  )
+  realtime.changes = changes
   const dataPlane = new DataPlane({
     config,
     directory,
@@ -249,6 +258,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   return {
     port: server.port,
     httpEngine: engine,
+    realtimeChanges: changes,
     databaseUrl,
     adminToken,
     controlPlane,
@@ -266,6 +276,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
         // No request is in flight: the sweep and the outbox stop, and the projects this node served are written.
         await lifecycle.stop()
         await dataPlane.close()
+        await changes.close()
         await health.close()
         await pushActors?.stop()
         // Nothing is counted any more (no request in flight, no push sending): what the node holds is written.

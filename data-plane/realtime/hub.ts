@@ -10,6 +10,7 @@ import type { ProjectRecord } from '../../lib/catalogue.ts'
 import type { RealtimeAuthorization } from './authorization.ts'
 import { NO_BUS, type RealtimeBus } from './bus.ts'
 import { RealtimeLimitsTable, type ProjectRealtime } from './limits.ts'
+import { NO_CHANGES, type ChannelChanges } from './changes/feed.ts'
 import { RealtimeSession, type SessionOptions } from './session.ts'
 import { socketTopic } from './topics.ts'
 
@@ -51,6 +52,8 @@ export class RealtimeHub {
   readonly authorization: RealtimeAuthorization | undefined
   /** Each project's sockets and rates on this node, against its plan's limits. */
   readonly limits: RealtimeLimitsTable
+  /** Postgres Changes and broadcasts from SQL (changes/feed.ts), set by the platform once its reader thread runs. */
+  changes: ChannelChanges = NO_CHANGES
   #server: TopicServer = NO_SERVER
   readonly #sessions = new Map<RealtimeSession, { link: SocketLink; counters: ProjectRealtime; counted: boolean }>()
 

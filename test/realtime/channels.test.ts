@@ -136,7 +136,7 @@ t.test('the refusals a client is shown', async (t) => {
   const changes = supabase.channel('room-changes').on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'notes' }, () => {})
   const system = collect<{ status: string; extension: string }>((take) => changes.on('system', {}, take), 1)
   t.same(await subscribed(changes), { status: 'SUBSCRIBED' }, 'the bindings are answered with their ids, as the client checks them')
-  t.match(await system, [{ status: 'error', extension: 'postgres_changes', message: /does not deliver Postgres Changes yet/ }])
+  t.match(await system, [{ status: 'error', extension: 'postgres_changes', message: /^Unable to subscribe to changes with given parameters/ }])
 
   const wrongKey = createClient(project.baseUrl, `${project.anonKey.slice(0, -4)}AAAA`, { auth: { persistSession: false }, realtime: { transport: wsTransport } })
   const refused = await subscribed(wrongKey.channel('room'))

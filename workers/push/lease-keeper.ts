@@ -38,6 +38,19 @@ export interface LeaseTiming {
  */
 export const LEASE_DEFAULTS: LeaseTiming = { leaseMs: 10000, renewMs: 3000, scanMs: 2000 }
 
+/**
+ * The statements on one lease table (push's by default; Realtime's change
+ * readers keep theirs in baseplane.realtime_leases with the same columns).
+ */
+export interface LeaseStore {
+  take(catalogue: pg.Pool, refs: string[], holder: string, leaseMs: number): Promise<TakenLease[]>
+  renew(catalogue: pg.Pool, refs: string[], holder: string, leaseMs: number): Promise<TakenLease[]>
+  release(catalogue: pg.Pool, ref: string, holder: string, generation: string): Promise<void>
+  held(catalogue: pg.Pool, ref: string, holder: string, generation: string): Promise<boolean>
+}
+
+const PUSH_LEASES: LeaseStore = { take: takeLeases, renew: renewLeases, release: releaseLease, held: leaseHeld }
+
 export interface LeaseEvents {
   /** This node now holds `ref`'s lease, as `generation`. */
   taken(ref: string, generation: string): void
@@ -61,6 +74,7 @@ export class LeaseKeeper {
   readonly timing: LeaseTiming
   readonly #catalogue: pg.Pool
   readonly #events: LeaseEvents
+  readonly #store: LeaseStore
   readonly #wanted = new Set<string>()
   readonly #held = new Map<string, Held>()
   /** Kept below leaseMs for the difference in clock rates and the time the answer took. */
@@ -76,8 +90,9 @@ export class LeaseKeeper {
    * `catalogue`: a pool of its own whose queries time out (query_timeout about
    * renewMs), so a catalogue that hangs fails the renewal instead of holding it.
    */
-  constructor(catalogue: pg.Pool, node: string, timing: LeaseTiming, events: LeaseEvents) {
+  constructor(catalogue: pg.Pool, node: string, timing: LeaseTiming, events: LeaseEvents, store: LeaseStore = PUSH_LEASES) {
     this.#catalogue = catalogue
+    this.#store = store
     this.node = node
     this.timing = timing
     this.#events = events
@@ -120,13 +135,13 @@ export class LeaseKeeper {
   /** Whether the lease is still held, by the catalogue's clock: asked before every batch is claimed. */
   async verify(ref: string, generation: string): Promise<boolean> {
     if (!this.valid(ref, generation)) return false
-    return leaseHeld(this.#catalogue, ref, this.node, generation)
+    return this.#store.held(this.#catalogue, ref, this.node, generation)
   }
 
   /** Gives the lease up (its actor has stopped), so another node can take it at once. */
   async release(ref: string, generation: string): Promise<void> {
     if (this.#held.get(ref)?.generation === generation) this.#held.delete(ref)
-    await releaseLease(this.#catalogue, ref, this.node, generation).catch(() => {})
+    await this.#store.release(this.#catalogue, ref, this.node, generation).catch(() => {})
   }
 
   #scan(): void {
@@ -134,7 +149,7 @@ export class LeaseKeeper {
     const refs = [...this.#wanted].filter((ref) => !this.#held.has(ref))
     if (refs.length === 0) return
     const sentAt = performance.now()
-    this.#scanning = takeLeases(this.#catalogue, refs, this.node, this.timing.leaseMs)
+    this.#scanning = this.#store.take(this.#catalogue, refs, this.node, this.timing.leaseMs)
       .then((taken) => {
         for (const lease of taken) this.#taken(lease, sentAt)
       })
@@ -149,7 +164,7 @@ export class LeaseKeeper {
     const validUntil = sentAt + this.timing.leaseMs - this.#margin
     // Unwanted meanwhile, stopping, or an answer that came too late to use: given back.
     if (!this.#wanted.has(lease.ref) || this.#stopped || performance.now() >= validUntil) {
-      void releaseLease(this.#catalogue, lease.ref, this.node, lease.generation).catch(() => {})
+      void this.#store.release(this.#catalogue, lease.ref, this.node, lease.generation).catch(() => {})
       return
     }
     this.#held.set(lease.ref, { generation: lease.generation, validUntil })
@@ -160,7 +175,7 @@ export class LeaseKeeper {
     if (this.#stopped || this.#renewing || this.#held.size === 0) return
     const refs = [...this.#held.keys()]
     const sentAt = performance.now()
-    this.#renewing = renewLeases(this.#catalogue, refs, this.node, this.timing.leaseMs)
+    this.#renewing = this.#store.renew(this.#catalogue, refs, this.node, this.timing.leaseMs)
       .then(
         (renewed) => {
           const validUntil = sentAt + this.timing.leaseMs - this.#margin

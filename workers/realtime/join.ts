@@ -7,6 +7,8 @@ export interface PostgresChangesBinding {
   schema: string
   table?: string
   filter?: string
+  /** The columns to send (realtime-js's `select`); all the caller may select when absent. */
+  select?: string[]
 }
 
 export interface JoinConfig {
@@ -28,7 +30,8 @@ function binding(value: unknown): PostgresChangesBinding | undefined {
   if (event === undefined) return undefined
   const table = text(entry.table)
   const filter = text(entry.filter)
-  return { event, schema: text(entry.schema) ?? 'public', ...(table !== undefined ? { table } : {}), ...(filter !== undefined ? { filter } : {}) }
+  const select = Array.isArray(entry.select) ? entry.select.filter((c): c is string => typeof c === 'string') : undefined
+  return { event, schema: text(entry.schema) ?? 'public', ...(table !== undefined ? { table } : {}), ...(filter !== undefined ? { filter } : {}), ...(select ? { select } : {}) }
 }
 
 /** `config.broadcast.replay`: `since` in epoch milliseconds, `limit` 1 to 25 (Supabase's bounds; 25 when absent). */
