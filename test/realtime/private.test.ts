@@ -136,3 +136,35 @@ t.test("a suspended project's sockets close with its reason; once resumed, realt
   await eventually('the channel joined again', 15000, async () => statuses.filter((s) => s === 'SUBSCRIBED').length >= 2)
   t.pass('realtime-js reconnected and rejoined once the project was resumed')
 })
+
+const walLevel = (await owner.query<{ wal_level: string }>('show wal_level')).rows[0]!.wal_level
+const noLogical = walLevel === 'logical' ? false : `the database server has wal_level=${walLevel}: the project's change reader, which delivers what SQL inserts into realtime.messages, needs logical (CI's embedded server has it)`
+
+t.test('broadcast_changes() from a trigger, and a message kept with persist, reach the private room with their ids', { skip: noLogical }, async (t) => {
+  await owner.query(`
+    create table public.scores (id bigint primary key, team text not null, points int not null);
+    create function public.scores_broadcast() returns trigger language plpgsql security definer as $$
+    begin
+      perform realtime.broadcast_changes('team:' || new.team, tg_op, tg_op, tg_table_name, tg_table_schema, new, old);
+      return null;
+    end $$;
+    create trigger scores_broadcast after insert or update on public.scores for each row execute function public.scores_broadcast();
+  `)
+  const member = (await as(t, bob)).channel('team:red', { config: { private: true } })
+  const heard = collect<{ event: string; payload: Record<string, unknown>; meta?: { id?: string } }>(
+    (take) => member.on('broadcast', { event: '*' }, (m) => take({ event: m.event, payload: m.payload, meta: m.meta })),
+    2,
+    8000,
+  )
+  t.same(await subscribed(member), { status: 'SUBSCRIBED' })
+  // The project's change reader starts with its first channel: what is committed before its slot exists is not read.
+  await eventually('the reader has its slot', 15000, async () => (await owner.query(`select 1 from pg_replication_slots where database = current_database() and active`)).rowCount === 1)
+  await owner.query(`insert into public.scores (id, team, points) values (1, 'red', 3)`)
+  const writer = await as(t, alice)
+  t.same(await writer.channel('team:red', { config: { private: true } }).httpSend('note', { text: 'kept' }, { persist: true }), { success: true })
+  const got = await heard
+  t.match(got[0], { event: 'INSERT', payload: { operation: 'INSERT', table: 'scores', schema: 'public', record: { id: 1, team: 'red', points: 3 }, old_record: null } })
+  t.match(got[1], { event: 'note', payload: { text: 'kept' } })
+  const ids = (await owner.query<{ id: string }>(`select id::text from realtime.messages where topic = 'team:red' and event in ('INSERT', 'note') order by inserted_at`)).rows.map((r) => r.id)
+  t.same(got.map((m) => m.meta?.id), ids, 'each with the id of its row, for replay')
+})
