@@ -196,6 +196,10 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       adminTokenAt: localAdminToken(config).source,
       // The dashboard's REST tab sends its requests through this node's data plane, as an app's arrive.
       dataPlane: async (request) => dataPlane.handle(request),
+      realtimeFigures: (ref) => {
+        const counters = realtime.limits.peek(ref)
+        return { connections: counters?.connections ?? 0, messages: counters?.messages ?? 0 }
+      },
     },
     [recentFiguresRoute(figures, controlPlane)],
   )

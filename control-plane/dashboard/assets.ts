@@ -18,6 +18,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   'rest.js': { file: path.join(OWN, 'rest.js'), type: 'text/javascript' },
   'users.js': { file: path.join(OWN, 'users.js'), type: 'text/javascript' },
   'push.js': { file: path.join(OWN, 'push.js'), type: 'text/javascript' },
+  'realtime.js': { file: path.join(OWN, 'realtime.js'), type: 'text/javascript' },
   'uPlot.iife.min.js': { file: path.join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript' },
   'uPlot.min.css': { file: path.join(UPLOT, 'uPlot.min.css'), type: 'text/css' },
 }

@@ -104,6 +104,8 @@ export interface LayoutOptions {
   /** Scripts served from /dashboard/assets/ this page needs besides dashboard.js. */
   scripts?: string[]
   styles?: string[]
+  /** Origins the page's scripts open sockets to, besides the dashboard's own (the page's Content-Security-Policy). */
+  connect?: string[]
 }
 
 function projectHeader(project: NonNullable<LayoutOptions['project']>): Safe {

@@ -17,7 +17,7 @@ import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'usage' | 'database' | 'keys' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -46,6 +46,8 @@ export interface DashboardContext {
    * requests through it; absent, it runs none.
    */
   dataPlane?: (request: IncomingRequest) => Promise<OutgoingResponse<ResponseBody>>
+  /** This process's Realtime figures of a project (its open sockets, the broadcasts it took), handed in beside the data plane; absent, the Realtime tab shows none. */
+  realtimeFigures?: (ref: string) => { connections: number; messages: number }
 }
 
 /** A rendered page: its body goes into the layout; with `project`, under that project's header and tabs. */
@@ -59,6 +61,8 @@ export interface Screen {
   /** Files under /dashboard/assets/ the page loads (besides dashboard.js). */
   scripts?: string[]
   styles?: string[]
+  /** Origins its scripts open sockets to (LayoutOptions.connect). */
+  connect?: string[]
 }
 
 export interface PageInput {

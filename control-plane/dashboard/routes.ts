@@ -26,7 +26,9 @@ import { sameOrigin, Sessions, tokenMatches } from './session.ts'
 const PREFIX = '/dashboard'
 /** A notice value from the URL: a word, a ref, a number, a plan, a duration. Anything else is dropped. */
 const NOTICE_VALUE = /^[A-Za-z0-9_.:-]{1,64}$/
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+/** The pages' policy; `connect`: origins besides the dashboard's a page's script opens sockets to (the Realtime inspector's). */
+const cspOf = (connect: string[] = []) =>
+  `default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src ${["'self'", ...connect].join(' ')}; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`
 
 function redirect(location: string, cookie?: string): OutgoingResponse {
   return { status: 303, headers: { location, ...(cookie ? { 'set-cookie': cookie } : {}) }, body: '' }
@@ -41,7 +43,7 @@ function htmlResponse(status: number, title: string, body: Safe, options: Layout
       'x-frame-options': 'DENY',
       'x-content-type-options': 'nosniff',
       'referrer-policy': 'same-origin',
-      'content-security-policy': CSP,
+      'content-security-policy': cspOf(options.connect),
     },
     body: page(title, body, options),
   }
@@ -83,6 +85,8 @@ export interface DashboardOptions {
   adminTokenAt?: string
   /** This process's data plane, which the REST tab's requests go through (DashboardContext.dataPlane). */
   dataPlane?: DashboardContext['dataPlane']
+  /** This process's Realtime figures of a project (DashboardContext.realtimeFigures). */
+  realtimeFigures?: DashboardContext['realtimeFigures']
 }
 
 export function dashboard(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, options: DashboardOptions): PlatformRoutes {
@@ -96,6 +100,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     mail: options.mail,
     recentFigures: options.recentFigures,
     dataPlane: options.dataPlane,
+    realtimeFigures: options.realtimeFigures,
   }
   const modules = MODULES.map((make) => make(context))
   const tabs = modules.flatMap((m) => (m.tab ? [m.tab] : []))
@@ -116,7 +121,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     const frame: LayoutOptions['project'] = project
       ? { name: project.name, ref: project.ref, current: screen.tab, tabs: tabs.map((t): Tab => ({ id: t.id, label: t.label, path: tabPath(project.ref, t.id) })) }
       : undefined
-    return htmlResponse(screen.status ?? 200, screen.title, screen.body, { signedIn: true, notice, project: frame, scripts: screen.scripts, styles: screen.styles })
+    return htmlResponse(screen.status ?? 200, screen.title, screen.body, { signedIn: true, notice, project: frame, scripts: screen.scripts, styles: screen.styles, connect: screen.connect })
   }
 
   async function get(path: string, query: URLSearchParams): Promise<OutgoingResponse> {

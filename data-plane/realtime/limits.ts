@@ -112,6 +112,11 @@ export class RealtimeLimitsTable {
     return project
   }
 
+  /** The project's counters, if it had a socket on this node. */
+  peek(ref: string): ProjectRealtime | undefined {
+    return this.#projects.get(ref)
+  }
+
   /** Projects with counters, for usage and the metrics. */
   entries(): IterableIterator<[string, ProjectRealtime]> {
     return this.#projects.entries()

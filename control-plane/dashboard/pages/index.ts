@@ -16,6 +16,8 @@ import { projectsForms } from './projects/forms.ts'
 import { projectsScreens } from './projects/screen.ts'
 import { pushForms } from './push/forms.ts'
 import { pushScreens } from './push/screen.ts'
+import { realtimeForms } from './realtime/forms.ts'
+import { realtimeScreens } from './realtime/screen.ts'
 import { restForms } from './rest/forms.ts'
 import { restScreens } from './rest/screen.ts'
 import { serversForms } from './servers/forms.ts'
@@ -45,6 +47,7 @@ export const MODULES: ModuleFactory[] = [
   room({ id: 'graphql', label: 'GraphQL' }, graphqlScreens, graphqlForms),
   room({ id: 'rest', label: 'REST' }, restScreens, restForms),
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
+  room({ id: 'realtime', label: 'Realtime' }, realtimeScreens, realtimeForms),
   // Usage shows a month; it has no forms.
   room({ id: 'usage', label: 'Usage' }, usageScreens),
   room({ id: 'database', label: 'Database' }, databaseScreens, databaseForms),
