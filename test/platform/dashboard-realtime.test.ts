@@ -18,13 +18,22 @@ if (haveChromium(t)) {
     t.match(await text('main'), /Concurrent connections\s+200/)
     t.match(await text('main'), /Broadcast payload\s+256 KB/)
     t.equal(await text('#rt-connections'), '0', 'no socket open yet')
+    await page.setViewportSize({ width: 390, height: 844 })
+    await page.goto(tab)
+    const width = await page.evaluate(() => document.documentElement.scrollWidth)
+    t.ok(width <= 390, `the tab fits a phone: ${width} px wide at 390x844`)
+    await page.setViewportSize({ width: 1280, height: 800 })
   })
 
   t.test('the inspector joins as anon and lists a broadcast as it arrives', async (t) => {
     await page.goto(tab)
     await page.fill('#rt-topic', 'lobby')
-    await page.click('#rt-join')
-    await page.waitForFunction(() => document.getElementById('rt-status')!.textContent!.startsWith('Joined'))
+    // A first socket's 1006 (docs/realtime.md) is joined again, as the operator would.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await page.click('#rt-join')
+      await page.waitForFunction(() => !document.getElementById('rt-status')!.textContent!.startsWith('Joining'))
+      if (!(await text('#rt-status')).startsWith('Closed (1006')) break
+    }
     t.equal(await text('#rt-status'), 'Joined realtime:lobby as anon')
     const sent = await request(`${project.baseUrl}/realtime/v1/api/broadcast/lobby/events/said`, { headers: { apikey: project.anonKey }, body: { text: 'hello from HTTP' } })
     t.equal(sent.status, 202)
@@ -39,8 +48,11 @@ if (haveChromium(t)) {
     await page.goto(tab)
     await page.fill('#rt-topic', 'secret')
     await page.check('#rt-private')
-    await page.click('#rt-join')
-    await page.waitForFunction(() => document.getElementById('rt-status')!.textContent!.startsWith('Refused'))
+    for (let attempt = 0; attempt < 3; attempt++) {
+      await page.click('#rt-join')
+      await page.waitForFunction(() => !document.getElementById('rt-status')!.textContent!.startsWith('Joining'))
+      if (!(await text('#rt-status')).startsWith('Closed (1006')) break
+    }
     t.equal(await text('#rt-status'), 'Refused: Unauthorized: You do not have permissions to read from this Channel topic: secret')
     t.same(offsite, [], 'nothing loaded from elsewhere')
   })
