@@ -8,7 +8,7 @@ import Cursor from 'pg-cursor'
 import type pg from 'pg'
 import { platformErrors } from '../lib/errors.ts'
 import { isRef } from '../lib/refs.ts'
-import { USAGE_COUNTERS } from '../lib/metrics/usage-counters.ts'
+import { isPeakCounter, USAGE_COUNTERS } from '../lib/metrics/usage-counters.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
 import {
@@ -77,10 +77,11 @@ export async function projectUsage(controlPlane: ControlPlane, ref: string, mont
   const byDay = new Map<string, Counters>()
   for (const { day, counter, value } of counts) {
     if (!(counter in totals)) continue
-    totals[counter]! += value
+    // A peak's month is its largest day (lib/metrics/usage-counters.ts isPeakCounter).
+    totals[counter] = isPeakCounter(counter) ? Math.max(totals[counter]!, value) : totals[counter]! + value
     let counters = byDay.get(day)
     if (counters === undefined) byDay.set(day, (counters = zeros()))
-    counters[counter]! += value
+    counters[counter] = isPeakCounter(counter) ? Math.max(counters[counter]!, value) : counters[counter]! + value
   }
   const sizeOf = new Map(sizes.map((size) => [size.day, size]))
   const latest = sizes.at(-1)

@@ -18,7 +18,7 @@ import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import { SERVICES, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { STATUS_CLASSES } from '../lib/metrics/recent-minutes.ts'
 import type { TallyEntry } from '../lib/metrics/thread-tallies.ts'
-import { BYTES_OUT_AT, MAIL_AT, minuteOf, pushCounterIndex, REALTIME_MESSAGES_AT, REFRESHES_AT, REQUESTS_AT, SIGN_INS_AT } from '../lib/metrics/usage-counters.ts'
+import { BYTES_OUT_AT, MAIL_AT, minuteOf, pushCounterIndex, REALTIME_MESSAGES_AT, REALTIME_PEAK_AT, REFRESHES_AT, REQUESTS_AT, SIGN_INS_AT } from '../lib/metrics/usage-counters.ts'
 import { UsageLedger } from '../lib/metrics/usage-ledger.ts'
 import { writeUsage } from './usage-store.ts'
 
@@ -35,8 +35,8 @@ export interface UsageRecorderOptions {
   flushMillis: number
   /** The push actor thread's delivery tally (cumulative since the thread started); undefined when it did not answer. */
   pushDeliveries?: () => Promise<TallyEntry[] | undefined>
-  /** Realtime's broadcasts per project on this node (cumulative since the node started). */
-  realtimeMessages?: () => Iterable<[ref: string, messages: number]>
+  /** Realtime per project on this node: its broadcasts (cumulative since the node started), and the most sockets open since the last read (then started again). */
+  realtime?: () => Iterable<{ ref: string; messages: number; takePeak(): number }>
   now?: () => number
   /** The ledger's bound (tests). */
   maxEntries?: number
@@ -163,10 +163,12 @@ export class UsageRecorder {
       grew(REFRESHES_AT, series.tokenRefreshes)
       grew(MAIL_AT, series.mailSent)
     }
-    for (const [ref, messages] of this.#options.realtimeMessages?.() ?? []) {
+    for (const { ref, messages, takePeak } of this.#options.realtime?.() ?? []) {
       const by = messages - (this.#realtimePrevious.get(ref) ?? 0)
       this.#realtimePrevious.set(ref, messages)
       if (by > 0) this.#ledger.add(minute, ref, REALTIME_MESSAGES_AT, by)
+      // A peak, not a count: the minute keeps this node's largest (the catalogue adds the nodes' together).
+      this.#ledger.raise(minute, ref, REALTIME_PEAK_AT, takePeak())
     }
     return minute
   }

@@ -256,7 +256,16 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       controlPlane,
       nodeId: directory.nodeId,
       pushDeliveries: pushActors && (async () => (await pushActors.snapshot(USAGE_SNAPSHOT_TIMEOUT_MS))?.pushDeliveries),
-      realtimeMessages: () => [...realtime.limits.entries()].map(([ref, counters]) => [ref, counters.messages] as [string, number]),
+      realtime: () =>
+        [...realtime.limits.entries()].map(([ref, counters]) => ({
+          ref,
+          messages: counters.messages,
+          takePeak: () => {
+            const peak = counters.peakConnections
+            counters.resetPeak()
+            return peak
+          },
+        })),
     })
   let stopped: Promise<void> | undefined
   return {

@@ -10,7 +10,7 @@ import { incidents } from '../lib/db/database-errors.ts'
 import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { ProjectFigures } from '../lib/metrics/project-figures.ts'
 import type { TallyEntry } from '../lib/metrics/thread-tallies.ts'
-import { UsageRecorder } from '../data-plane/usage-recorder.ts'
+import { UsageRecorder, type UsageRecorderOptions } from '../data-plane/usage-recorder.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 import { runDueUsageJobs } from '../control-plane/usage-upkeep.ts'
 
@@ -32,8 +32,8 @@ export interface NodeUsageOptions {
   nodeId: string
   /** The push actor thread's delivery tally, when this node runs one. */
   pushDeliveries?: () => Promise<TallyEntry[] | undefined>
-  /** Realtime's broadcasts per project on this node, cumulative. */
-  realtimeMessages?: () => Iterable<[ref: string, messages: number]>
+  /** Realtime per project on this node (UsageRecorderOptions.realtime). */
+  realtime?: UsageRecorderOptions['realtime']
 }
 
 export interface NodeUsage {
@@ -60,7 +60,7 @@ export function startNodeUsage(options: NodeUsageOptions): NodeUsage {
     catalogue: pool,
     flushMillis: config.flushMillis,
     pushDeliveries: options.pushDeliveries,
-    realtimeMessages: options.realtimeMessages,
+    realtime: options.realtime,
   })
   recorder.start()
   let upkeep: Promise<unknown> | undefined

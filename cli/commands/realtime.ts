@@ -13,6 +13,7 @@ interface RealtimeView {
   limits: RealtimeLimits
   month: string
   messages: number
+  peak_connections: number
 }
 
 const kb = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString('en')} KB`
@@ -34,6 +35,7 @@ function human(view: RealtimeView): string {
     ]),
     '',
     `messages in ${view.month} (UTC): ${count(view.messages)}`,
+    `peak connections in ${view.month}: ${count(view.peak_connections)} (the most sockets open at once in a minute, every node)`,
     'open sockets: each node\'s /metrics, baseplane_realtime_connections{project="' + view.ref + '"}',
   ].join('\n')
 }
@@ -43,13 +45,13 @@ export const realtimeCommands: Command[] = [
     words: ['realtime'],
     positionals: ['REF'],
     usage: 'realtime REF [--json]',
-    summary: "A project's Realtime limits and messages this month",
+    summary: "A project's Realtime limits, and its messages and peak connections this month",
     async run(context, args) {
       const controlPlane = await context.controlPlane()
       const ref = args.positionals[0]!
       const project = await getProject(controlPlane, ref)
       const usage = await projectUsage(controlPlane, ref)
-      return { ref, plan: project.plan, limits: REALTIME_LIMITS[project.plan], month: usage.month, messages: usage.totals.realtime_messages ?? 0 } satisfies RealtimeView
+      return { ref, plan: project.plan, limits: REALTIME_LIMITS[project.plan], month: usage.month, messages: usage.totals.realtime_messages ?? 0, peak_connections: usage.totals.realtime_peak_connections ?? 0 } satisfies RealtimeView
     },
     human: (view: RealtimeView) => human(view),
   },

@@ -41,7 +41,7 @@ function projectHuman(view: ProjectUsageView): string {
     `auth            ${t.auth_sign_ins} sign-ins, ${t.auth_token_refreshes} token refreshes`,
     `mail sent       ${t.mail_sent}`,
     `push            ${pushLine(t)}`,
-    `realtime        ${t.realtime_messages ?? 0} messages`,
+    `realtime        ${t.realtime_messages ?? 0} messages, at most ${t.realtime_peak_connections ?? 0} connections at once`,
     `database size   ${bytes(view.database_size.bytes)}${view.database_size.peak_bytes === null ? '' : ` (peak ${bytes(view.database_size.peak_bytes)}, sampled ${view.database_size.sampled_at})`}`,
   ]
   const active = view.days.filter((day) => Object.values(day.counters).some((v) => v > 0) || day.database_size_bytes !== null)

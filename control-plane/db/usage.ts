@@ -5,6 +5,12 @@
 // instants and `YYYY-MM-DD` dates; day and hour boundaries are taken in UTC
 // whatever the session's time zone.
 import type { Queryable } from './queryable.ts'
+import { PEAK_COUNTER_SQL } from '../../lib/metrics/usage-counters.ts'
+
+/** A counter's figure over several rows: their sum, or a peak's largest (lib/metrics/usage-counters.ts isPeakCounter). */
+const ROLLED = `case when ${PEAK_COUNTER_SQL} then max(value) else sum(value) end`
+/** PEAK_COUNTER_SQL on the counter of `table` (an upsert's target, beside `excluded`). */
+const PEAK_OF = (table: string) => PEAK_COUNTER_SQL.replace('counter', `${table}.counter`)
 
 /** Claims the jobs that are due (moving each one's `due_at` a period on), in one statement; answers those this node got. */
 export async function claimDueJobs(db: Queryable, holder: string, periods: Record<string, number>): Promise<string[]> {
@@ -40,13 +46,13 @@ export async function rollUpMinutes(db: Queryable, before: Date): Promise<Rolled
              delete from baseplane.usage_minutes where minute < $1 returning ref, minute, counter, value
            ), hours as (
              insert into baseplane.usage_hours as h (ref, hour, counter, value)
-             select ref, date_trunc('hour', minute, 'UTC'), counter, sum(value) from moved group by 1, 2, 3
-             on conflict (ref, hour, counter) do update set value = h.value + excluded.value
+             select ref, date_trunc('hour', minute, 'UTC'), counter, ${ROLLED} from moved group by 1, 2, 3
+             on conflict (ref, hour, counter) do update set value = case when ${PEAK_OF('h')} then greatest(h.value, excluded.value) else h.value + excluded.value end
              returning 1
            ), days as (
              insert into baseplane.usage_days as d (ref, day, counter, value)
-             select ref, (minute at time zone 'UTC')::date, counter, sum(value) from moved group by 1, 2, 3
-             on conflict (ref, day, counter) do update set value = d.value + excluded.value
+             select ref, (minute at time zone 'UTC')::date, counter, ${ROLLED} from moved group by 1, 2, 3
+             on conflict (ref, day, counter) do update set value = case when ${PEAK_OF('d')} then greatest(d.value, excluded.value) else d.value + excluded.value end
              returning 1
            )
            select (select count(*) from moved)::int as minutes, (select count(*) from hours)::int as hours, (select count(*) from days)::int as days`,
@@ -128,7 +134,7 @@ const MONTH_COUNTS = `
 export async function projectDayCounts(db: Queryable, ref: string, month: MonthRange): Promise<Array<{ day: string; counter: string; value: number }>> {
   const { rows } = await db.query<{ day: string; counter: string; value: string }>({
     name: 'baseplane_usage_project_days',
-    text: `select to_char(day, 'YYYY-MM-DD') as day, counter, sum(value)::text as value
+    text: `select to_char(day, 'YYYY-MM-DD') as day, counter, (${ROLLED})::text as value
              from (${MONTH_COUNTS}) c where ref = $5 group by day, counter order by day, counter`,
     values: [month.firstDay, month.nextFirstDay, month.from, month.to, ref],
   })
@@ -195,7 +201,7 @@ export interface ExportRow {
 export const EXPORT_SQL = `
   with counts as (
     select ref, jsonb_object_agg(counter, value::text) as counters
-      from (select ref, counter, sum(value) as value from (${MONTH_COUNTS}) c group by ref, counter) s
+      from (select ref, counter, ${ROLLED} as value from (${MONTH_COUNTS}) c group by ref, counter) s
      group by ref
   ), users as (
     select ref, count(*)::text as active_users, (count(*) filter (where anonymous))::text as anonymous_active_users

@@ -24,6 +24,8 @@ export const USAGE_COUNTERS: readonly string[] = [
   ...PUSH_PROVIDERS.flatMap((provider) => PUSH_OUTCOMES.map((outcome) => `push_${provider}_${outcome}`)),
   // Realtime's broadcasts taken (sockets and the HTTP API), as Supabase counts Realtime messages.
   'realtime_messages',
+  // The most Realtime sockets open at once: a peak, not a sum (isPeakCounter).
+  'realtime_peak_connections',
 ]
 
 export const REQUESTS_AT = USAGE_COUNTERS.indexOf('requests_auth')
@@ -33,6 +35,18 @@ export const REFRESHES_AT = USAGE_COUNTERS.indexOf('auth_token_refreshes')
 export const MAIL_AT = USAGE_COUNTERS.indexOf('mail_sent')
 export const PUSH_AT = USAGE_COUNTERS.indexOf('push_apns_sent')
 export const REALTIME_MESSAGES_AT = USAGE_COUNTERS.indexOf('realtime_messages')
+export const REALTIME_PEAK_AT = USAGE_COUNTERS.indexOf('realtime_peak_connections')
+
+/**
+ * Whether a counter is a peak (`*_peak_*`): the nodes' figures of one minute
+ * add up (each node's sockets are its own), and a longer period keeps its
+ * largest minute rather than a sum. The catalogue's statements say the same
+ * with PEAK_COUNTER_SQL.
+ */
+export const isPeakCounter = (name: string): boolean => name.includes('_peak_')
+
+/** isPeakCounter in SQL, on a `counter` column. */
+export const PEAK_COUNTER_SQL = `counter like '%\\_peak\\_%'`
 
 const INDEX = new Map(USAGE_COUNTERS.map((name, i) => [name, i]))
 

@@ -7,7 +7,7 @@
 // bytes each (50 minutes of 1,000 busy projects). Past it the oldest minute
 // is dropped whole, and `onDrop` is told what it held: the newest counts are
 // the ones still worth sending when the catalogue returns.
-import { USAGE_COUNTERS } from './usage-counters.ts'
+import { isPeakCounter, USAGE_COUNTERS } from './usage-counters.ts'
 
 export const MAX_LEDGER_ENTRIES = 50_000
 
@@ -50,6 +50,15 @@ export class UsageLedger {
   }
 
   add(minute: number, ref: string, counter: number, value: number): void {
+    this.#count(minute, ref, counter, value, false)
+  }
+
+  /** A peak counter's figure in the minute: the largest of what this node saw, not a sum (usage-counters.ts isPeakCounter). */
+  raise(minute: number, ref: string, counter: number, value: number): void {
+    this.#count(minute, ref, counter, value, true)
+  }
+
+  #count(minute: number, ref: string, counter: number, value: number, peak: boolean): void {
     if (!(value > 0)) return
     let byRef = this.#minutes.get(minute)
     let counts = byRef?.get(ref)
@@ -59,7 +68,8 @@ export class UsageLedger {
       byRef.set(ref, (counts = new Float64Array(USAGE_COUNTERS.length)))
       this.#entries += 1
     }
-    counts[counter]! += value
+    if (peak) counts[counter] = Math.max(counts[counter]!, value)
+    else counts[counter]! += value
   }
 
   /** Everything held, taken out as rows (sorted, so every node locks the catalogue's rows in one order). */
@@ -83,7 +93,10 @@ export class UsageLedger {
 
   /** Puts back rows whose write failed, added to what was counted meanwhile. */
   restore(rows: UsageRows): void {
-    for (let i = 0; i < rows.refs.length; i++) this.add(rows.minutes[i]!, rows.refs[i]!, USAGE_COUNTERS.indexOf(rows.counters[i]!), rows.values[i]!)
+    for (let i = 0; i < rows.refs.length; i++) {
+      const counter = rows.counters[i]!
+      this.#count(rows.minutes[i]!, rows.refs[i]!, USAGE_COUNTERS.indexOf(counter), rows.values[i]!, isPeakCounter(counter))
+    }
   }
 
   /** Makes room by dropping the oldest minute, unless the count being added is older still (then it is the one dropped). */

@@ -88,6 +88,8 @@ t.test('bad requests: Realtime\'s statuses and a message saying what is wrong', 
 t.test('usage and metrics: each broadcast taken counts as a Realtime message of its project', async (t) => {
   const counted = await fixture.createProject({ name: 'Realtime counted' })
   const headers = { apikey: counted.anonKey }
+  // Two sockets open at once: the minute's peak.
+  for (const name of ['one', 'two']) t.same(await subscribed(realtimeClient(t, counted).channel(name)), { status: 'SUBSCRIBED' })
   for (let i = 0; i < 3; i++) {
     const sent = await request(`${counted.baseUrl}/realtime/v1/api/broadcast/tally/events/n`, { headers, body: { i } })
     t.equal(sent.status, 202)
@@ -100,6 +102,8 @@ t.test('usage and metrics: each broadcast taken counts as a Realtime message of 
   t.teardown(() => catalogue.end())
   const minutes = await catalogue.query(`select sum(value)::int as n from baseplane.usage_minutes where ref = $1 and counter = 'realtime_messages'`, [counted.ref])
   t.same(minutes.rows, [{ n: 5 }], 'five messages in the usage minutes')
+  const peak = await catalogue.query(`select max(value)::int as n from baseplane.usage_minutes where ref = $1 and counter = 'realtime_peak_connections'`, [counted.ref])
+  t.same(peak.rows, [{ n: 2 }], 'two connections at once')
   const scrape = await request(`${fixture.origin}/metrics`, { headers: { authorization: `Bearer ${fixture.config.adminToken}` } })
   t.match(scrape.text, new RegExp(`^baseplane_realtime_messages_total\\{project="${counted.ref}"\\} 5$`, 'm'))
 
@@ -108,4 +112,5 @@ t.test('usage and metrics: each broadcast taken counts as a Realtime message of 
   t.match(cli.stdout, /^concurrent connections\s+200$/m, "the plan's limits")
   t.match(cli.stdout, /^broadcast payload\s+256 KB$/m)
   t.match(cli.stdout, /^messages in \d{4}-\d{2} \(UTC\): 5$/m, 'the month\'s messages')
+  t.match(cli.stdout, /^peak connections in \d{4}-\d{2}: 2 /m, 'and its peak')
 })

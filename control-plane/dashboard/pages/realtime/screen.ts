@@ -23,6 +23,7 @@ ${table(['', 'count'], [
   row('Sockets open on this node', html`<span id="rt-connections">${count(here.connections)}</span>`),
   row('Broadcasts this node took since it started', html`<span id="rt-node-messages">${count(here.messages)}</span>`),
   row(`Messages in ${usage.month} (UTC), every node`, html`<span id="rt-month-messages">${count(usage.totals.realtime_messages ?? 0)}</span>`),
+  row(`Peak connections in ${usage.month}, every node`, html`<span id="rt-month-peak">${count(usage.totals.realtime_peak_connections ?? 0)}</span>`),
 ])}
 <p class="muted">Every node's open sockets are on its <code>/metrics</code> (<code>baseplane_realtime_connections</code>).</p>
 </section>
