@@ -3,6 +3,7 @@
 import pg from 'pg'
 import type { PlatformConfig } from '../lib/config.ts'
 import { RealtimeHub } from '../data-plane/realtime/hub.ts'
+import { NatsBus } from '../data-plane/realtime/nats-bus.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
 import { ConnectionBudget, createConnectionBudget } from '../lib/db/connection-budget.ts'
@@ -187,6 +188,10 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   )
   const scrape = metricsRoute(metrics, adminToken)
   const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
+  // A fleet's Realtime crosses nodes on NATS, connected in the background: the node serves without it.
+  const bus = config.natsServers && new NatsBus({ servers: config.natsServers, nodeId: directory.nodeId })
+  bus?.start()
+  const realtime = new RealtimeHub({ nodeId: directory.nodeId, bus })
   const dataPlane = new DataPlane({
     config,
     directory,
@@ -201,9 +206,12 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     activity: lifecycle.activity,
     waker: lifecycle.waker,
     requestLog: config.requestLog ? writeRequestLog : undefined,
-    realtime: new RealtimeHub({ nodeId: directory.nodeId }),
+    realtime,
   })
-  const server = await engine.start(dataPlane, config.host, config.port)
+  const server = await engine.start(dataPlane, config.host, config.port).catch(async (error: unknown) => {
+    await bus?.close()
+    throw error
+  })
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
   // thread of its own: sending must not take the main thread's time from routing.
   const pushActors = config.push.actors
@@ -243,6 +251,9 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)
+        // Its sockets are closed: the other nodes are told its presences left, then the bus closes.
+        realtime.close()
+        await bus?.close()
         upgrades.stop()
         // No request is in flight: the sweep and the outbox stop, and the projects this node served are written.
         await lifecycle.stop()
