@@ -171,7 +171,11 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION, { link: directory, silenceMs: config.catalogueSilenceMillis })
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine })
+  // A fleet's Realtime crosses nodes on NATS, connected in the background: the node serves without it.
+  const bus = config.natsServers && new NatsBus({ servers: config.natsServers, nodeId: directory.nodeId })
+  bus?.start()
+  const realtime = new RealtimeHub({ nodeId: directory.nodeId, bus })
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine, realtimeBus: bus })
   const routes = platformRoutes(
     controlPlane,
     addressing,
@@ -188,10 +192,6 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   )
   const scrape = metricsRoute(metrics, adminToken)
   const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
-  // A fleet's Realtime crosses nodes on NATS, connected in the background: the node serves without it.
-  const bus = config.natsServers && new NatsBus({ servers: config.natsServers, nodeId: directory.nodeId })
-  bus?.start()
-  const realtime = new RealtimeHub({ nodeId: directory.nodeId, bus })
   const dataPlane = new DataPlane({
     config,
     directory,

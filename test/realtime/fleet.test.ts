@@ -14,6 +14,7 @@ import WebSocket from 'ws'
 import { baseUrlOf } from '../../lib/catalogue.ts'
 import { DOWN_AFTER_MS, HEARTBEAT_MS } from '../../data-plane/realtime/fleet-presence.ts'
 import { natsServerBinary, startNats } from '../helpers/nats.ts'
+import { request } from '../helpers/http.ts'
 import { startPlatformProcess } from '../helpers/platform-process.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -147,6 +148,13 @@ t.test('presence: tracked on each node, seen in the state and diffs of the other
   t.same(dave.keys(), ['alice', 'bob'])
 })
 
+/** Node A's /metrics. */
+async function busGauge(): Promise<string> {
+  const scraped = await request(`${fixture.origin}/metrics`, { headers: { authorization: `Bearer ${fixture.platform.adminToken}` } })
+  if (scraped.status !== 200) throw new Error(`/metrics answered ${scraped.status}: ${scraped.text}`)
+  return scraped.text
+}
+
 t.test('the bus killed and started again: sockets stay open, each node keeps its own delivery, and delivery across nodes resumes', async (t) => {
   const room = 'fleet-outage'
   const heardOnA: string[] = []
@@ -171,8 +179,10 @@ t.test('the bus killed and started again: sockets stay open, each node keeps its
   t.equal(await sender.send({ type: 'broadcast', event: 'n', payload: { n: 1 } }), 'ok')
   await until(() => heardOnB.includes('1'), 'B to hear 1 before the outage')
 
+  t.match(await busGauge(), /^baseplane_realtime_bus_connected 1$/m, '/metrics says the bus is connected')
   await nats.stop()
   await until(() => !fixture.platform.dataPlane.realtime.bus.connected, 'A to see the bus gone')
+  t.match(await busGauge(), /^baseplane_realtime_bus_connected 0$/m, '/metrics says it is not')
   t.equal(await sender.send({ type: 'broadcast', event: 'n', payload: { n: 2 } }), 'ok', 'sent while the bus is away')
   await until(() => heardOnA.includes('2'), "A's own sockets to keep hearing each other")
 
