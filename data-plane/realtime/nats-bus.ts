@@ -8,7 +8,7 @@
 // reconnection (fleet-presence.ts). One line when the bus breaks, one when it
 // is back with what was not sent.
 import { connect, Events, type NatsConnection, type Subscription } from 'nats'
-import { log } from '../../lib/log.ts'
+import { describeError, log } from '../../lib/log.ts'
 import type { BusHandler, RealtimeBus } from './bus.ts'
 
 /** Between attempts of the first connection (the client itself retries after that). */
@@ -179,7 +179,8 @@ export class NatsBus implements RealtimeBus {
     this.#away = true
     log.error(
       "the Realtime bus (NATS) is away: each node's Realtime messages reach only its own sockets until it is back; retrying every second",
-      error,
+      // The client's reason alone (CONNECTION_REFUSED, ...): its stack says nothing an operator can act on.
+      error === undefined ? undefined : describeError(error),
       { servers: shownServers(this.#options.servers) },
     )
   }
