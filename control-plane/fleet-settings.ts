@@ -74,9 +74,11 @@ interface SharedSetting {
   name: string
   env: string
   value: string
+  /** How a value is named in a refusal, where not as itself. */
+  show?: (value: string) => string
 }
 
-type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push' | 'usage' | 'lifecycle'>
+type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push' | 'usage' | 'lifecycle' | 'natsServers'>
 
 /**
  * What every node must agree on besides the admin token: the addresses that
@@ -106,6 +108,10 @@ function sharedSettings(config: SharedConfig): SharedSetting[] {
     // the secret is compared by its hash, so the catalogue does not keep a second copy of it.
     { name: 'operator_webhook_url', env: 'BASEPLANE_OPERATOR_WEBHOOK_URL', value: config.lifecycle.operatorWebhook?.url ?? '' },
     { name: 'operator_webhook_secret_sha256', env: 'BASEPLANE_OPERATOR_WEBHOOK_SECRET', value: secretHash(config.lifecycle.operatorWebhook?.secret) },
+    // Whether Realtime crosses nodes on NATS, not the URL: nodes may reach one NATS cluster at different
+    // addresses, and the URL may hold credentials. A node without the bus in a fleet with it would keep
+    // its sockets' messages to itself (and the reverse), so both refuse while the other kind runs.
+    { name: 'realtime_bus', env: 'BASEPLANE_NATS_URL', value: config.natsServers ? 'nats' : '', show: (value) => (value === '' ? 'unset' : 'set') },
   ]
 }
 
@@ -131,7 +137,8 @@ export async function checkFleetSettings(catalogue: pg.Pool, config: SharedConfi
     const differing = mine.filter((setting) => stored.has(setting.name) && stored.get(setting.name) !== setting.value)
     if (differing.length > 0) {
       if ((await countLiveNodes(client, LIVE_NODE_SECONDS)) > 0) {
-        const lines = differing.map((setting) => `${setting.env} is ${shown(setting.value)} here but ${shown(stored.get(setting.name)!)} on the running nodes`)
+        const show = (setting: SharedSetting, value: string) => (setting.show ?? shown)(value)
+        const lines = differing.map((setting) => `${setting.env} is ${show(setting, setting.value)} here but ${show(setting, stored.get(setting.name)!)} on the running nodes`)
         throw new ConfigError(
           `this node's settings differ from the fleet's, and every node must agree: ${lines.join('; ')}. ` +
             `Start it with the fleet's values, or stop every node and start them all with the new ones.`,
@@ -143,6 +150,9 @@ export async function checkFleetSettings(catalogue: pg.Pool, config: SharedConfi
     }
     for (const setting of mine) {
       await upsertFleetSetting(client, setting.name, setting.value)
+    }
+    if (config.natsServers === undefined && (await countLiveNodes(client, LIVE_NODE_SECONDS)) > 0) {
+      log.info("other nodes run on this catalogue and none names a Realtime bus: each node's Realtime messages reach only its own sockets; set BASEPLANE_NATS_URL on every node")
     }
   })
 }

@@ -74,6 +74,12 @@ export interface PlatformConfig {
   usage: UsageConfig
   /** Suspension's companions (issue 27 items 4 and 5): pausing idle free projects, waking them, the operator webhook. */
   lifecycle: LifecycleConfig
+  /**
+   * BASEPLANE_NATS_URL: the NATS servers (one URL, or several separated by commas, of one NATS
+   * cluster) that carry Realtime between the fleet's nodes; undefined (the default): one node,
+   * delivering in process. The fleet's: every node names one, or none does.
+   */
+  natsServers: readonly string[] | undefined
 }
 
 export interface LifecycleConfig {
@@ -205,6 +211,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     catalogueSilenceMillis: silence(env),
     usage: usageConfig(env),
     lifecycle: lifecycleConfig(env),
+    natsServers: natsServers(env),
   }
   return deepFreeze(config)
 }
@@ -225,6 +232,25 @@ function proxies(env: Env): ProxyRange[] {
     const range = parseProxyRange(entry)
     if (range === undefined) throw new ConfigError(`BASEPLANE_TRUSTED_PROXIES must list IP addresses or CIDR ranges (e.g. "10.0.0.0/8, ::1"), got "${entry}"`)
     return range
+  })
+}
+
+/** BASEPLANE_NATS_URL: nats:// or tls:// URLs with a host, separated by commas (credentials in the URL are allowed). */
+function natsServers(env: Env): string[] | undefined {
+  const raw = env.BASEPLANE_NATS_URL?.trim()
+  if (!raw) return undefined
+  return raw.split(',').map((entry) => {
+    const server = entry.trim()
+    let parsed: URL | undefined
+    try {
+      parsed = new URL(server)
+    } catch {
+      parsed = undefined
+    }
+    if (parsed === undefined || !['nats:', 'tls:'].includes(parsed.protocol) || parsed.hostname === '') {
+      throw new ConfigError(`BASEPLANE_NATS_URL must be nats:// (or tls://) URLs separated by commas, such as "nats://10.0.0.5:4222", got "${server.replace(/\/\/[^@/]*@/, '//***@')}"`)
+    }
+    return server
   })
 }
 

@@ -27,6 +27,7 @@ import type { ThreadSnapshot } from '../lib/metrics/thread-tallies.ts'
 import { threadExecArgv, threadModule } from '../lib/thread-module.ts'
 import type { Dispatcher, ThreadReport } from '../data-plane/dispatcher.ts'
 import type { HttpEngine } from '../data-plane/http-engine.ts'
+import type { RealtimeBus } from '../data-plane/realtime/bus.ts'
 import { adminTokenMatches, REF_PARAM, type AdminRoute } from '../control-plane/admin-api/route.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 import { getProject } from '../control-plane/projects.ts'
@@ -57,6 +58,8 @@ export interface PlatformMetricsSources {
   httpEngine?: Pick<HttpEngine, 'name' | 'version' | 'native'>
   /** This node's Realtime: each project's open sockets and broadcasts taken. */
   realtime?: Pick<RealtimeHub, 'limits'>
+  /** Realtime's bus between nodes, named on /metrics as `baseplane_realtime_bus_connected` where the node has one. */
+  realtimeBus?: Pick<RealtimeBus, 'fleet' | 'connected'>
 }
 
 /** `baseplane_http_engine_info{engine, version, native} 1`: which HTTP server this process runs (a slow node:http shows). */
@@ -70,6 +73,19 @@ function engineRegistry(engine: PlatformMetricsSources['httpEngine']): Registry 
     registers: [registry],
   }).set({ engine: engine.name, version: engine.version, native: String(engine.native) }, 1)
   return registry
+}
+
+/** `baseplane_realtime_bus_connected 1|0` on a fleet's node: 0 while Realtime's messages reach only this node's sockets. */
+function realtimeBusRegistry(registry: Registry, bus: PlatformMetricsSources['realtimeBus']): void {
+  if (bus === undefined || !bus.fleet) return
+  new Gauge({
+    name: 'baseplane_realtime_bus_connected',
+    help: "Whether this node is connected to the fleet's Realtime bus (NATS): 0 while its Realtime messages reach only its own sockets",
+    registers: [registry],
+    collect() {
+      this.set(bus.connected ? 1 : 0)
+    },
+  })
 }
 
 interface PushActorsSource {
@@ -93,6 +109,7 @@ export class PlatformMetrics {
   constructor(sources: PlatformMetricsSources) {
     this.#sources = sources
     this.#engine = engineRegistry(sources.httpEngine)
+    realtimeBusRegistry(this.#engine, sources.realtimeBus)
     // Started now, so the event-loop lag has samples by the first scrape.
     processMetrics()
   }

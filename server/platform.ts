@@ -6,6 +6,7 @@ import { RealtimeAuthorization } from '../data-plane/realtime/authorization.ts'
 import { RealtimeHub } from '../data-plane/realtime/hub.ts'
 import { ProjectPools } from '../lib/db/project-pools.ts'
 import { ChangeFeed } from '../data-plane/realtime/changes/feed.ts'
+import { NatsBus } from '../data-plane/realtime/nats-bus.ts'
 import { startChangeReaders } from '../workers/realtime/changes/reader-thread.ts'
 import { whileUnavailable } from '../lib/db/while-unavailable.ts'
 import { log, setLogLevel } from '../lib/log.ts'
@@ -176,15 +177,19 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }
   const health = new PlatformHealth(databaseUrl, VERSION, { link: directory, silenceMs: config.catalogueSilenceMillis })
+  // A fleet's Realtime crosses nodes on NATS, connected in the background: the node serves without it.
+  const bus = config.natsServers && new NatsBus({ servers: config.natsServers, nodeId: directory.nodeId })
+  bus?.start()
   const realtime = new RealtimeHub({
     nodeId: directory.nodeId,
+    bus,
     // Private channels' checks wait on PostgreSQL on this thread, on two connections per project at most, in the node's budget.
     authorization: new RealtimeAuthorization(
       new ProjectPools({ maxConnections: defaultServerBudget, poolSize: 2, idleMillis: config.idleConnectionMillis, applicationName: 'baseplane realtime', budget: connectionBudget }),
     ),
     nodes: () => fleet.nodes,
   })
-  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine, realtime })
+  const metrics = new PlatformMetrics({ figures, dispatcher, budget: budgetView, httpEngine: engine, realtime, realtimeBus: bus })
   const routes = platformRoutes(
     controlPlane,
     addressing,
@@ -234,7 +239,10 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       () => {},
     )
   })
-  const server = await engine.start(dataPlane, config.host, config.port)
+  const server = await engine.start(dataPlane, config.host, config.port).catch(async (error: unknown) => {
+    await bus?.close()
+    throw error
+  })
   // One sending actor per push-enabled project across all nodes (a lease in the catalogue), on a
   // thread of its own: sending must not take the main thread's time from routing.
   const pushActors = config.push.actors
@@ -285,6 +293,9 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     stop: (graceMillis = 0) =>
       (stopped ??= (async () => {
         await server.close(graceMillis)
+        // Its sockets are closed: the other nodes are told its presences left, then the bus closes.
+        realtime.close()
+        await bus?.close()
         upgrades.stop()
         // No request is in flight: the sweep and the outbox stop, and the projects this node served are written.
         await lifecycle.stop()

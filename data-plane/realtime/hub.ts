@@ -3,16 +3,24 @@
 // subscribe to one uWS topic per protocol version (a frame differs by
 // version), named by the project's ref and the channel's topic, so one
 // project's `realtime:room` is never another's.
+//
+// On a fleet (a bus given), what fanOut delivers here is also published once
+// on the channel's bus subject, which a node listens to while it has sockets
+// on the channel; each node that hears it makes its own sockets' frames. A
+// presence change instead goes to every node with the state it changes
+// (fleet-presence.ts), since every node holds the fleet's presence.
 import type { PhoenixMessage, ProtocolVersion, OutgoingFrame } from '../../workers/realtime/frames.ts'
 import { encodeFrame, PROTOCOL_VERSIONS } from '../../workers/realtime/frames.ts'
-import { PresenceTable } from '../../workers/realtime/presence.ts'
+import { PresenceTable, type PresenceDiff } from '../../workers/realtime/presence.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import type { RealtimeAuthorization } from './authorization.ts'
 import { NO_BUS, type RealtimeBus } from './bus.ts'
-import { RealtimeLimitsTable, type ProjectRealtime } from './limits.ts'
 import { NO_CHANGES, type ChannelChanges } from './changes/feed.ts'
+import { decodeChannel, encodeChannel } from './envelope.ts'
+import { FleetPresence } from './fleet-presence.ts'
+import { RealtimeLimitsTable, type ProjectRealtime } from './limits.ts'
 import { RealtimeSession, type SessionOptions } from './session.ts'
-import { socketTopic } from './topics.ts'
+import { channelSubject, socketTopic, topicOfKey } from './topics.ts'
 
 /** What the hub needs of the server: uWS's App.publish and App.numSubscribers. */
 export interface TopicServer {
@@ -45,8 +53,17 @@ export interface HubOptions {
 /** Until the HTTP engine attaches its server (a node:http engine never does: it serves no sockets). */
 const NO_SERVER: TopicServer = { publish: () => {}, subscribers: () => 0 }
 
+/** The channel key of a uWS topic (`socketTopic`'s inverse). */
+const keyOfSocketTopic = (topic: string): string => topic.slice(topic.indexOf('|') + 1)
+
+/** A channel's bus subscription, held while this node has sockets on it. */
+interface Listening {
+  sockets: number
+  stop: () => void
+}
+
 export class RealtimeHub {
-  readonly presence = new PresenceTable()
+  readonly presence: PresenceTable
   readonly nodeId: string
   readonly bus: RealtimeBus
   readonly authorization: RealtimeAuthorization | undefined
@@ -56,12 +73,21 @@ export class RealtimeHub {
   changes: ChannelChanges = NO_CHANGES
   #server: TopicServer = NO_SERVER
   readonly #sessions = new Map<RealtimeSession, { link: SocketLink; counters: ProjectRealtime; counted: boolean }>()
+  /** The uWS topics each session's socket is subscribed to (uWS drops them itself when the socket closes). */
+  readonly #topics = new Map<RealtimeSession, Set<string>>()
+  /** Channel key -> its bus subscription, on a fleet. */
+  readonly #listening = new Map<string, Listening>()
+  readonly #fleetPresence: FleetPresence | undefined
 
   constructor(options: HubOptions) {
     this.nodeId = options.nodeId
     this.bus = options.bus ?? NO_BUS
     this.authorization = options.authorization
     this.limits = new RealtimeLimitsTable(options.nodes)
+    this.presence = new PresenceTable(this.nodeId)
+    this.#fleetPresence = this.bus.fleet
+      ? new FleetPresence({ table: this.presence, bus: this.bus, deliver: (key, diff) => this.#deliverDiff(key, diff) })
+      : undefined
   }
 
   /** The uWS app whose publish delivers to this node's sockets. */
@@ -74,8 +100,11 @@ export class RealtimeHub {
     const counters = this.limits.of(options.project.ref, options.project.plan)
     // Past the project's sockets, the socket stays open and its joins are refused with the reason (as Supabase answers).
     const counted = counters.open()
-    const session = new RealtimeSession({ ...options, hub: this, counters, overConnections: !counted })
-    this.#sessions.set(session, { link: options.link, counters, counted })
+    const topics = new Set<string>()
+    const link = this.#counted(options.link, topics)
+    const session = new RealtimeSession({ ...options, link, hub: this, counters, overConnections: !counted })
+    this.#sessions.set(session, { link, counters, counted })
+    this.#topics.set(session, topics)
     return session
   }
 
@@ -86,6 +115,8 @@ export class RealtimeHub {
     this.#sessions.delete(session)
     if (entry.counted) entry.counters.close()
     session.closed()
+    for (const topic of this.#topics.get(session) ?? []) this.#unlisten(keyOfSocketTopic(topic))
+    this.#topics.delete(session)
   }
 
   /** Ends every socket (the node stops): realtime-js reconnects, to another node where there is one. */
@@ -124,12 +155,27 @@ export class RealtimeHub {
     }
   }
 
+  /** The node stops (after closeAll): the other nodes are told its presences are gone. */
+  close(): void {
+    this.#fleetPresence?.close()
+    for (const listening of this.#listening.values()) listening.stop()
+    this.#listening.clear()
+  }
+
   /**
    * `message` to every socket on the channel `key`, each in its version's
    * frame (made only where a version has listeners); `except` (the sender)
-   * left out.
+   * left out. On a fleet, to every other node's sockets too.
    */
   fanOut(key: string, message: PhoenixMessage, except?: SocketLink): void {
+    this.#deliver(key, message, except)
+    if (!this.bus.fleet) return
+    if (message.event === 'presence_diff') this.#fleetPresence?.changed(key, message.payload as PresenceDiff)
+    else this.bus.publish(channelSubject(key), encodeChannel(this.nodeId, message))
+  }
+
+  /** To this node's sockets only. */
+  #deliver(key: string, message: PhoenixMessage, except?: SocketLink): void {
     for (const vsn of PROTOCOL_VERSIONS) {
       const topic = socketTopic(vsn, key)
       if (this.#server.subscribers(topic) === 0) continue
@@ -138,5 +184,51 @@ export class RealtimeHub {
       if (except) except.publish(topic, frame)
       else this.#server.publish(topic, frame.data, frame.binary)
     }
+  }
+
+  #deliverDiff(key: string, diff: PresenceDiff): void {
+    this.#deliver(key, { joinRef: null, ref: null, topic: topicOfKey(key), event: 'presence_diff', payload: diff })
+  }
+
+  /** The socket's link, counting the channels it subscribes to so the hub listens on the bus while any socket here is on one. */
+  #counted(link: SocketLink, topics: Set<string>): SocketLink {
+    if (!this.bus.fleet) return link
+    return {
+      vsn: link.vsn,
+      send: (frame) => link.send(frame),
+      publish: (topic, frame) => link.publish(topic, frame),
+      end: (code, reason) => link.end(code, reason),
+      subscribe: (topic) => {
+        link.subscribe(topic)
+        if (topics.has(topic)) return
+        topics.add(topic)
+        this.#listen(keyOfSocketTopic(topic))
+      },
+      unsubscribe: (topic) => {
+        link.unsubscribe(topic)
+        if (!topics.delete(topic)) return
+        this.#unlisten(keyOfSocketTopic(topic))
+      },
+    }
+  }
+
+  #listen(key: string): void {
+    const listening = this.#listening.get(key)
+    if (listening) {
+      listening.sockets++
+      return
+    }
+    const stop = this.bus.subscribe(channelSubject(key), (data) => {
+      const { origin, message } = decodeChannel(data)
+      if (origin !== this.nodeId) this.#deliver(key, message)
+    })
+    this.#listening.set(key, { sockets: 1, stop })
+  }
+
+  #unlisten(key: string): void {
+    const listening = this.#listening.get(key)
+    if (listening === undefined || --listening.sockets > 0) return
+    listening.stop()
+    this.#listening.delete(key)
   }
 }

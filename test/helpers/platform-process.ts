@@ -15,6 +15,8 @@ export interface PlatformProcess {
   output(): string
   /** SIGTERM: the process stops as `npm start` would. */
   stop(): Promise<void>
+  /** SIGKILL: the process dies at once, saying goodbye to nobody (a machine lost). */
+  kill(): Promise<void>
 }
 
 /** How long a child gets to compile, connect and listen on a loaded machine. */
@@ -45,6 +47,10 @@ export async function startPlatformProcess(t: TestContext, catalogueUrl: string,
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
       await exited
     })())
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    await exited
+  }
   // Registered after the platform's own teardown, so it runs first (tap runs them last in, first out).
   t.teardown(stop)
   let out = ''
@@ -66,5 +72,5 @@ export async function startPlatformProcess(t: TestContext, catalogueUrl: string,
       reject(new Error(`the platform process exited with code ${code} before it served${kept ? `:\n${kept}` : ''}`))
     })
   })
-  return { origin: started.publicUrl, baseUrlOf: (ref) => baseUrlOf(ref, started.publicUrl, started.baseDomain), output: () => out + kept, stop }
+  return { origin: started.publicUrl, baseUrlOf: (ref) => baseUrlOf(ref, started.publicUrl, started.baseDomain), output: () => out + kept, stop, kill }
 }

@@ -36,8 +36,17 @@ t.test('each bad setting has its own message', async (t) => {
     [{ BASEPLANE_CATALOGUE_SILENCE_MS: '2000' }, 'BASEPLANE_CATALOGUE_SILENCE_MS must be 0 (off) or between 3000 and 600000, got 2000'],
     [{ SMTP_URL: 'http://mail' }, 'SMTP_URL must look like smtp://user:pass@host:587 or smtps://host:465, got "http://mail"'],
     [{ BASEPLANE_MAIL_FROM: 'nobody' }, 'BASEPLANE_MAIL_FROM must be an email address such as "App <no-reply@example.com>", got "nobody"'],
+    [{ BASEPLANE_NATS_URL: 'http://nats:4222' }, 'BASEPLANE_NATS_URL must be nats:// (or tls://) URLs separated by commas, such as "nats://10.0.0.5:4222", got "http://nats:4222"'],
+    [{ BASEPLANE_NATS_URL: 'nats://user:secret@a:4222,b' }, 'BASEPLANE_NATS_URL must be nats:// (or tls://) URLs separated by commas, such as "nats://10.0.0.5:4222", got "b"'],
+    [{ BASEPLANE_NATS_URL: 'nats://user:secret@:4222' }, 'BASEPLANE_NATS_URL must be nats:// (or tls://) URLs separated by commas, such as "nats://10.0.0.5:4222", got "nats://***@:4222"'],
   ]
   for (const [env, message] of cases) t.throws(() => loadConfig(env), { code: 'invalid_config', message }, Object.keys(env)[0])
+})
+
+t.test('BASEPLANE_NATS_URL: none by default (one node); one URL, or several of one NATS cluster', async (t) => {
+  t.equal(loadConfig({}).natsServers, undefined)
+  t.same(loadConfig({ BASEPLANE_NATS_URL: 'nats://10.0.0.5:4222' }).natsServers, ['nats://10.0.0.5:4222'])
+  t.same(loadConfig({ BASEPLANE_NATS_URL: 'nats://u:p@a:4222, tls://b:4222' }).natsServers, ['nats://u:p@a:4222', 'tls://b:4222'])
 })
 
 t.test('BASEPLANE_TRUSTED_PROXIES: addresses and ranges, IPv4 and IPv6, by commas or spaces', async (t) => {
