@@ -177,6 +177,28 @@ export function uwsRealtimeSocket(dataPlane: DataPlane, hub: RealtimeHub): uWS.W
 /** RFC 6455 section 1.3: the key's answer. */
 const HANDSHAKE_GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'
 
+const CLOSE_OPCODE = 0x8
+
+/** The opcode and whole length of the client frame at the start of `bytes` (masked, RFC 6455 section 5.2), or undefined while it is incomplete. */
+function clientFrameAt(bytes: Buffer): { opcode: number; length: number } | undefined {
+  if (bytes.length < 2) return undefined
+  const opcode = bytes[0]! & 0x0f
+  const masked = (bytes[1]! & 0x80) !== 0
+  let size = bytes[1]! & 0x7f
+  let header = 2
+  if (size === 126) {
+    if (bytes.length < 4) return undefined
+    size = bytes.readUInt16BE(2)
+    header = 4
+  } else if (size === 127) {
+    if (bytes.length < 10) return undefined
+    size = Number(bytes.readBigUInt64BE(2))
+    header = 10
+  }
+  const length = header + (masked ? 4 : 0) + size
+  return bytes.length < length ? undefined : { opcode, length }
+}
+
 /** A close frame from the server (unmasked, RFC 6455 section 5.5.1): the code, then the reason. */
 function closeFrame({ code, reason }: SocketClose): Buffer {
   const text = Buffer.from(reason)
@@ -226,10 +248,24 @@ export function closeNodeSocket(dataPlane: DataPlane, req: http.IncomingMessage,
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: Upgrade\r\nsec-websocket-accept: ${accept}\r\n${protocol ? `sec-websocket-protocol: ${protocol}\r\n` : ''}\r\n`)
     socket.write(closeFrame(close))
     const cut = setTimeout(() => socket.destroy(), 1000)
-    socket.once('data', () => {
-      clearTimeout(cut)
-      socket.end()
-    })
+    // Ended once the client's close frame arrives: a message it sent before reading ours (its join) is not the answer,
+    // and ending on it would meet the close frame it sends next with a reset, which the client reports as a failure.
+    let pending = Buffer.alloc(0)
+    const onData = (chunk: Buffer) => {
+      pending = Buffer.concat([pending, chunk])
+      for (;;) {
+        const frame = clientFrameAt(pending)
+        if (frame === undefined) return
+        if (frame.opcode === CLOSE_OPCODE) {
+          clearTimeout(cut)
+          socket.off('data', onData)
+          socket.end()
+          return
+        }
+        pending = pending.subarray(frame.length)
+      }
+    }
+    socket.on('data', onData)
     socket.once('close', () => clearTimeout(cut))
   })
 }
