@@ -42,6 +42,12 @@ if (haveChromium(t)) {
     t.match(await text('#rt-log li[data-event="broadcast"]'), '"text":"hello from HTTP"')
     await page.click('#rt-leave')
     t.equal(await text('#rt-status'), 'Left')
+    // Joined again from the same page (a new socket, later refs): the answer is still recognised.
+    await page.click('#rt-join')
+    await page.waitForFunction(() => !document.getElementById('rt-status')!.textContent!.startsWith('Joining'))
+    if ((await text('#rt-status')).startsWith('Closed (1006')) await page.click('#rt-join')
+    await page.waitForFunction(() => document.getElementById('rt-status')!.textContent!.startsWith('Joined'))
+    t.equal(await text('#rt-status'), 'Joined realtime:lobby as anon', 'joined again')
   })
 
   t.test('a private channel no policy lets anon read is refused with the reason', async (t) => {

@@ -66,7 +66,9 @@ if (form) {
     }
     const topic = `realtime:${$('rt-topic').value.trim()}`
     const [schema, table] = $('rt-table').value.includes('.') ? $('rt-table').value.trim().split('.', 2) : ['public', $('rt-table').value.trim()]
-    const send = (event, payload, joinRef = null) => socket.send(JSON.stringify({ topic, event, payload, ref: String(++ref), join_ref: joinRef }))
+    // The join's ref is its own: a join tried again on a new socket is answered under the ref it sent.
+    const joinRef = String(++ref)
+    const send = (event, payload, asRef) => socket.send(JSON.stringify({ topic, event, payload, ref: asRef ?? String(++ref), join_ref: joinRef }))
     socket = new WebSocket(asked.json.url)
     socket.onopen = () => {
       const config = {
@@ -75,13 +77,13 @@ if (form) {
         postgres_changes: table ? [{ event: '*', schema, table }] : [],
         private: $('rt-private').checked,
       }
-      send('phx_join', { config, ...(asked.json.token ? { access_token: asked.json.token } : {}) }, '1')
+      send('phx_join', { config, ...(asked.json.token ? { access_token: asked.json.token } : {}) }, joinRef)
       heartbeat = setInterval(() => socket?.send(JSON.stringify({ topic: 'phoenix', event: 'heartbeat', payload: {}, ref: String(++ref) })), 25000)
     }
     socket.onmessage = (message) => {
       const frame = JSON.parse(message.data)
       if (frame.topic === 'phoenix') return
-      if (frame.event === 'phx_reply' && frame.ref === '1') {
+      if (frame.event === 'phx_reply' && frame.ref === joinRef) {
         const ok = frame.payload.status === 'ok'
         status.textContent = ok ? `Joined ${topic} as ${role.value}` : `Refused: ${frame.payload.response.reason}`
         leave.disabled = !ok
