@@ -25,7 +25,7 @@ export async function updateState(db: Queryable, ref: string, state: ProjectStat
 /**
  * Lets the project's push sending lease go: the holder's next check before a
  * batch finds it gone and its actor stops, and no node takes it again while
- * the project is not active (workers/push/lease/take.ts).
+ * the project is not active (lib/leases/take.ts).
  */
 export async function dropPushLease(db: Queryable, ref: string): Promise<void> {
   await db.query('delete from baseplane.push_leases where ref = $1', [ref])

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process'
 import pg from 'pg'
 import t, { type Test } from 'tap'
-import { LEASE_DEFAULTS } from '../../workers/push/lease-keeper.ts'
+import { LEASE_DEFAULTS } from '../../lib/leases/lease-keeper.ts'
 import { eventually, newUserId, pushFixture, service, user } from './helpers.ts'
 import { makeApnsKey } from '../../dev/push-peers/keys.ts'
 import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'

@@ -15,7 +15,7 @@ import { planLimits } from '../../lib/plans.ts'
 import { pushDeliveriesCap } from './install.ts'
 import { log } from '../../lib/log.ts'
 import { LeaseLostError, PushActor } from './actor.ts'
-import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from './lease-keeper.ts'
+import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from '../../lib/leases/lease-keeper.ts'
 import { sharedApnsTokens, type ApnsTokens } from './providers/apns-token.ts'
 import type { PushEndpoints } from './providers/registry.ts'
 

@@ -10,7 +10,7 @@ import { log, logLevel } from '../../lib/log.ts'
 import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
 import { fromSource, threadExecArgv, threadModule, threadsFromBuild } from '../../lib/thread-module.ts'
-import { newNodeId } from './lease-keeper.ts'
+import { newNodeId } from '../../lib/leases/lease-keeper.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
 export type PushActorThreadOptions = Omit<PushActorHostOptions, 'tokens' | 'onClaimsChanged'>

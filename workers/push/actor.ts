@@ -1,5 +1,5 @@
 // The sending actor of one project. Only the holder of the project's sending
-// lease runs one (actor-host.ts, lease-keeper.ts). It claims due queue rows in
+// lease runs one (actor-host.ts, lib/leases/lease-keeper.ts). It claims due queue rows in
 // batches, each batch in its own transaction (the row locks are the claim),
 // sends every row through its platform's provider with at most `concurrency`
 // in flight, and settles the batch in that transaction: settled rows leave the

@@ -4,8 +4,8 @@
 // holds, giving one up, and asking whether one is still held. A project that
 // is not active has no reader: its sockets are refused anyway.
 import type pg from 'pg'
-import type { LeaseStore } from '../../push/lease-keeper.ts'
-import type { TakenLease } from '../../push/lease/take.ts'
+import type { LeaseStore } from '../../../lib/leases/lease-keeper.ts'
+import type { TakenLease } from '../../../lib/leases/take.ts'
 
 const take = `
 insert into baseplane.realtime_leases as l (ref, holder, expires_at)

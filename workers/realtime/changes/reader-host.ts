@@ -8,7 +8,7 @@
 import pg from 'pg'
 import { adminUrlFor } from '../../../lib/db/server-url.ts'
 import { boundPool, PLATFORM_POOL_SETTINGS } from '../../../lib/db/round-trip-deadline.ts'
-import { LEASE_DEFAULTS, LeaseKeeper, type LeaseTiming } from '../../push/lease-keeper.ts'
+import { LEASE_DEFAULTS, LeaseKeeper, type LeaseTiming } from '../../../lib/leases/lease-keeper.ts'
 import { REALTIME_LEASES } from './lease-store.ts'
 import type { ReaderEvents } from './project-reader.ts'
 import { ProjectReader } from './project-reader.ts'

@@ -17,10 +17,10 @@ import crypto from 'node:crypto'
 import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import type pg from 'pg'
-import { leaseHeld } from './lease/held.ts'
-import { releaseLease } from './lease/release.ts'
-import { renewLeases } from './lease/renew.ts'
-import { takeLeases, type TakenLease } from './lease/take.ts'
+import { leaseHeld } from './held.ts'
+import { releaseLease } from './release.ts'
+import { renewLeases } from './renew.ts'
+import { takeLeases, type TakenLease } from './take.ts'
 
 export interface LeaseTiming {
   /** How long a lease lasts after each renewal (default 10 s). */
