@@ -10,7 +10,9 @@
 // (a throwaway platform), the peers in a process each; the publisher and
 // the subscriber processes (the `ws` package reading frames in place, or
 // socket.io-client) in a load process of their own (lib/realtime-load.ts).
-// Two phases per side after a warm-up: a fixed rate every side sustains
+// Every side is connected first; then, after a warm-up, two phases, each in
+// BENCH_ROUNDS rounds that take the sides in turn (so that other work on the
+// machine falls on every side alike): a fixed rate every side sustains
 // (latency under the same load), then a closed loop with at most
 // BENCH_WINDOW broadcasts in flight (the most the machine delivers with a
 // bounded backlog: saturation). Uses DATABASE_URL or a temporary embedded
@@ -20,8 +22,9 @@ import { createProject } from '../control-plane/projects.ts'
 import { setLogLevel } from '../lib/log.ts'
 import { ensureInstalled } from './lib/peers.ts'
 import { benchPlatform } from './lib/platform.ts'
+import { mergeCounts, percentileMs, type LatencyCounts } from './lib/realtime-histogram.ts'
 import type { LoadArg, PhaseRequest, PhaseResult } from './lib/realtime-load.ts'
-import { cpuSeconds, startChild, stopAll, type Child } from './lib/realtime-process.ts'
+import { cpuSeconds, machineTicks, startChild, stopAll, type Child } from './lib/realtime-process.ts'
 import type { Side, Target } from './lib/realtime-sockets.ts'
 
 setLogLevel('silent')
@@ -34,11 +37,12 @@ function knob(name: string, fallback: number): number {
 }
 
 const SECONDS = knob('BENCH_SECONDS', 8)
-const RATE = knob('BENCH_RATE', 100)
+const RATE = knob('BENCH_RATE', 25)
 const WINDOW = knob('BENCH_WINDOW', 32)
 const SUBSCRIBERS = knob('BENCH_SUBSCRIBERS', 1000)
 const PROCESSES = knob('BENCH_CLIENT_PROCESSES', 2)
 const PAYLOAD_BYTES = knob('BENCH_PAYLOAD_BYTES', 128)
+const ROUNDS = knob('BENCH_ROUNDS', 3)
 const WARM_SECONDS = 2
 const SIDES = (process.env.BENCH_SIDES ?? 'baseplane,uws,socketio').split(',').map((s) => s.trim()) as Side[]
 const NAMES: Record<Side, string> = { baseplane: 'Baseplane', uws: 'bare uWS', socketio: 'socket.io' }
@@ -77,43 +81,72 @@ async function servePeer(side: 'uws' | 'socketio'): Promise<Served> {
   return { target: { side, url: `${side === 'uws' ? 'ws' : 'http'}://127.0.0.1:${port}` }, pid: child.pid, stop: () => child.stop() }
 }
 
-interface Measured extends PhaseResult {
+/** A phase's figures over its rounds. */
+interface Measured {
+  deliveries: number
+  expected: number
+  seconds: number
+  latency: LatencyCounts
+  disordered: number
+  lost: number
+  sameBytes: boolean | undefined
+  clientCpu: number
   serverCpu: number
+  /** The machine's CPU ticks (all cores) over the phase: busy with anything, and in all. */
+  busyTicks: number
+  totalTicks: number
 }
 
-async function phase(load: Child, server: number, request: Omit<PhaseRequest, 'type'>): Promise<Measured> {
-  const before = cpuSeconds(server)
-  load.send({ type: 'phase', ...request })
-  const result = await load.next<PhaseResult>('phase')
-  return { ...result, serverCpu: cpuSeconds(server) - before }
-}
-
-interface SideResult {
+/** A side connected: its server, and the load process holding its publisher and subscribers. */
+interface Running {
+  side: Side
+  served: Served
+  load: Child
   connected: { retries: number; seconds: number }
-  fixed: Measured
-  saturated: Measured
+  fixed?: Measured
+  saturated?: Measured
 }
 
-async function runSide(side: Side): Promise<SideResult> {
+async function connect(side: Side): Promise<Running> {
   const served = side === 'baseplane' ? await serveBaseplane() : await servePeer(side)
-  cleanUp = served.stop
+  cleanUps.push(served.stop)
   const load = startChild(new URL('./lib/realtime-load.ts', import.meta.url), {
     target: served.target,
     subscribers: SUBSCRIBERS,
     processes: PROCESSES,
     payloadBytes: PAYLOAD_BYTES,
   } satisfies LoadArg)
-  try {
-    const connected = await load.next<{ type: 'ready'; retries: number; seconds: number }>('ready')
-    await phase(load, served.pid, { mode: 'rate', rate: RATE, window: 0, seconds: WARM_SECONDS })
-    const fixed = await phase(load, served.pid, { mode: 'rate', rate: RATE, window: 0, seconds: SECONDS })
-    const saturated = await phase(load, served.pid, { mode: 'window', rate: 0, window: WINDOW, seconds: SECONDS })
-    return { connected, fixed, saturated }
-  } finally {
-    load.send({ type: 'stop' })
-    await load.stop()
-    cleanUp = undefined
-    await served.stop()
+  const connected = await load.next<{ type: 'ready'; retries: number; seconds: number }>('ready')
+  return { side, served, load, connected }
+}
+
+async function phase(running: Running, request: Omit<PhaseRequest, 'type'>, into?: Measured): Promise<Measured> {
+  const before = cpuSeconds(running.served.pid)
+  const machine = machineTicks()
+  running.load.send({ type: 'phase', ...request })
+  const result = await running.load.next<PhaseResult>('phase')
+  const after = machineTicks()
+  const measured: Measured = {
+    ...result,
+    serverCpu: cpuSeconds(running.served.pid) - before,
+    busyTicks: after.busy - machine.busy,
+    totalTicks: after.total - machine.total,
+  }
+  if (into === undefined) return measured
+  mergeCounts(into.latency, measured.latency)
+  for (const key of ['deliveries', 'expected', 'seconds', 'disordered', 'clientCpu', 'serverCpu', 'busyTicks', 'totalTicks'] as const) into[key] += measured[key]
+  into.lost = measured.lost // counted since the sockets opened
+  into.sameBytes ??= measured.sameBytes
+  return into
+}
+
+/** Each side in turn, `ROUNDS` times, the first side of a round moving on each time: a side is never measured only while the machine is busier. */
+async function rounds(sides: Running[], request: Omit<PhaseRequest, 'type' | 'seconds'>, store: 'fixed' | 'saturated'): Promise<void> {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (let i = 0; i < sides.length; i++) {
+      const running = sides[(round + i) % sides.length]!
+      running[store] = await phase(running, { ...request, seconds: SECONDS / ROUNDS }, running[store])
+    }
   }
 }
 
@@ -130,58 +163,70 @@ function row(side: Side, m: Measured, offered?: number): string {
     `  ${NAMES[side].padEnd(11)}`,
     thousands(perSecond(m)).padStart(13),
     `${((100 * m.deliveries) / m.expected).toFixed(2)}%`.padStart(10),
-    m.p50.toFixed(2).padStart(8),
-    m.p99.toFixed(2).padStart(8),
-    m.max.toFixed(1).padStart(8),
+    percentileMs(m.latency, 0.5).toFixed(2).padStart(8),
+    percentileMs(m.latency, 0.99).toFixed(2).padStart(8),
+    percentileMs(m.latency, 1).toFixed(1).padStart(8),
     µsPer(m.serverCpu, m).padStart(12),
     µsPer(m.clientCpu, m).padStart(12),
+    `${((100 * m.busyTicks) / m.totalTicks).toFixed(0)}%`.padStart(14),
     notes.length ? `  (${notes.join(', ')})` : '',
   ].join('')
 }
 
-const HEADER = `  ${'side'.padEnd(11)}${'deliveries/s'.padStart(13)}${'delivered'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'max ms'.padStart(8)}${'server µs'.padStart(12)}${'clients µs'.padStart(12)}`
+const HEADER = `  ${'side'.padEnd(11)}${'deliveries/s'.padStart(13)}${'delivered'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'max ms'.padStart(8)}${'server µs'.padStart(12)}${'clients µs'.padStart(12)}${'machine busy'.padStart(14)}`
 
 // A run cut short (Ctrl-C, a kill) still ends its processes and its database.
-let cleanUp: (() => Promise<void>) | undefined
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    stopAll()
-    void (cleanUp?.() ?? Promise.resolve()).finally(() => process.exit(130))
-  })
+const cleanUps: Array<() => Promise<void>> = []
+async function cleanUpAll(): Promise<void> {
+  stopAll()
+  for (const cleanUp of cleanUps.splice(0).reverse()) await cleanUp().catch(() => {})
 }
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUpAll().finally(() => process.exit(130)))
 
 if (SIDES.includes('socketio')) ensureInstalled()
 console.log(
   `realtime benchmark: ${SUBSCRIBERS} subscribers on one channel (vsn 2.0.0 frames), 1 publisher, ${PAYLOAD_BYTES}-byte JSON payloads, ` +
-    `${PROCESSES} subscriber processes, Node ${process.version}`,
+    `${PROCESSES} subscriber processes a side, ${ROUNDS} rounds a phase, Node ${process.version}`,
 )
-const results = new Map<Side, SideResult>()
-for (const side of SIDES) {
-  const result = await runSide(side)
-  results.set(side, result)
-  const { retries, seconds } = result.connected
-  console.log(`  ${NAMES[side]}: ${SUBSCRIBERS} subscribed in ${seconds.toFixed(1)} s${retries ? ` (${retries} opened again after ending as they opened)` : ''}`)
+const sides: Running[] = []
+try {
+  for (const side of SIDES) {
+    const running = await connect(side)
+    sides.push(running)
+    const { retries, seconds } = running.connected
+    console.log(`  ${NAMES[side]}: ${SUBSCRIBERS} subscribed in ${seconds.toFixed(1)} s${retries ? ` (${retries} opened again after ending as they opened)` : ''}`)
+  }
+  for (const running of sides) await phase(running, { mode: 'rate', rate: RATE, window: 0, seconds: WARM_SECONDS })
+  await rounds(sides, { mode: 'rate', rate: RATE, window: 0 }, 'fixed')
+  await rounds(sides, { mode: 'window', rate: 0, window: WINDOW }, 'saturated')
+  for (const running of sides) {
+    running.load.send({ type: 'stop' })
+    await running.load.stop()
+  }
+} finally {
+  await cleanUpAll()
 }
 
-console.log(`fixed rate: ${RATE} broadcasts/s for ${SECONDS} s (${thousands(RATE * SUBSCRIBERS)} deliveries/s offered), after ${WARM_SECONDS} s of warm-up`)
+console.log(`fixed rate: ${RATE} broadcasts/s for ${SECONDS} s a side (${thousands(RATE * SUBSCRIBERS)} deliveries/s offered), after ${WARM_SECONDS} s of warm-up`)
 console.log(HEADER)
-for (const [side, result] of results) console.log(row(side, result.fixed, RATE * SUBSCRIBERS))
-console.log(`saturation: a closed loop, at most ${WINDOW} broadcasts in flight (sent and not yet had by every subscriber), ${SECONDS} s`)
+for (const { side, fixed } of sides) console.log(row(side, fixed!, RATE * SUBSCRIBERS))
+console.log(`saturation: a closed loop, at most ${WINDOW} broadcasts in flight (sent and not yet had by every subscriber), ${SECONDS} s a side`)
 console.log(HEADER)
-for (const [side, result] of results) console.log(row(side, result.saturated))
-console.log('  (server µs, clients µs: CPU a delivery, every thread, of the server\'s process and of the publisher\'s and subscribers\' processes)')
+for (const { side, saturated } of sides) console.log(row(side, saturated!))
+console.log("  (server µs, clients µs: CPU a delivery, every thread, of the server's process and of the publisher's and subscribers' processes)")
 
-const same = [...results.values()].map((r) => r.saturated.sameBytes).filter((s) => s !== undefined)
-if (same.length > 0) console.log(`  subscribers of ${SIDES.filter((s) => s !== 'socketio').map((s) => NAMES[s]).join(' and ')} received the bytes Baseplane sends: ${same.every(Boolean) ? 'yes' : 'NO'}`)
+const compared = sides.filter((r) => r.side !== 'socketio')
+const same = compared.map((r) => r.saturated!.sameBytes)
+if (same.length > 0) console.log(`  ${compared.map((r) => NAMES[r.side]).join(' and ')}: the subscribers received the bytes Baseplane sends: ${same.every((s) => s === true) ? 'yes' : 'NO'}`)
 
-const ours = results.get('baseplane')
+const ours = sides.find((r) => r.side === 'baseplane')?.saturated
 for (const [side, goal] of [
   ['uws', 'goal >= 0.8'],
   ['socketio', 'goal >= 3'],
 ] as const) {
-  const peer = results.get(side)
+  const peer = sides.find((r) => r.side === side)?.saturated
   if (!ours || !peer) continue
-  const ratio = perSecond(ours.saturated) / perSecond(peer.saturated)
-  const cpu = ours.saturated.serverCpu / ours.saturated.deliveries / (peer.saturated.serverCpu / peer.saturated.deliveries)
+  const ratio = perSecond(ours) / perSecond(peer)
+  const cpu = ours.serverCpu / ours.deliveries / (peer.serverCpu / peer.deliveries)
   console.log(`ratio Baseplane / ${NAMES[side]}, deliveries/s at saturation: ${ratio.toFixed(2)}x (${goal}); server CPU a delivery: ${cpu.toFixed(2)}x`)
 }

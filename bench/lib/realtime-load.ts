@@ -6,7 +6,7 @@
 // `window` broadcasts in flight (sent, and not yet had by every subscriber),
 // waits for the last one to reach everyone, and answers with the figures.
 import { childArg, cpuSeconds, fromParent, startChild, tellParent, type Child } from './realtime-process.ts'
-import { emptyCounts, mergeCounts, percentileMs } from './realtime-histogram.ts'
+import { emptyCounts, mergeCounts, type LatencyCounts } from './realtime-histogram.ts'
 import { publisher, type Target } from './realtime-sockets.ts'
 import type { SubscribersArg, SubscribersReport } from './realtime-subscribers.ts'
 import { nowMicros } from './realtime-wire.ts'
@@ -35,9 +35,7 @@ export interface PhaseResult {
   expected: number
   /** From the first send to the last delivery. */
   seconds: number
-  p50: number
-  p99: number
-  max: number
+  latency: LatencyCounts
   disordered: number
   lost: number
   sameBytes: boolean | undefined
@@ -132,9 +130,7 @@ fromParent<PhaseRequest>('phase', async (request) => {
     deliveries: reports.reduce((sum, r) => sum + r.deliveries, 0),
     expected: sent * subscribers,
     seconds: (Math.max(...reports.map((r) => r.lastMicros)) - startMicros) / 1e6,
-    p50: percentileMs(latency, 0.5),
-    p99: percentileMs(latency, 0.99),
-    max: percentileMs(latency, 1),
+    latency,
     disordered: reports.reduce((sum, r) => sum + r.disordered, 0),
     lost: reports.reduce((sum, r) => sum + r.lost, 0),
     sameBytes: reports.find((r) => r.sameBytes !== undefined)?.sameBytes,

@@ -112,3 +112,16 @@ export function cpuSeconds(pid: number): number {
     return NaN
   }
 }
+
+/** The machine's CPU time so far (every core), busy and in all, from /proc/stat; zeros where there is none. */
+export function machineTicks(): { busy: number; total: number } {
+  try {
+    const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/)
+    // user nice system idle iowait irq softirq steal (guest time is already in user)
+    const ticks = fields.slice(0, 8).map(Number)
+    const total = ticks.reduce((sum, t) => sum + t, 0)
+    return { busy: total - ticks[3]! - ticks[4]!, total }
+  } catch {
+    return { busy: 0, total: 0 }
+  }
+}

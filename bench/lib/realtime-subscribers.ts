@@ -72,25 +72,30 @@ for (let next = 0; next < count; ) {
 }
 tellParent({ type: 'ready', retries, seconds: (Date.now() - started) / 1000 })
 
+// Told only during a phase: between phases (while another side is measured) this process stays asleep.
 let told = -1
-setInterval(() => {
+let progress: NodeJS.Timeout | undefined
+function tellProgress(): void {
   let through = Infinity
   for (let i = 0; i < count; i++) if (last[i]! < through) through = last[i]!
   if (through !== told) {
     told = through
     tellParent({ type: 'progress', through })
   }
-}, PROGRESS_MS)
+}
 
 fromParent<{ type: 'reset'; fromSeq: number }>('reset', (message) => {
   fromSeq = message.fromSeq
   deliveries = 0
   disordered = 0
   latency = emptyCounts()
+  progress ??= setInterval(tellProgress, PROGRESS_MS)
   tellParent({ type: 'reset' })
 })
 
 fromParent('report', () => {
+  clearInterval(progress)
+  progress = undefined
   const report: SubscribersReport = { type: 'report', deliveries, disordered, latency, lastMicros, lost, sameBytes }
   tellParent(report)
 })
