@@ -102,7 +102,7 @@ interface Running {
   side: Side
   served: Served
   load: Child
-  connected: { retries: number; seconds: number }
+  connected: { retries: string[]; seconds: number }
   fixed?: Measured
   saturated?: Measured
 }
@@ -116,7 +116,7 @@ async function connect(side: Side): Promise<Running> {
     processes: PROCESSES,
     payloadBytes: PAYLOAD_BYTES,
   } satisfies LoadArg)
-  const connected = await load.next<{ type: 'ready'; retries: number; seconds: number }>('ready')
+  const connected = await load.next<{ type: 'ready'; retries: string[]; seconds: number }>('ready')
   return { side, served, load, connected }
 }
 
@@ -150,6 +150,13 @@ async function rounds(sides: Running[], request: Omit<PhaseRequest, 'type' | 'se
   }
 }
 
+/** "socket closed: 1006 ×3, ..." */
+function tally(reasons: string[]): string {
+  const counts = new Map<string, number>()
+  for (const reason of reasons) counts.set(reason, (counts.get(reason) ?? 0) + 1)
+  return [...counts].map(([reason, n]) => `${reason} ×${n}`).join(', ')
+}
+
 const perSecond = (m: Measured) => m.deliveries / m.seconds
 const µsPer = (cpu: number, m: Measured) => ((cpu * 1e6) / m.deliveries).toFixed(2)
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
@@ -175,13 +182,23 @@ function row(side: Side, m: Measured, offered?: number): string {
 
 const HEADER = `  ${'side'.padEnd(11)}${'deliveries/s'.padStart(13)}${'delivered'.padStart(10)}${'p50 ms'.padStart(8)}${'p99 ms'.padStart(8)}${'max ms'.padStart(8)}${'server µs'.padStart(12)}${'clients µs'.padStart(12)}${'machine busy'.padStart(14)}`
 
-// A run cut short (Ctrl-C, a kill) still ends its processes and its database.
+// A run cut short (Ctrl-C, a kill) still ends its processes and its database: the clients first (so
+// that none of them fails on a server going away), then the servers and the platform, then exit 130.
 const cleanUps: Array<() => Promise<void>> = []
 async function cleanUpAll(): Promise<void> {
-  stopAll()
   for (const cleanUp of cleanUps.splice(0).reverse()) await cleanUp().catch(() => {})
+  stopAll()
 }
-for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void cleanUpAll().finally(() => process.exit(130)))
+let interrupted: Promise<never> | undefined
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    interrupted ??= (async () => {
+      stopAll()
+      await cleanUpAll()
+      process.exit(130)
+    })()
+  })
+}
 
 if (SIDES.includes('socketio')) ensureInstalled()
 console.log(
@@ -194,7 +211,7 @@ try {
     const running = await connect(side)
     sides.push(running)
     const { retries, seconds } = running.connected
-    console.log(`  ${NAMES[side]}: ${SUBSCRIBERS} subscribed in ${seconds.toFixed(1)} s${retries ? ` (${retries} opened again after ending as they opened)` : ''}`)
+    console.log(`  ${NAMES[side]}: ${SUBSCRIBERS} subscribed in ${seconds.toFixed(1)} s${retries.length ? ` (${retries.length} opened again after ending as they opened: ${tally(retries)})` : ''}`)
   }
   for (const running of sides) await phase(running, { mode: 'rate', rate: RATE, window: 0, seconds: WARM_SECONDS })
   await rounds(sides, { mode: 'rate', rate: RATE, window: 0 }, 'fixed')
@@ -203,8 +220,12 @@ try {
     running.load.send({ type: 'stop' })
     await running.load.stop()
   }
+} catch (error) {
+  // Interrupted, the run's children fail as they are ended: the handler finishes the clean-up and exits.
+  if (interrupted) await interrupted
+  throw error
 } finally {
-  await cleanUpAll()
+  if (!interrupted) await cleanUpAll()
 }
 
 console.log(`fixed rate: ${RATE} broadcasts/s for ${SECONDS} s a side (${thousands(RATE * SUBSCRIBERS)} deliveries/s offered), after ${WARM_SECONDS} s of warm-up`)

@@ -61,9 +61,9 @@ for (let i = 0; i < processes; i++) {
   })
   children.push(child)
 }
-const ready = await Promise.all(children.map((child) => child.next<{ type: 'ready'; retries: number; seconds: number }>('ready')))
+const ready = await Promise.all(children.map((child) => child.next<{ type: 'ready'; retries: string[]; seconds: number }>('ready')))
 const pub = await publisher(target, payloadBytes)
-tellParent({ type: 'ready', retries: ready.reduce((sum, r) => sum + r.retries, 0), seconds: Math.max(...ready.map((r) => r.seconds)) })
+tellParent({ type: 'ready', retries: ready.flatMap((r) => r.retries), seconds: Math.max(...ready.map((r) => r.seconds)) })
 
 let nextSeq = 1
 const everyone = () => Math.min(...through)

@@ -22,8 +22,8 @@ export interface Target {
 }
 
 export interface Subscriber {
-  /** Sockets that ended before they were subscribed and were opened again. */
-  retries: number
+  /** Why each attempt that ended before the socket was subscribed failed (it was opened again). */
+  retries: string[]
   close(): void
 }
 
@@ -90,13 +90,15 @@ function openPhoenix(target: Target, role: 'sub' | 'pub'): Promise<WebSocket> {
   )
 }
 
-/** Opens with retries; returns the socket and how many attempts failed. */
-async function withRetries<T>(open: () => Promise<T>): Promise<{ socket: T; retries: number }> {
-  for (let attempt = 1; ; attempt++) {
+/** Opens with retries; returns the socket and why the attempts before it failed. */
+async function withRetries<T>(open: () => Promise<T>): Promise<{ socket: T; retries: string[] }> {
+  const retries: string[] = []
+  for (;;) {
     try {
-      return { socket: await open(), retries: attempt - 1 }
+      return { socket: await open(), retries }
     } catch (error) {
-      if (attempt === ATTEMPTS) throw error
+      if (retries.length === ATTEMPTS - 1) throw error
+      retries.push(error instanceof Error ? error.message : String(error))
     }
   }
 }

@@ -57,7 +57,7 @@ function delivered(index: number, seq: number, sent: number, frame: Uint8Array |
 }
 
 const sockets: Subscriber[] = []
-let retries = 0
+const retries: string[] = []
 const started = Date.now()
 for (let next = 0; next < count; ) {
   const batch = []
@@ -67,7 +67,7 @@ for (let next = 0; next < count; ) {
   }
   for (const subscriber of await Promise.all(batch)) {
     sockets.push(subscriber)
-    retries += subscriber.retries
+    retries.push(...subscriber.retries)
   }
 }
 tellParent({ type: 'ready', retries, seconds: (Date.now() - started) / 1000 })
