@@ -30,20 +30,20 @@ import type { Side, Target } from './lib/realtime-sockets.ts'
 
 setLogLevel('silent')
 
-/** A knob from the environment: a positive number, else its default. */
-function knob(name: string, fallback: number): number {
+/** A knob from the environment: a positive number (a whole one if `whole`), else its default. */
+function knob(name: string, fallback: number, whole = false): number {
   const value = Number(process.env[name] ?? fallback)
-  if (!(value > 0)) throw new Error(`${name} must be a positive number`)
+  if (!(value > 0) || (whole && !Number.isInteger(value))) throw new Error(`${name} must be a positive ${whole ? 'whole ' : ''}number`)
   return value
 }
 
 const SECONDS = knob('BENCH_SECONDS', 8)
 const RATE = knob('BENCH_RATE', 25)
-const WINDOW = knob('BENCH_WINDOW', 32)
-const SUBSCRIBERS = knob('BENCH_SUBSCRIBERS', 1000)
-const PROCESSES = knob('BENCH_CLIENT_PROCESSES', 2)
-const PAYLOAD_BYTES = knob('BENCH_PAYLOAD_BYTES', 128)
-const ROUNDS = knob('BENCH_ROUNDS', 5)
+const WINDOW = knob('BENCH_WINDOW', 32, true)
+const SUBSCRIBERS = knob('BENCH_SUBSCRIBERS', 1000, true)
+const PROCESSES = knob('BENCH_CLIENT_PROCESSES', 2, true)
+const PAYLOAD_BYTES = knob('BENCH_PAYLOAD_BYTES', 128, true)
+const ROUNDS = knob('BENCH_ROUNDS', 5, true)
 const WARM_SECONDS = 2
 const SIDES = (process.env.BENCH_SIDES ?? 'baseplane,uws,socketio').split(',').map((s) => s.trim()) as Side[]
 const NAMES: Record<Side, string> = { baseplane: 'Baseplane', uws: 'bare uWS', socketio: 'socket.io' }
