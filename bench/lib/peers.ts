@@ -10,10 +10,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 const PEERS = new URL('../peers/', import.meta.url)
 const require = createRequire(new URL('package.json', PEERS))
 
-function ensureInstalled(): void {
-  // npm writes node_modules/.package-lock.json only when an install finished.
-  if (fs.existsSync(new URL('node_modules/.package-lock.json', PEERS))) return
-  console.log('installing the benchmark peers in bench/peers (first use only)')
+/** Whether an install finished (npm writes node_modules/.package-lock.json last) and holds every peer listed now. */
+function installed(): boolean {
+  if (!fs.existsSync(new URL('node_modules/.package-lock.json', PEERS))) return false
+  // A checkout that lists a peer added since its last install needs the install again.
+  const { dependencies } = JSON.parse(fs.readFileSync(new URL('package.json', PEERS), 'utf8')) as { dependencies: Record<string, string> }
+  return Object.keys(dependencies).every((name) => fs.existsSync(new URL(`node_modules/${name}/package.json`, PEERS)))
+}
+
+/** Installs the peers unless they are: a parent calls it before children that import peers start, so that only one process installs. */
+export function ensureInstalled(): void {
+  if (installed()) return
+  console.log('installing the benchmark peers in bench/peers (first use, or a peer added since)')
   execFileSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: fileURLToPath(PEERS), stdio: ['ignore', 'inherit', 'inherit'] })
 }
 
