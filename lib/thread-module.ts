@@ -33,3 +33,16 @@ export const threadExecArgv: string[] = !fromSource
     : process.execArgv.some((arg) => arg.includes('tsx'))
       ? process.execArgv
       : [...process.execArgv, '--import', 'tsx']
+
+/**
+ * Asks a supervised thread to stop (its own `{kind: 'stop'}` message, so it
+ * settles what it holds) and waits for it to exit, ending it after
+ * `ceilingMs` if it has not: a stop never hangs on a thread.
+ */
+export async function stopThread(worker: { once(event: 'exit', listener: () => void): unknown; postMessage(message: { kind: 'stop' }): void; terminate(): Promise<number> }, ceilingMs: number): Promise<void> {
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
+  worker.postMessage({ kind: 'stop' })
+  const ceiling = setTimeout(() => void worker.terminate(), ceilingMs)
+  await exited
+  clearTimeout(ceiling)
+}

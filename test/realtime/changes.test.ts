@@ -21,6 +21,7 @@ import { ProjectReader } from '../../workers/realtime/changes/project-reader.ts'
 import type { ReaderStatus } from '../../workers/realtime/changes/messages.ts'
 import { serverUrl } from '../helpers/db.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { collect } from './helpers.ts'
 import fs from 'node:fs'
 import { baseUrlOf } from '../../lib/catalogue.ts'
 import { freePort } from '../../lib/db/embedded.ts'
@@ -130,21 +131,6 @@ function subscribed(channel: RealtimeChannel): Promise<{ status: string; system?
 }
 
 const SUBSCRIBED = { status: 'ok', message: 'Subscribed to PostgreSQL', extension: 'postgres_changes' }
-
-/** What `listen` is handed within `ms`, or once `count` came. */
-function collect<V>(listen: (take: (value: V) => void) => void, count: number, ms = 5000): Promise<V[]> {
-  const got: V[] = []
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => resolve(got), ms)
-    listen((value) => {
-      got.push(value)
-      if (got.length === count) {
-        clearTimeout(timer)
-        resolve(got)
-      }
-    })
-  })
-}
 
 interface Heard {
   eventType: string

@@ -9,7 +9,7 @@ import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../lib/log.ts'
 import type { ThreadSnapshot } from '../../lib/metrics/thread-tallies.ts'
 import type { PushActorHost, PushActorHostOptions } from './actor-host.ts'
-import { fromSource, threadExecArgv, threadModule, threadsFromBuild } from '../../lib/thread-module.ts'
+import { fromSource, threadExecArgv, stopThread, threadModule, threadsFromBuild } from '../../lib/thread-module.ts'
 import { newNodeId } from '../../lib/leases/lease-keeper.ts'
 
 /** The host's options that cross to the thread (plain data: no shared token cache, no callbacks). */
@@ -113,11 +113,7 @@ export async function startPushActorThread(threadOptions: PushActorThreadOptions
       clearTimeout(restart)
       const worker = current
       if (!worker) return
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-      worker.postMessage({ kind: 'stop' } satisfies ActorThreadRequest)
-      const ceiling = setTimeout(() => void worker.terminate(), STOP_CEILING_MS)
-      await exited
-      clearTimeout(ceiling)
+      await stopThread(worker, STOP_CEILING_MS)
     },
   }
 }

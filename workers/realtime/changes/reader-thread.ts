@@ -6,7 +6,7 @@
 // which projects this node wants, so it takes their leases back at once.
 import { Worker } from 'node:worker_threads'
 import { log, logLevel } from '../../../lib/log.ts'
-import { fromSource, threadExecArgv, threadModule, threadsFromBuild } from '../../../lib/thread-module.ts'
+import { fromSource, threadExecArgv, stopThread, threadModule, threadsFromBuild } from '../../../lib/thread-module.ts'
 import type { ChangeBatch, ReaderStatus, ReaderThreadMessage, ReaderThreadRequest } from './messages.ts'
 import type { ReaderHostOptions } from './reader-host.ts'
 
@@ -88,11 +88,7 @@ export async function startChangeReaders(options: ReaderHostOptions, events: Rea
       clearTimeout(restart)
       const worker = current
       if (!worker) return
-      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()))
-      worker.postMessage({ kind: 'stop' } satisfies ReaderThreadRequest)
-      const ceiling = setTimeout(() => void worker.terminate(), STOP_CEILING_MS)
-      await exited
-      clearTimeout(ceiling)
+      await stopThread(worker, STOP_CEILING_MS)
     },
   }
 }
