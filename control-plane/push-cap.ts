@@ -4,7 +4,7 @@
 // it too whenever it claims the project or hears of a change).
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
-import { pushDeliveriesCap, syncPushSettings } from '../workers/push/face.ts'
+import { pushSettingsOf, syncPushSettings } from '../workers/push/face.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { withClient } from './project-database.ts'
 
@@ -12,5 +12,5 @@ import { withClient } from './project-database.ts'
 export async function syncProjectPushCap(controlPlane: ControlPlane, project: ProjectRecord): Promise<void> {
   if (!project.pushEnabled) return
   const url = adminUrlFor(await controlPlane.serverUrl(project.dbServer), project.dbName)
-  await withClient(url, (client) => syncPushSettings(client, project.plan, pushDeliveriesCap(project)))
+  await withClient(url, (client) => syncPushSettings(client, pushSettingsOf(project)))
 }

@@ -14,6 +14,7 @@ import { sampleDatabaseSizes } from '../../control-plane/usage-upkeep.ts'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { signJwt } from '../../lib/jwt.ts'
 import { adminUrlFor } from '../../lib/db/server-url.ts'
+import { syncPushSettings } from '../../workers/push/face.ts'
 import { authFixture, call, projectSql, type AuthFixture } from '../auth/helpers.ts'
 import { runCli } from '../helpers/cli.ts'
 import { adminQuery, serverUrl } from '../helpers/db.ts'
@@ -123,6 +124,14 @@ t.test('push deliveries: a send past the figure is refused whole, from the API a
   t.equal((await api('POST', '/messages', asService, { user_id: sub, title: 'billed' })).status, 201, 'under bill it is queued')
   const cap = await adminQuery<{ deliveries_cap: string | null }>(projectDb, 'select deliveries_cap from push.settings')
   t.equal(cap.rows[0]!.deliveries_cap, null, 'and the database holds no cap')
+  // A push worker or sender that saw the project before the change writes what it saw, late: it is ignored.
+  const stale = new pg.Client({ connectionString: projectDb })
+  await stale.connect()
+  t.teardown(() => stale.end())
+  t.equal(await syncPushSettings(stale, { plan: project.record.plan, deliveriesCap: 3, version: project.record.version }), false, 'an older catalogue version writes nothing')
+  const still = await adminQuery<{ deliveries_cap: string | null }>(projectDb, 'select deliveries_cap from push.settings')
+  t.equal(still.rows[0]!.deliveries_cap, null, 'the lifted cap stays lifted')
+  t.equal((await api('POST', '/messages', asService, { user_id: sub, title: 'billed again' })).status, 201)
 })
 
 t.test('database size: past the cap the API roles and the owner read but do not write; notices are recorded once', async (t) => {

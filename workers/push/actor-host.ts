@@ -12,7 +12,7 @@ import pg from 'pg'
 import { listProjects, platformDatabaseOf, readProject, type Plan, type ProjectRecord } from '../../lib/catalogue.ts'
 import { ConnectionBudget, type ServerBudget } from '../../lib/db/connection-budget.ts'
 import { planLimits } from '../../lib/plans.ts'
-import { pushDeliveriesCap } from './install.ts'
+import { pushDeliveriesCap, pushSettingsOf } from './install.ts'
 import { log } from '../../lib/log.ts'
 import { LeaseLostError, PushActor } from './actor.ts'
 import { LEASE_DEFAULTS, LeaseKeeper, newNodeId, type LeaseTiming } from '../../lib/leases/lease-keeper.ts'
@@ -243,7 +243,7 @@ class ActorHost {
         // The lease is given up with the old database's actor; it is taken again by the next scan.
         await this.#release(slot)
       } else if (slot.actor && (previous.plan !== project.plan || pushDeliveriesCap(previous) !== pushDeliveriesCap(project))) {
-        await slot.actor.setPlan(project.plan, this.#concurrency[project.plan], pushDeliveriesCap(project))
+        await slot.actor.setPlan(pushSettingsOf(project), this.#concurrency[project.plan])
       }
     })
   }
@@ -360,8 +360,7 @@ class ActorHost {
       const options = this.#options
       const actor = new PushActor({
         ref,
-        plan: project.plan,
-        deliveriesCap: pushDeliveriesCap(project),
+        settings: pushSettingsOf(project),
         concurrency: this.#concurrency[project.plan],
         pool,
         endpoints: options.endpoints ?? {},

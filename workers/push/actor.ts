@@ -14,8 +14,7 @@
 // does only while it holds the lease; so the claims of a frozen holder end
 // about when its lease does, and the next holder claims those rows again.
 import type pg from 'pg'
-import type { Plan } from '../../lib/catalogue.ts'
-import { syncPushSettings } from './install.ts'
+import { syncPushSettings, type PushSettings } from './install.ts'
 import { acknowledge, type Ack } from './queue/acknowledge.ts'
 import { batchTally, commitDeliveries, countDelivery } from './delivery-tally.ts'
 import { beginBatch, claimDeliveries, type ClaimCursor, type ClaimedRow } from './queue/claim.ts'
@@ -30,9 +29,8 @@ import { providerFor, PROVIDERS, type PushEndpoints } from './providers/registry
 
 export interface ActorOptions {
   ref: string
-  plan: Plan
-  /** The project's push deliveries cap this month (null: none), which the fan-out trigger enforces (install.ts). */
-  deliveriesCap: number | null
+  /** The plan, and the deliveries cap the fan-out trigger enforces (install.ts), as of a catalogue version. */
+  settings: PushSettings
   concurrency: number
   /** A pool on the project's database as the data plane's login role, for this actor alone. */
   pool: pg.Pool
@@ -122,8 +120,7 @@ interface Slot {
 
 export class PushActor {
   readonly ref: string
-  #plan: Plan
-  #deliveriesCap: number | null
+  #settings: PushSettings
   #concurrency: number
   readonly #pool: pg.Pool
   readonly #options: ActorOptions
@@ -161,8 +158,7 @@ export class PushActor {
   constructor(options: ActorOptions) {
     this.ref = options.ref
     this.#options = options
-    this.#plan = options.plan
-    this.#deliveriesCap = options.deliveriesCap
+    this.#settings = options.settings
     this.#concurrency = options.concurrency
     this.#pool = options.pool
     this.#batch = options.batchSize ?? 500
@@ -177,7 +173,7 @@ export class PushActor {
   /** Starts sending; `onFailure` is called if the actor dies (database lost), so the host can re-claim. */
   async start(onFailure: (err: unknown) => void): Promise<void> {
     this.#failed = onFailure
-    await syncPushSettings(this.#pool, this.#plan, this.#deliveriesCap)
+    await syncPushSettings(this.#pool, this.#settings)
     if (this.#lease.touchMs > 0) {
       this.#touch = setInterval(() => this.#touchOpenBatches(), this.#lease.touchMs)
       this.#touch.unref()
@@ -196,11 +192,10 @@ export class PushActor {
   }
 
   /** A new plan or deliveries cap (the catalogue changed the project). */
-  async setPlan(plan: Plan, concurrency: number, deliveriesCap: number | null): Promise<void> {
-    this.#plan = plan
-    this.#deliveriesCap = deliveriesCap
+  async setPlan(settings: PushSettings, concurrency: number): Promise<void> {
+    this.#settings = settings
     this.#concurrency = concurrency
-    await syncPushSettings(this.#pool, plan, deliveriesCap)
+    await syncPushSettings(this.#pool, settings)
     this.#pump()
     this.#wake()
   }
@@ -487,7 +482,7 @@ export class PushActor {
         return ack(row, 'again', 'held', { httpStatus, reason: outcome.reason, runAt: new Date(), counts: false })
       case 'retry': {
         const decision = decideRetry({
-          plan: this.#plan,
+          plan: this.#settings.plan,
           attempt: row.attempt,
           firstAttemptAt: row.firstAttemptAtMs === null ? new Date() : new Date(row.firstAttemptAtMs),
           expiresAt: new Date(row.expiresAtMs),

@@ -35,7 +35,7 @@ export {
 export { stopAdvice } from './stop-advice.ts'
 
 // Installing
-export { installPushInto, pushDeliveriesCap, syncPushSettings } from './install.ts'
+export { installPushInto, pushDeliveriesCap, pushSettingsOf, syncPushSettings, type PushSettings } from './install.ts'
 
 // Messages
 export { parseMessage } from './api/messages.ts'

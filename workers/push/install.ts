@@ -18,7 +18,7 @@ export async function installPush(client: pg.ClientBase, project: ProjectRecord)
     `insert into push.vapid_keys (public_key, private_key) values ($1, $2) on conflict (id) do nothing`,
     [keys.publicKey, keys.privateKey],
   )
-  await syncPushSettings(client, project.plan, pushDeliveriesCap(project))
+  await syncPushSettings(client, pushSettingsOf(project))
 }
 
 /**
@@ -48,15 +48,30 @@ export function pushDeliveriesCap(project: Pick<ProjectRecord, 'plan' | 'quotaOv
   return quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)).push_deliveries ?? null
 }
 
+/** What the fan-out trigger reads from push.settings, as of one version of the project's catalogue record. */
+export interface PushSettings {
+  plan: Plan
+  deliveriesCap: number | null
+  /** The catalogue record's version these come from. */
+  version: number
+}
+
+export const pushSettingsOf = (project: Pick<ProjectRecord, 'plan' | 'quotaOverrides' | 'version'>): PushSettings => ({
+  plan: project.plan,
+  deliveriesCap: pushDeliveriesCap(project),
+  version: project.version,
+})
+
 /**
  * Makes the plan and the deliveries cap visible to the fan-out trigger (the
- * Free plan's send_at rule, the cap at enqueue: sql/push/0003).
+ * Free plan's send_at rule, the cap at enqueue: sql/push/0003). A write from
+ * an older catalogue version than the one there is ignored (sql/push/0005).
  */
-export async function syncPushSettings(client: Pick<pg.ClientBase, 'query'>, plan: Plan, deliveriesCap: number | null): Promise<boolean> {
+export async function syncPushSettings(client: Pick<pg.ClientBase, 'query'>, settings: PushSettings): Promise<boolean> {
   const result = await client.query(
-    `update push.settings set plan = $1, deliveries_cap = $2, updated_at = now()
-      where plan is distinct from $1 or deliveries_cap is distinct from $2`,
-    [plan, deliveriesCap],
+    `update push.settings set plan = $1, deliveries_cap = $2, catalogue_version = $3, updated_at = now()
+      where catalogue_version < $3 or (catalogue_version = $3 and (plan is distinct from $1 or deliveries_cap is distinct from $2))`,
+    [settings.plan, settings.deliveriesCap, settings.version],
   )
   return (result.rowCount ?? 0) > 0
 }

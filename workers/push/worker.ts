@@ -62,7 +62,7 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
       const platform = options.platformPoolFor(request)
       const { ref, version, plan } = request.project
       if (match.route.name === 'postMessages' && planSynced.get(ref) !== version) {
-        await syncPushSettings(platform, plan, request.project.caps.push_deliveries ?? null).catch(() => {})
+        await syncPushSettings(platform, { plan, deliveriesCap: request.project.caps.push_deliveries ?? null, version }).catch(() => {})
         planSynced.set(ref, version)
       }
       return await handlers[match.route.name](request, pool, match.params, platform)
