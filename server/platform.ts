@@ -212,7 +212,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   const lifecycle = startNodeLifecycle({ config: config.lifecycle, databaseUrl, controlPlane })
   // Postgres Changes and broadcasts from SQL: one change reader per project with channels, across the fleet.
   const changes = new ChangeFeed(realtime, (feed) =>
-    startChangeReaders({ catalogueUrl: databaseUrl, defaultServerUrl: databaseUrl, nodeId: directory.nodeId }, { batch: (b) => feed.onBatch(b), status: (s) => feed.onStatus(s) }),
+    startChangeReaders({ catalogueUrl: databaseUrl, defaultServerUrl: databaseUrl, nodeId: directory.nodeId, budget: { buffer: connectionBudget, defaultServerBudget } }, { batch: (b) => feed.onBatch(b), status: (s) => feed.onStatus(s) }),
   )
   realtime.changes = changes
   const dataPlane = new DataPlane({

@@ -319,9 +319,29 @@ t.test('broadcasts from SQL: realtime.send() to a public channel; a private mess
   t.equal(got[0]?.meta?.id, rows[0].id, 'meta.id is the row of realtime.messages')
 })
 
+t.test("a reader's replication connection holds one unit of its server's budget while it is open, given back when it closes or fails", async (t) => {
+  let held = 0
+  let taken = 0
+  const connection = async () => {
+    taken += 1
+    held += 1
+    let returned = false
+    return { url: adminUrlFor(given, 'postgres'), release: () => void (returned ? t.fail('a unit given back twice') : ((returned = true), (held -= 1))) }
+  }
+  const statuses: ReaderStatus[] = []
+  const reader = new ProjectReader('budget', connection, { batch: () => {}, status: (s) => void statuses.push(s) })
+  reader.start()
+  await until(async () => statuses.some((s) => s.state === 'streaming' || s.state === 'unavailable'), 'the reader to stream or say why it cannot')
+  if (statuses.some((s) => s.state === 'streaming')) t.equal(held, 1, 'one unit while streaming')
+  else await until(async () => held === 0, 'the failed connection to give its unit back')
+  await reader.stop()
+  t.ok(taken >= 1, 'the reader asked for its connection')
+  t.equal(held, 0, 'every unit given back once stopped')
+})
+
 t.test('a server without logical WAL: the reader says which setting', { skip: givenLevel === 'logical' ? 'the given server has wal_level=logical' : false }, async (t) => {
   const status = await new Promise<ReaderStatus>((resolve) => {
-    const reader = new ProjectReader('walcheck', async () => adminUrlFor(given, 'postgres'), {
+    const reader = new ProjectReader('walcheck', async () => ({ url: adminUrlFor(given, 'postgres'), release: () => {} }), {
       batch: () => {},
       status: (s) => {
         void reader.stop()

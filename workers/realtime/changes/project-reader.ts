@@ -13,6 +13,7 @@ import { describeError, log } from '../../../lib/log.ts'
 import { TransactionAssembler } from './decode.ts'
 import type { ChangeBatch, ReaderStatus } from './messages.ts'
 import { TemporarySlotPlugin, WalLevelError } from './pgoutput.ts'
+import type { ReaderConnection } from './reader-host.ts'
 
 const RETRY_MS = 1000
 const WAL_LEVEL_RETRY_MS = 30_000
@@ -27,16 +28,17 @@ const slotName = (ref: string) => `baseplane_rt_${ref.replace(/[^a-z0-9]/g, '_')
 
 export class ProjectReader {
   readonly #ref: string
-  readonly #url: () => Promise<string>
+  readonly #connection: () => Promise<ReaderConnection>
   readonly #events: ReaderEvents
   #service: LogicalReplicationService | undefined
+  #release: (() => void) | undefined
   #retry: NodeJS.Timeout | undefined
   #stopped = false
 
-  /** `url`: the project database's admin URL, read anew at every start (the project may have moved). */
-  constructor(ref: string, url: () => Promise<string>, events: ReaderEvents) {
+  /** `connection`: where to connect, asked at every start (the project may have moved), holding a unit of the budget. */
+  constructor(ref: string, connection: () => Promise<ReaderConnection>, events: ReaderEvents) {
     this.#ref = ref
-    this.#url = url
+    this.#connection = connection
     this.#events = events
   }
 
@@ -46,13 +48,21 @@ export class ProjectReader {
 
   async #run(): Promise<void> {
     if (this.#stopped) return
-    let url: string
+    let connection: ReaderConnection
     try {
-      url = await this.#url()
+      connection = await this.#connection()
     } catch (error) {
       return this.#again(error, RETRY_MS)
     }
-    if (this.#stopped) return
+    if (this.#stopped) return connection.release()
+    const url = connection.url
+    // Given back once: by a failure (after the connection is destroyed) or by stop(), whichever comes first.
+    let held = true
+    const release = () => {
+      if (held) connection.release()
+      held = false
+    }
+    this.#release = release
     const plugin = new TemporarySlotPlugin(() => this.#events.status({ ref: this.#ref, state: 'streaming' }))
     const assembler = new TransactionAssembler(this.#ref, plugin.typeNames)
     const service = new LogicalReplicationService(
@@ -66,7 +76,10 @@ export class ProjectReader {
       if (failed || this.#service !== service) return
       failed = true
       this.#service = undefined
-      void service.destroy().catch(() => {})
+      void service
+        .destroy()
+        .catch(() => {})
+        .finally(release)
       this.#again(error, error instanceof WalLevelError ? WAL_LEVEL_RETRY_MS : RETRY_MS)
     }
     service.on('data', (_lsn: string, message: Pgoutput.Message) => {
@@ -104,5 +117,6 @@ export class ProjectReader {
     const service = this.#service
     this.#service = undefined
     await service?.destroy().catch(() => {})
+    this.#release?.()
   }
 }
