@@ -62,7 +62,9 @@ async function serveBaseplane(): Promise<Served> {
   // (below) drops the catalogue and removes the temporary server instead; the hook's 'exit' stays as the last resort.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal)
   try {
-    const project = await createProject(bench.platform.controlPlane, { name: 'realtime bench' })
+    // The business plan: 10,000 sockets and 2,500 broadcasts a second (lib/plans.ts REALTIME_LIMITS); the free
+    // plan's 200 sockets and 100 broadcasts a second would refuse most of the subscribers and close the publisher.
+    const project = await createProject(bench.platform.controlPlane, { name: 'realtime bench', plan: 'business' })
     const socket = `${bench.origin.replace(/^http/, 'ws')}/project/${project.ref}/realtime/v1/websocket`
     return {
       target: { side: 'baseplane', url: `${socket}?apikey=${project.anonKey}&vsn=2.0.0`, token: project.anonKey },
