@@ -1,12 +1,17 @@
-// npm run bench:realtime — Realtime under load, by case (BENCH_CASES):
+// npm run bench:realtime — Realtime under load, two cases (BENCH_CASES,
+// default both, in this order):
 // - fanout (lib/realtime-fanout.ts): broadcast fan-out, one publisher to
 //   1,000 subscribers on one node, against a bare uWebSockets.js server
-//   publishing the same bytes and against socket.io 4.
-// Uses DATABASE_URL's server or a temporary embedded PostgreSQL (the platform's catalogue).
+//   publishing the same bytes and against socket.io 4;
+// - fleet (lib/realtime-fleet.ts): broadcast across 3 nodes through a real
+//   nats-server, the subscribers split over the nodes, against one node with
+//   the same subscribers and rate.
+// Uses DATABASE_URL's server or a temporary embedded PostgreSQL (the catalogues).
 import exitHook from 'async-exit-hook'
 import { setLogLevel } from '../lib/log.ts'
 import { benchPlatform, benchServer } from './lib/platform.ts'
 import { FANOUT_SIDES, runFanout } from './lib/realtime-fanout.ts'
+import { runFleet } from './lib/realtime-fleet.ts'
 import { cleanUpAll, onCleanUp, stopAll } from './lib/realtime-process.ts'
 import type { Side } from './lib/realtime-sockets.ts'
 
@@ -28,7 +33,7 @@ function names<T extends string>(name: string, known: readonly T[], fallback: re
   return list
 }
 
-const CASES = names('BENCH_CASES', ['fanout'] as const, ['fanout'])
+const CASES = names('BENCH_CASES', ['fanout', 'fleet'] as const, ['fanout', 'fleet'])
 const RATE = knob('BENCH_RATE', 25)
 const ROUNDS = knob('BENCH_ROUNDS', 5, true)
 const PAYLOAD_BYTES = knob('BENCH_PAYLOAD_BYTES', 128, true)
@@ -43,6 +48,14 @@ const fanout = {
   rounds: ROUNDS,
   sides: names('BENCH_SIDES', Object.keys(FANOUT_SIDES) as Side[], Object.keys(FANOUT_SIDES) as Side[]),
 }
+const fleet = {
+  seconds: knob('BENCH_FLEET_SECONDS', 10),
+  rate: knob('BENCH_FLEET_RATE', RATE),
+  subscribers: knob('BENCH_FLEET_SUBSCRIBERS', 999, true),
+  payloadBytes: PAYLOAD_BYTES,
+  rounds: ROUNDS,
+}
+
 // A run cut short (Ctrl-C, a kill) still ends its processes and its database: the clients first (so
 // that none of them fails on a server going away), then the servers and the platform, then exit 130.
 let interrupted: Promise<never> | undefined
@@ -67,9 +80,11 @@ try {
     // A throwaway platform in this process (on the server above: its close leaves the server running).
     const bench = await benchPlatform(process.env.BASEPLANE_LOG_LEVEL ? { BASEPLANE_LOG_LEVEL: process.env.BASEPLANE_LOG_LEVEL } : {})
     const closePlatform = onCleanUp(() => bench.close())
-    if (CASES.includes('fanout')) await runFanout(bench, fanout)
+    await runFanout(bench, fanout)
+    // Its timers and threads would otherwise share the machine with the fleet's nodes.
     await closePlatform()
   }
+  if (CASES.includes('fleet')) await runFleet(server.url, fleet)
   await stopServer()
 } catch (error) {
   // Interrupted, the run's children fail as they are ended: the handler finishes the clean-up and exits.
