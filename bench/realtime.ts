@@ -1,15 +1,24 @@
-// npm run bench:realtime — Realtime under load, two cases (BENCH_CASES,
-// default both, in this order):
+// npm run bench:realtime — Realtime under load, three cases (BENCH_CASES,
+// default all three, in this order):
 // - fanout (lib/realtime-fanout.ts): broadcast fan-out, one publisher to
 //   1,000 subscribers on one node, against a bare uWebSockets.js server
 //   publishing the same bytes and against socket.io 4;
+// - changes (lib/realtime-changes.ts): Postgres Changes, 500 inserts a second
+//   into a table under RLS read by 100 subscribers, each a distinct user:
+//   commit to delivery and PostgreSQL's CPU a change, against the same
+//   changes read with no RLS check (the service role) and against the same
+//   inserts by plain `pg` with nobody reading;
 // - fleet (lib/realtime-fleet.ts): broadcast across 3 nodes through a real
 //   nats-server, the subscribers split over the nodes, against one node with
 //   the same subscribers and rate.
-// Uses DATABASE_URL's server or a temporary embedded PostgreSQL (the catalogues).
+// Uses DATABASE_URL's server or a temporary embedded PostgreSQL: the
+// platform's catalogue, and the changes case's project (which needs
+// wal_level=logical: the embedded one has it; the case is skipped, saying so,
+// on a server without it).
 import exitHook from 'async-exit-hook'
 import { setLogLevel } from '../lib/log.ts'
 import { benchPlatform, benchServer } from './lib/platform.ts'
+import { CHANGES_SIDES, runChanges, type ChangesSide } from './lib/realtime-changes.ts'
 import { FANOUT_SIDES, runFanout } from './lib/realtime-fanout.ts'
 import { runFleet } from './lib/realtime-fleet.ts'
 import { cleanUpAll, onCleanUp, stopAll } from './lib/realtime-process.ts'
@@ -33,7 +42,7 @@ function names<T extends string>(name: string, known: readonly T[], fallback: re
   return list
 }
 
-const CASES = names('BENCH_CASES', ['fanout', 'fleet'] as const, ['fanout', 'fleet'])
+const CASES = names('BENCH_CASES', ['fanout', 'changes', 'fleet'] as const, ['fanout', 'changes', 'fleet'])
 const RATE = knob('BENCH_RATE', 25)
 const ROUNDS = knob('BENCH_ROUNDS', 5, true)
 const PAYLOAD_BYTES = knob('BENCH_PAYLOAD_BYTES', 128, true)
@@ -48,6 +57,14 @@ const fanout = {
   rounds: ROUNDS,
   sides: names('BENCH_SIDES', Object.keys(FANOUT_SIDES) as Side[], Object.keys(FANOUT_SIDES) as Side[]),
 }
+const changes = {
+  seconds: knob('BENCH_CHANGES_SECONDS', 10),
+  rate: knob('BENCH_CHANGES_RATE', 500),
+  subscribers: knob('BENCH_CHANGES_SUBSCRIBERS', 100, true),
+  teamSize: knob('BENCH_CHANGES_TEAM', 10, true),
+  rounds: ROUNDS,
+  sides: names('BENCH_CHANGES_SIDES', Object.keys(CHANGES_SIDES) as ChangesSide[], Object.keys(CHANGES_SIDES) as ChangesSide[]),
+}
 const fleet = {
   seconds: knob('BENCH_FLEET_SECONDS', 10),
   rate: knob('BENCH_FLEET_RATE', RATE),
@@ -55,6 +72,7 @@ const fleet = {
   payloadBytes: PAYLOAD_BYTES,
   rounds: ROUNDS,
 }
+if (changes.subscribers % changes.teamSize !== 0) throw new Error('BENCH_CHANGES_SUBSCRIBERS must be a multiple of BENCH_CHANGES_TEAM')
 
 // A run cut short (Ctrl-C, a kill) still ends its processes and its database: the clients first (so
 // that none of them fails on a server going away), then the servers and the platform, then exit 130.
@@ -76,11 +94,12 @@ try {
   // (above) drops the catalogues and removes the temporary server instead; the hook's 'exit' stays as the last resort.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) if (exitHook.hookedEvents().includes(signal)) exitHook.unhookEvent(signal)
   const stopServer = onCleanUp(() => server.stop())
-  if (CASES.includes('fanout')) {
-    // A throwaway platform in this process (on the server above: its close leaves the server running).
+  if (CASES.includes('fanout') || CASES.includes('changes')) {
+    // One throwaway platform in this process for both (on the server above: its close leaves the server running).
     const bench = await benchPlatform(process.env.BASEPLANE_LOG_LEVEL ? { BASEPLANE_LOG_LEVEL: process.env.BASEPLANE_LOG_LEVEL } : {})
     const closePlatform = onCleanUp(() => bench.close())
-    await runFanout(bench, fanout)
+    if (CASES.includes('fanout')) await runFanout(bench, fanout)
+    if (CASES.includes('changes')) await runChanges(bench, changes)
     // Its timers and threads would otherwise share the machine with the fleet's nodes.
     await closePlatform()
   }
