@@ -153,7 +153,7 @@ interface Measured {
   deliveries: number
   expected: number
   wrong: number
-  /** From each round's first insert to its last delivery (or the drain's end). */
+  /** From each round's first insert to its last delivery (or its last insert's answer, if later). */
   seconds: number
   /** The inserts' own time: from each round's first send to its last answer. */
   insertSeconds: number
@@ -233,8 +233,12 @@ export async function runChanges(bench: BenchPlatform, options: ChangesOptions):
     async function measure(table: string, secondsOf: number, into: Measured, subs?: Child): Promise<void> {
       const fromSeq = nextSeq
       let deliveries = 0
+      let lastDelivery = 0
       if (subs) {
-        subs.on<{ type: 'progress'; deliveries: number }>('progress', (message) => (deliveries = message.deliveries))
+        subs.on<{ type: 'progress'; deliveries: number }>('progress', (message) => {
+          deliveries = message.deliveries
+          lastDelivery = performance.now()
+        })
         subs.send({ type: 'reset', table, fromSeq })
         await subs.next('reset')
       }
@@ -248,7 +252,8 @@ export async function runChanges(bench: BenchPlatform, options: ChangesOptions):
       const expected = subs ? (result.sent - result.failed) * teamSize : 0
       const drained = performance.now() + DRAIN_MS
       while (deliveries < expected && performance.now() < drained) await sleep(2)
-      const elapsed = (performance.now() - started) / 1000
+      // To the last delivery (a row lost would otherwise count the drain's wait), or the inserts' end if later.
+      const elapsed = (Math.max(lastDelivery, started + result.seconds * 1000) - started) / 1000
       addPgCpu(into.pg, pgCpuSince(pgBefore, readPg()))
       into.nodeCpu += cpuSeconds(process.pid) - nodeBefore
       for (const key of ['count', 'keys', 'groups', 'ms'] as const) into.checks[key] += watched.checks[key] - checksBefore[key]
