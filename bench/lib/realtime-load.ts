@@ -5,6 +5,8 @@
 // run a phase, it sends broadcasts either at a fixed rate or with at most
 // `window` broadcasts in flight (sent, and not yet had by every subscriber),
 // waits for the last one to reach everyone, and answers with the figures.
+// On a fleet, the publisher is on one node and each subscriber process on one
+// of the nodes (`subscriberTargets`).
 import { childArg, cpuSeconds, fromParent, startChild, tellParent, type Child } from './realtime-process.ts'
 import { emptyCounts, mergeCounts, type LatencyCounts } from './realtime-histogram.ts'
 import { publisher, type Target } from './realtime-sockets.ts'
@@ -12,7 +14,10 @@ import type { SubscribersArg, SubscribersReport } from './realtime-subscribers.t
 import { nowMicros } from './realtime-wire.ts'
 
 export interface LoadArg {
+  /** The publisher's target, and the subscribers' unless `subscriberTargets` is given. */
   target: Target
+  /** The subscribers' targets, subscriber process i on the i-th (round robin): a fleet's nodes. */
+  subscriberTargets?: Target[]
   subscribers: number
   processes: number
   payloadBytes: number
@@ -36,6 +41,8 @@ export interface PhaseResult {
   /** From the first send to the last delivery. */
   seconds: number
   latency: LatencyCounts
+  /** Each subscriber process's deliveries' latency (on a fleet, each node's subscribers'). */
+  byProcess: LatencyCounts[]
   disordered: number
   lost: number
   sameBytes: boolean | undefined
@@ -46,14 +53,15 @@ export interface PhaseResult {
 /** How long the last broadcast may take to reach everyone before the phase ends without it. */
 const DRAIN_MS = 5000
 
-const { target, subscribers, processes, payloadBytes } = childArg<LoadArg>()
+const { target, subscriberTargets, subscribers, processes, payloadBytes } = childArg<LoadArg>()
 
 const children: Child[] = []
 const through: number[] = []
 let onProgress = () => {}
 for (let i = 0; i < processes; i++) {
   const count = Math.floor(subscribers / processes) + (i < subscribers % processes ? 1 : 0)
-  const child = startChild(new URL('./realtime-subscribers.ts', import.meta.url), { target, count, payloadBytes } satisfies SubscribersArg)
+  const on = subscriberTargets?.[i % subscriberTargets.length] ?? target
+  const child = startChild(new URL('./realtime-subscribers.ts', import.meta.url), { target: on, count, payloadBytes } satisfies SubscribersArg)
   through.push(-1)
   child.on<{ type: 'progress'; through: number }>('progress', (message) => {
     through[i] = message.through
@@ -131,6 +139,7 @@ fromParent<PhaseRequest>('phase', async (request) => {
     expected: sent * subscribers,
     seconds: (Math.max(...reports.map((r) => r.lastMicros)) - startMicros) / 1e6,
     latency,
+    byProcess: reports.map((r) => r.latency),
     disordered: reports.reduce((sum, r) => sum + r.disordered, 0),
     lost: reports.reduce((sum, r) => sum + r.lost, 0),
     sameBytes: reports.find((r) => r.sameBytes !== undefined)?.sameBytes,

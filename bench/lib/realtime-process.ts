@@ -24,6 +24,30 @@ export interface Child {
 
 const started = new Set<ChildProcess>()
 
+/** What a run must undo if it is cut short (servers, platforms, databases): run last in, first out. */
+const cleanUps: Array<() => Promise<void>> = []
+
+/**
+ * Registers `cleanUp` for a run cut short (cleanUpAll); the answer runs it now,
+ * once, and takes it off the list, for a case that finishes normally.
+ */
+export function onCleanUp(cleanUp: () => Promise<void>): () => Promise<void> {
+  let ran: Promise<void> | undefined
+  const run = () => (ran ??= cleanUp())
+  cleanUps.push(run)
+  return async () => {
+    const at = cleanUps.indexOf(run)
+    if (at !== -1) cleanUps.splice(at, 1)
+    await run()
+  }
+}
+
+/** Runs every registered clean-up, the latest first (one failing does not stop the others), then ends every child left. */
+export async function cleanUpAll(): Promise<void> {
+  for (const cleanUp of cleanUps.splice(0).reverse()) await cleanUp().catch(() => {})
+  stopAll()
+}
+
 /** Ends every child still running (on the parent's way out, whatever the way). */
 export function stopAll(): void {
   for (const child of started) child.kill('SIGKILL')

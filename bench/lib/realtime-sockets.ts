@@ -91,7 +91,7 @@ function openPhoenix(target: Target, role: 'sub' | 'pub'): Promise<WebSocket> {
 }
 
 /** Opens with retries; returns the socket and why the attempts before it failed. */
-async function withRetries<T>(open: () => Promise<T>): Promise<{ socket: T; retries: string[] }> {
+export async function withRetries<T>(open: () => Promise<T>): Promise<{ socket: T; retries: string[] }> {
   const retries: string[] = []
   for (;;) {
     try {
@@ -103,7 +103,7 @@ async function withRetries<T>(open: () => Promise<T>): Promise<{ socket: T; retr
   }
 }
 
-function heartbeats(ws: WebSocket): NodeJS.Timeout {
+export function heartbeats(ws: WebSocket): NodeJS.Timeout {
   let ref = 1
   // Spread over the interval so that a thousand sockets do not beat at once.
   const timer = setInterval(() => ws.send(JSON.stringify([null, `hb${++ref}`, 'phoenix', 'heartbeat', {}])), HEARTBEAT_MS + Math.random() * 1000)
