@@ -319,6 +319,35 @@ t.test('broadcasts from SQL: realtime.send() to a public channel; a private mess
   t.equal(got[0]?.meta?.id, rows[0].id, 'meta.id is the row of realtime.messages')
 })
 
+t.test("the visibility check waits until the change's transaction is visible (it is decoded a moment before), at most 100 ms", async (t) => {
+  const admin = new pg.Client({ connectionString: adminUrlFor(server, project.record.dbName) })
+  const writer = new pg.Client({ connectionString: adminUrlFor(server, project.record.dbName) })
+  await admin.connect()
+  await writer.connect()
+  t.teardown(async () => {
+    await admin.end()
+    await writer.end()
+  })
+  await writer.query('begin')
+  const { rows } = await writer.query<{ id: number; xid: string }>(`insert into public.items (title) values ('not yet') returning id, (txid_current() % 4294967296)::text as xid`)
+  const check = async () => {
+    const started = performance.now()
+    const result = await admin.query<{ visible: number[] }>(
+      `select visible from realtime.visible_rows('public.items'::regclass, $1::jsonb, $2::jsonb, array[$3]::xid[])`,
+      [JSON.stringify([{ id: rows[0]!.id }]), JSON.stringify([{ role: 'service_role', claims: {}, rows: [1] }]), rows[0]!.xid],
+    )
+    return { visible: result.rows[0]!.visible, ms: performance.now() - started }
+  }
+  const open = await check()
+  t.same(open.visible, [], 'an uncommitted row is not seen')
+  t.ok(open.ms >= 95 && open.ms < 2000, `it waited for the transaction, boundedly (${open.ms.toFixed(0)} ms)`)
+  await writer.query('commit')
+  const committed = await check()
+  t.same(committed.visible, [1], 'once committed, the row is seen')
+  t.ok(committed.ms < 90, `without waiting (${committed.ms.toFixed(0)} ms)`)
+  await asOwner(project, `delete from public.items where id = $1`, [rows[0]!.id])
+})
+
 t.test("a reader's replication connection holds one unit of its server's budget while it is open, given back when it closes or fails", async (t) => {
   let held = 0
   let taken = 0

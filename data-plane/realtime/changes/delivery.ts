@@ -11,7 +11,7 @@ import type { RequestIdentity } from '../../../lib/roles.ts'
 import { matches } from '../../../workers/realtime/postgres-filter.ts'
 import type { RowChange } from '../../../workers/realtime/changes/messages.ts'
 import type { CheckedBinding } from './bindings.ts'
-import { checkVisibility, type Sight } from './visibility.ts'
+import { checkVisibility, type CheckGroup, type Sight } from './visibility.ts'
 
 /** One channel's Postgres Changes on this node. */
 export interface Subscriber {
@@ -23,6 +23,8 @@ export interface Subscriber {
 export interface TimedChange {
   change: RowChange
   commitTimestamp: string
+  /** Its transaction's id (the check waits until it is visible). */
+  xid: number
 }
 
 function bound(binding: CheckedBinding, change: RowChange): boolean {
@@ -64,25 +66,39 @@ export async function deliver(pool: pg.Pool, changes: TimedChange[], subscribers
       route.caller = caller.index
     }
   if (callers.size === 0) return
-  // One statement per table: the rows' keys are their new records (the function reads the primary key from them).
-  const tables = new Map<string, { schema: string; table: string; keys: Record<string, unknown>[]; at: Map<number, number> }>()
-  changes.forEach(({ change }, i) => {
+  // One statement per table: the rows' keys are their new records (the function reads the primary key from them);
+  // each caller is handed the rows routed to it, and every caller with a route in the table learns its columns.
+  const tables = new Map<string, { schema: string; table: string; keys: Record<string, unknown>[]; at: Map<number, number>; groups: Map<number, CheckGroup>; xids: Set<number> }>()
+  const identities = [...callers.values()].map((c) => c.identity)
+  changes.forEach(({ change, xid }, i) => {
     if (routes[i]!.length === 0) return
     const name = `${change.schema}.${change.table}`
     let entry = tables.get(name)
-    if (!entry) tables.set(name, (entry = { schema: change.schema, table: change.table, keys: [], at: new Map() }))
+    if (!entry) tables.set(name, (entry = { schema: change.schema, table: change.table, keys: [], at: new Map(), groups: new Map(), xids: new Set() }))
+    let key: number | undefined
     if (change.type !== 'DELETE') {
-      entry.at.set(i, entry.keys.length)
+      key = entry.keys.length
+      entry.at.set(i, key)
       entry.keys.push(change.record ?? {})
+      entry.xids.add(xid)
+    }
+    for (const route of routes[i]!) {
+      let group = entry.groups.get(route.caller)
+      if (!group) entry.groups.set(route.caller, (group = { identity: identities[route.caller]!, rows: [] }))
+      if (key !== undefined && group.rows.at(-1) !== key) group.rows.push(key)
     }
   })
-  const identities = [...callers.values()].map((c) => c.identity)
-  const sights = new Map<string, Sight[]>()
-  for (const [name, entry] of tables) sights.set(name, await checkVisibility(pool, entry.schema, entry.table, entry.keys, identities))
+  // By table, then by caller's index.
+  const sights = new Map<string, Map<number, Sight>>()
+  for (const [name, entry] of tables) {
+    const callersHere = [...entry.groups.keys()]
+    const found = await checkVisibility(pool, entry.schema, entry.table, entry.keys, [...entry.groups.values()], [...entry.xids])
+    sights.set(name, new Map(callersHere.map((caller, n) => [caller, found[n]!])))
+  }
   changes.forEach(({ change, commitTimestamp }, i) => {
     const name = `${change.schema}.${change.table}`
     for (const route of routes[i]!) {
-      const sight = sights.get(name)?.[route.caller]
+      const sight = sights.get(name)?.get(route.caller)
       if (!sight) continue
       if (change.type !== 'DELETE' && !sight.visible.has(tables.get(name)!.at.get(i)!)) continue
       const allowed = (column: string) => sight.selectable.has(column) && (route.select === undefined || route.select.includes(column))

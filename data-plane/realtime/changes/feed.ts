@@ -275,7 +275,7 @@ export class ChangeFeed implements ChannelChanges {
   }
 
   #enqueue(state: ProjectChanges, batch: ChangeBatch): void {
-    for (const change of batch.changes) if (change.kind === 'row') state.queue.push({ change, commitTimestamp: batch.commitTimestamp })
+    for (const change of batch.changes) if (change.kind === 'row') state.queue.push({ change, commitTimestamp: batch.commitTimestamp, xid: batch.xid })
     void this.#drain(state)
   }
 

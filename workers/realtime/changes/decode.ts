@@ -58,6 +58,7 @@ export class TransactionAssembler {
   readonly #ref: string
   readonly #typeNames: Map<number, string>
   #changes: Change[] = []
+  #xid = 0
 
   constructor(ref: string, typeNames: Map<number, string>) {
     this.#ref = ref
@@ -73,12 +74,13 @@ export class TransactionAssembler {
     switch (message.tag) {
       case 'begin':
         this.#changes = []
+        this.#xid = message.xid
         return undefined
       case 'commit': {
         const changes = this.#changes
         this.#changes = []
         if (changes.length === 0) return undefined
-        return { ref: this.#ref, commitTimestamp: new Date(Number(BigInt(message.commitTime as bigint) / 1000n)).toISOString(), changes }
+        return { ref: this.#ref, commitTimestamp: new Date(Number(BigInt(message.commitTime as bigint) / 1000n)).toISOString(), xid: this.#xid, changes }
       }
       case 'insert': {
         if (isMessages(message.relation)) {

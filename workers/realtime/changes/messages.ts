@@ -39,6 +39,8 @@ export interface ChangeBatch {
   ref: string
   /** ISO 8601, the transaction's commit time. */
   commitTimestamp: string
+  /** The transaction's id (32 bits, as pgoutput gives it): the visibility check waits until it is visible. */
+  xid: number
   changes: Change[]
 }
 

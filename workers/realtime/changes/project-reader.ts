@@ -67,8 +67,9 @@ export class ProjectReader {
     const assembler = new TransactionAssembler(this.#ref, plugin.typeNames)
     const service = new LogicalReplicationService(
       { connectionString: url, application_name: `baseplane-realtime-${this.#ref}`, connectionTimeoutMillis: 5000, keepAlive: true },
-      // The slot is temporary and never read again: what the reader has seen it may confirm at once.
-      { acknowledge: { auto: true, timeoutSeconds: 10 } },
+      // The slot is temporary and never read again: what the reader has seen it may confirm at once, but once a
+      // second rather than after every message (a status message per change cost the walsender as much as decoding).
+      { acknowledge: { auto: false, timeoutSeconds: 1 } },
     )
     this.#service = service
     let failed = false
