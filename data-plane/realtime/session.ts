@@ -155,6 +155,11 @@ export class RealtimeSession {
     this.#channels.set(channel.topic, channel)
     this.#link.subscribe(socketTopic(this.#link.vsn, channel.key))
     this.#armExpiry(channel)
+    if (this.#hub.bus.fleet) {
+      // Answered once NATS has the channel's subscription: what another node sends after the reply reaches this socket.
+      await this.#hub.bus.flushed()
+      if (this.#closed || this.#channels.get(channel.topic) !== channel) return
+    }
     const bindings = channel.config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }))
     this.#reply(message, 'ok', { postgres_changes: bindings })
     // Every channel counts (a broadcast from SQL needs the project's reader too); its bindings get their changes.
