@@ -2,18 +2,21 @@
 // REALTIME_LIMITS, data-plane/realtime/limits.ts), through the unmodified
 // supabase-js where a client is involved: past the plan's concurrent
 // connections a socket's joins are refused with Realtime's reason while the
-// counted sockets keep working and another project is not affected; past the
-// joins per second, joins are refused until the next second (realtime-js's own
-// rejoin then gets in); past the channels of one socket, the join is refused;
-// past the presence changes per second, the channel is told why and closed; and
-// a socket that stops reading while its channel is flooded has frames dropped
-// past the 1 MB it may have waiting (uWS maxBackpressure), without the server's
-// memory growing, while a subscriber that reads hears everything.
+// counted sockets keep working and another project is not affected, and once a
+// place is free the refused client's own rejoin gets in; past the joins per
+// second, joins are refused until the next second (realtime-js's own rejoin
+// then gets in); past the channels of one socket, the join is refused; past the
+// presence changes per second, the channel is told why and closed; a socket
+// that stops reading while its channel is flooded has frames dropped past the
+// 1 MB it may have waiting (uWS maxBackpressure), without the process's memory
+// growing, while a subscriber that reads hears everything; and on a fleet of
+// two, each node takes half of a figure (rounded up).
 //
 // No plan's figures can be lowered per project (the plan is the only input),
 // so the connections test opens the smallest plan's (free) 200 sockets: raw
 // `ws` sockets beside the supabase-js clients it looks at, since an open socket
-// counts whether or not it joins.
+// counts whether or not it joins. The platform runs in this process, so the
+// memory measured is the server's and the clients' together.
 import type { RealtimeChannel } from '@supabase/supabase-js'
 import t from 'tap'
 import WebSocket from 'ws'
