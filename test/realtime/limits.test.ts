@@ -103,7 +103,7 @@ t.test('concurrent connections: past the plan\'s figure a socket\'s joins are re
   // then 10 s) is let in, as on Supabase, where the figure is checked at every join.
   fillers.pop()!.close()
   await eventually('the refused channel to join on its own once a place is free', 20_000, async () => lateStatuses.includes('SUBSCRIBED'))
-  t.equal(lateStatuses.at(-1), 'SUBSCRIBED', 'the late client joined on the socket it had')
+  t.equal(lateStatuses.at(-1), 'SUBSCRIBED', 'the refused client joined by itself, without a new socket from the test')
   t.equal(counted(project), limit, 'and is counted: the project is at its figure again')
   fillers.pop()!.close()
   await eventually('the closed socket to be uncounted', 5000, async () => counted(project) === limit - 1)
