@@ -18,6 +18,8 @@ export interface RealtimeBus {
   publish(subject: string, data: Uint8Array): void
   /** Messages on `subject` until the answer is called; kept across the bus's reconnections. */
   subscribe(subject: string, handler: BusHandler): () => void
+  /** Resolves once the bus has what this node sent it so far, its subscriptions included (at once while away). */
+  flushed(): Promise<void>
   /** `listener` each time the bus connects (the first time, and after every break), when what was missed can be asked again. */
   onConnect(listener: () => void): void
   close(): Promise<void>
@@ -29,6 +31,7 @@ export const NO_BUS: RealtimeBus = {
   connected: false,
   publish: () => {},
   subscribe: () => () => {},
+  flushed: async () => {},
   onConnect: () => {},
   close: async () => {},
 }

@@ -98,12 +98,14 @@ export class RealtimeHub {
   /** The session of a socket just opened. */
   open(options: Omit<SessionOptions, 'hub' | 'counters' | 'overConnections'>): RealtimeSession {
     const counters = this.limits.of(options.project.ref, options.project.plan)
-    // Past the project's sockets, the socket stays open and its joins are refused with the reason (as Supabase answers).
-    const counted = counters.open()
+    // Past the project's sockets, the socket stays open and its joins are refused with the reason (as Supabase
+    // answers); each join asks again, so once a place is free the socket is counted and its join let in.
     const topics = new Set<string>()
     const link = this.#counted(options.link, topics)
-    const session = new RealtimeSession({ ...options, link, hub: this, counters, overConnections: !counted })
-    this.#sessions.set(session, { link, counters, counted })
+    const entry = { link, counters, counted: counters.open() }
+    const overConnections = () => !(entry.counted ||= counters.open())
+    const session = new RealtimeSession({ ...options, link, hub: this, counters, overConnections })
+    this.#sessions.set(session, entry)
     this.#topics.set(session, topics)
     return session
   }

@@ -20,6 +20,8 @@ const PING_INTERVAL_MS = 5000
 const MAX_PINGS_OUT = 2
 /** How long a stop waits for what was published to be flushed. */
 const DRAIN_TIMEOUT_MS = 2000
+/** How long `flushed` waits for NATS's answer (a connection that is breaking is not waited for longer). */
+const FLUSH_TIMEOUT_MS = 1000
 
 export interface NatsBusOptions {
   /** NATS servers (nats:// or tls:// URLs, credentials allowed). */
@@ -97,6 +99,15 @@ export class NatsBus implements RealtimeBus {
       this.#subscriptions.get(subject)?.unsubscribe()
       this.#subscriptions.delete(subject)
     }
+  }
+
+  async flushed(): Promise<void> {
+    const connection = this.#connection
+    if (!this.#connected || connection === undefined) return
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, FLUSH_TIMEOUT_MS)))
+    await Promise.race([connection.flush().catch(() => {}), late])
+    clearTimeout(timer)
   }
 
   onConnect(listener: () => void): void {

@@ -59,8 +59,8 @@ export interface SessionOptions {
   link: SocketLink
   /** The project's counters and limits on this node; the socket is counted already. */
   counters: ProjectRealtime
-  /** Past the project's concurrent sockets: every join is refused with Realtime's reason. */
-  overConnections?: boolean
+  /** Whether the socket is past the project's concurrent sockets (asked at every join, which is then refused with Realtime's reason). */
+  overConnections?: () => boolean
 }
 
 export class RealtimeSession {
@@ -69,7 +69,7 @@ export class RealtimeSession {
   readonly #hub: RealtimeHub
   readonly #link: SocketLink
   readonly #counters: ProjectRealtime
-  readonly #overConnections: boolean
+  readonly #overConnections: () => boolean
   readonly #channels = new Map<string, Channel>()
   /** Joins in flight, by topic: a second join of a topic waits for the first. */
   readonly #joining = new Map<string, Promise<unknown>>()
@@ -81,7 +81,7 @@ export class RealtimeSession {
     this.#hub = options.hub
     this.#link = options.link
     this.#counters = options.counters
-    this.#overConnections = options.overConnections === true
+    this.#overConnections = options.overConnections ?? (() => false)
   }
 
   /** Its project's ref. */
@@ -155,6 +155,11 @@ export class RealtimeSession {
     this.#channels.set(channel.topic, channel)
     this.#link.subscribe(socketTopic(this.#link.vsn, channel.key))
     this.#armExpiry(channel)
+    if (this.#hub.bus.fleet) {
+      // Answered once NATS has the channel's subscription: what another node sends after the reply reaches this socket.
+      await this.#hub.bus.flushed()
+      if (this.#closed || this.#channels.get(channel.topic) !== channel) return
+    }
     const bindings = channel.config.postgresChanges.map((binding, i) => ({ ...binding, id: i + 1 }))
     this.#reply(message, 'ok', { postgres_changes: bindings })
     // Every channel counts (a broadcast from SQL needs the project's reader too); its bindings get their changes.
@@ -188,7 +193,7 @@ export class RealtimeSession {
     const topic = message.topic
     if (!topic.startsWith('realtime:') || topic === 'realtime:') return { refusal: refusals.topicRequired() }
     const config = joinConfigOf(message.payload)
-    if (this.#overConnections) return { refusal: refusals.tooManyConnections() }
+    if (this.#overConnections()) return { refusal: refusals.tooManyConnections() }
     if (!this.#channels.has(topic) && this.#channels.size >= this.#counters.limits.channelsPerConnection) return { refusal: refusals.tooManyChannels() }
     if (!this.#counters.take('joins')) return { refusal: refusals.tooManyJoins() }
     const verified = await this.#identify(config.accessToken)

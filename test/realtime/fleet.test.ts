@@ -5,18 +5,26 @@
 // its own so it can die with SIGKILL. A broadcast sent on each node is heard on
 // the other two (both protocol versions, bytes included); a presence tracked on
 // each node is in the others' state and diffs; C killed, its presences leave
-// the others within the documented bound; the bus killed and started again,
+// the others within the documented bound; a database change made once is heard
+// on all three nodes, and the node running the project's change reader killed
+// while inserts flow, a reader on another node takes its lease and a new slot
+// within the documented bound, the dead one's slot gone with its connection;
+// the bus killed and started again,
 // the sockets stay open, each node's own sockets keep hearing each other, and
 // delivery across nodes resumes; a node without BASEPLANE_NATS_URL is refused.
 import { createClient, type RealtimeChannel, type SupabaseClient } from '@supabase/supabase-js'
 import t from 'tap'
 import WebSocket from 'ws'
-import { baseUrlOf } from '../../lib/catalogue.ts'
+import { baseUrlOf, ownerUrlOf } from '../../lib/catalogue.ts'
+import { adminUrlFor } from '../../lib/db/server-url.ts'
+import { LEASE_DEFAULTS } from '../../lib/leases/lease-keeper.ts'
 import { DOWN_AFTER_MS, HEARTBEAT_MS } from '../../data-plane/realtime/fleet-presence.ts'
+import { connectClient, serverUrl } from '../helpers/db.ts'
+import { eventually } from '../helpers/eventually.ts'
 import { natsServerBinary, startNats } from '../helpers/nats.ts'
 import { request } from '../helpers/http.ts'
 import { startPlatformProcess } from '../helpers/platform-process.ts'
-import { startTestPlatform } from '../helpers/platform.ts'
+import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 
 const binary = natsServerBinary()
 if (binary === undefined) {
@@ -35,6 +43,13 @@ const urls = {
   B: baseUrlOf(project.ref, `http://127.0.0.1:${nodeB.port}`, undefined),
   C: nodeC.baseUrlOf(project.ref),
 }
+// Postgres Changes need logical decoding: the embedded PostgreSQL has it, a DATABASE_URL server may not (the local PG15).
+const server = await serverUrl()
+const admin = await connectClient(adminUrlFor(server, 'postgres'))
+t.teardown(() => admin.end())
+const walLevel = (await admin.query<{ wal_level: string }>('show wal_level')).rows[0]!.wal_level
+const noLogical = walLevel === 'logical' ? false : `the database server has wal_level=${walLevel}: Postgres Changes need logical (the embedded server, used without DATABASE_URL, has it)`
+
 type Node = keyof typeof urls
 const NODES: Node[] = ['A', 'B', 'C']
 type Vsn = '1.0.0' | '2.0.0'
@@ -109,6 +124,83 @@ t.test('a broadcast of bytes crosses nodes as bytes', async (t) => {
   t.same([...new Uint8Array(heard[0] as ArrayBuffer)], [...bytes])
 })
 
+/** A project whose table `events` is in the supabase_realtime publication, readable by anon. */
+async function changesProject(name: string): Promise<TestProject> {
+  const target = await fixture.createProject({ name })
+  const owner = await connectClient(ownerUrlOf(target.record))
+  try {
+    await owner.query(`
+      create table public.events (id serial primary key, n int not null);
+      grant select on public.events to anon;
+      alter publication supabase_realtime add table public.events;
+    `)
+  } finally {
+    await owner.end()
+  }
+  return target
+}
+
+async function insertEvent(target: TestProject, n: number): Promise<void> {
+  const owner = await connectClient(ownerUrlOf(target.record))
+  try {
+    await owner.query('insert into public.events (n) values ($1)', [n])
+  } finally {
+    await owner.end()
+  }
+}
+
+/** The project's replication slots on its server. */
+async function slotsOf(target: TestProject): Promise<{ slot_name: string; temporary: boolean; active: boolean }[]> {
+  return (await admin.query('select slot_name, temporary, active from pg_replication_slots where database = $1 order by slot_name', [target.record.dbName])).rows
+}
+
+/** Who holds the project's change-reader lease (baseplane.realtime_leases), and its generation. */
+async function leaseOf(target: TestProject): Promise<{ holder: string; generation: string } | undefined> {
+  const catalogue = await connectClient(fixture.catalogueUrl)
+  try {
+    return (await catalogue.query<{ holder: string; generation: string }>('select holder, generation::text from baseplane.realtime_leases where ref = $1 and expires_at > now()', [target.ref])).rows[0]
+  } finally {
+    await catalogue.end()
+  }
+}
+
+/** A channel at `baseUrl` hearing the INSERTs of `events` (their `n`) and the postgres_changes `system` messages. */
+function insertsHeard(t: { teardown(fn: () => unknown): void }, target: TestProject, baseUrl: string, topic: string) {
+  const supabase = createClient(baseUrl, target.anonKey, { auth: { persistSession: false, autoRefreshToken: false }, realtime: { transport } })
+  t.teardown(async () => {
+    await supabase.removeAllChannels()
+    supabase.realtime.disconnect()
+  })
+  const channel = supabase.channel(topic)
+  const heard: number[] = []
+  const systems: string[] = []
+  channel.on('postgres_changes', { event: 'INSERT', schema: 'public', table: 'events' }, ({ new: row }) => heard.push((row as { n: number }).n))
+  channel.on('system', {}, (payload: { extension?: string; status: string; message: string }) => {
+    if (payload.extension === 'postgres_changes') systems.push(`${payload.status} ${payload.message}`)
+  })
+  return { channel, heard, systems, streaming: () => systems.filter((s) => s === 'ok Subscribed to PostgreSQL').length }
+}
+
+t.test('a database change made once is heard by the subscribers of all three nodes, once each', { skip: noLogical }, async (t) => {
+  const target = await changesProject('Realtime fleet changes')
+  const on = {
+    A: insertsHeard(t, target, target.baseUrl, 'fleet-changes'),
+    B: insertsHeard(t, target, baseUrlOf(target.ref, `http://127.0.0.1:${nodeB.port}`, undefined), 'fleet-changes'),
+    C: insertsHeard(t, target, nodeC.baseUrlOf(target.ref), 'fleet-changes'),
+  }
+  for (const node of NODES) t.same(await subscribed(on[node].channel), { status: 'SUBSCRIBED' }, `subscribed on ${node}`)
+  // Each node hears that changes flow once the fleet's one reader streams (its node tells the others on the bus).
+  for (const node of NODES) await until(() => on[node].streaming() > 0, `"Subscribed to PostgreSQL" on ${node}`, 15_000)
+  t.match(await slotsOf(target), [{ temporary: true, active: true }], "one reader across the fleet: one temporary slot, streaming")
+  await insertEvent(target, 1)
+  await insertEvent(target, 2)
+  for (const node of NODES) {
+    await until(() => on[node].heard.includes(2), `${node} to hear the inserts`)
+    t.same(on[node].heard, [1, 2], `${node} heard each insert once, in commit order`)
+  }
+  for (const node of NODES) t.same(on[node].systems, ['ok Subscribed to PostgreSQL'], `${node}: no error`)
+})
+
 /** A presence channel on `node` under `key`, recording the joins and leaves it is sent. */
 function presenceOn(t: { teardown(fn: () => unknown): void }, node: Node, key: string, room: string, vsn: Vsn = '2.0.0') {
   const channel = client(t, node, vsn).channel(room, { config: { presence: { key } } })
@@ -146,6 +238,76 @@ t.test('presence: tracked on each node, seen in the state and diffs of the other
   t.ok(took <= bound + 1000, `carol left within the documented ${bound} ms (took ${took} ms)`)
   t.same(people.A.keys(), ['alice', 'bob'])
   t.same(dave.keys(), ['alice', 'bob'])
+})
+
+t.test("the change reader's node killed mid-stream: a reader on another node takes over within the bound, and the dead node's slot is gone", { skip: noLogical }, async (t) => {
+  // C died above: a fourth node, in a process of its own, is made the reader and killed.
+  const nodeD = await startPlatformProcess(t, fixture.catalogueUrl, { ...env, BASEPLANE_ADMIN_TOKEN: fixture.config.adminToken! })
+  const target = await changesProject('Realtime fleet reader killed')
+  const inProcess = [fixture.platform.directory.nodeId, nodeB.directory.nodeId]
+  // The reader starts where the project's first channel joins: on D.
+  const onD = insertsHeard(t, target, nodeD.baseUrlOf(target.ref), 'fleet-reader')
+  t.same(await subscribed(onD.channel), { status: 'SUBSCRIBED' })
+  await until(() => onD.streaming() > 0, '"Subscribed to PostgreSQL" on D', 15_000)
+  const before = await leaseOf(target)
+  t.ok(before !== undefined && !inProcess.includes(before.holder), `D holds the project's lease (${before?.holder})`)
+  const [deadSlot, ...more] = await slotsOf(target)
+  t.match(deadSlot, { temporary: true, active: true }, "D's reader streams through a temporary slot")
+  t.same(more, [], 'and no other')
+
+  const on = {
+    A: insertsHeard(t, target, target.baseUrl, 'fleet-reader'),
+    B: insertsHeard(t, target, baseUrlOf(target.ref, `http://127.0.0.1:${nodeB.port}`, undefined), 'fleet-reader'),
+  }
+  for (const node of ['A', 'B'] as const) {
+    t.same(await subscribed(on[node].channel), { status: 'SUBSCRIBED' }, `subscribed on ${node}`)
+    await until(() => on[node].streaming() > 0, `"Subscribed to PostgreSQL" on ${node}`, 15_000)
+  }
+  t.equal((await leaseOf(target))?.holder, before?.holder, 'A and B did not take the lease from D')
+
+  // Inserts flow, one every 200 ms, each marked with when it was begun (it commits later).
+  const begunAt = new Map<number, number>()
+  let flowing = true
+  let n = 0
+  const inserts = (async () => {
+    while (flowing) {
+      const next = ++n
+      begunAt.set(next, Date.now())
+      await insertEvent(target, next)
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  })()
+  t.teardown(async () => {
+    flowing = false
+    await inserts
+  })
+  await until(() => on.A.heard.length >= 3 && on.B.heard.length >= 3, 'A and B to hear the inserts read on D', 10_000)
+  const killedAt = Date.now()
+  await nodeD.kill()
+
+  // Heard again: an insert begun after the kill (so committed after it) reaches A and B.
+  const afterKill = (heard: number[]) => heard.some((m) => (begunAt.get(m) ?? 0) > killedAt)
+  const bound = LEASE_DEFAULTS.leaseMs + LEASE_DEFAULTS.scanMs
+  await until(() => afterKill(on.A.heard) && afterKill(on.B.heard), 'A and B to hear changes again', bound + 10_000)
+  const took = Date.now() - killedAt
+  t.ok(took <= bound + 3000, `changes flow again within the lease's ${bound} ms and the new slot's start (took ${took} ms)`)
+  flowing = false
+  await inserts
+
+  const after = await leaseOf(target)
+  t.ok(after !== undefined && inProcess.includes(after.holder), `the lease is held by A or B now (${after?.holder})`)
+  t.ok(BigInt(after?.generation ?? 0) > BigInt(before?.generation ?? 0), 'taken anew (a later generation)')
+  const slots = await eventually('one slot, the new reader\'s', 5000, async () => {
+    const now = await slotsOf(target)
+    return now.length === 1 && now[0]!.slot_name !== deadSlot!.slot_name && now
+  })
+  t.match(slots, [{ temporary: true, active: true }], "D's slot went with its connection; the new reader's is temporary and streaming: no slot retains WAL")
+  for (const node of ['A', 'B'] as const) {
+    const heard = on[node].heard
+    t.same(heard, [...heard].sort((x, y) => x - y), `${node} heard the changes in commit order, each once`)
+    t.equal(new Set(heard).size, heard.length, `${node}: no change twice`)
+    t.ok(on[node].streaming() >= 2, `${node} was told "Subscribed to PostgreSQL" again once the new reader streamed (${on[node].systems.join('; ')})`)
+  }
 })
 
 /** Node A's /metrics. */

@@ -56,6 +56,8 @@ interface ProjectChanges {
   subscribers: Set<ChannelSubscriber>
   pool: pg.Pool
   status: ReaderStatus | undefined
+  /** The node whose reader `status` is from: another node's is another reader (its node died), whose channels hear again that changes flow. */
+  statusFrom: string | undefined
   /** Whether the reader streaming is this node's. */
   local: boolean
   queue: TimedChange[]
@@ -181,7 +183,7 @@ export class ChangeFeed implements ChannelChanges {
     const state = this.#projects.get(status.ref)
     if (state) {
       state.local = status.state !== 'stopped'
-      this.#setStatus(state, status)
+      this.#setStatus(state, status, this.#nodeId)
     }
     if (this.#bus.fleet) this.#publish(status.ref, { from: this.#nodeId, status })
   }
@@ -195,6 +197,7 @@ export class ChangeFeed implements ChannelChanges {
       subscribers: new Set(),
       pool: checkPool(project),
       status: undefined,
+      statusFrom: undefined,
       local: false,
       queue: [],
       draining: false,
@@ -222,7 +225,7 @@ export class ChangeFeed implements ChannelChanges {
       return
     }
     if (envelope.from === this.#nodeId || this.#projects.get(state.project.ref) !== state) return
-    if (envelope.status && !state.local) this.#setStatus(state, envelope.status)
+    if (envelope.status && !state.local) this.#setStatus(state, envelope.status, envelope.from)
     if (envelope.batch) this.#enqueue(state, envelope.batch)
   }
 
@@ -235,13 +238,16 @@ export class ChangeFeed implements ChannelChanges {
     for (const state of this.#projects.values()) if (state.local && state.status) this.#publish(state.project.ref, { from: this.#nodeId, status: state.status })
   }
 
-  #setStatus(state: ProjectChanges, status: ReaderStatus): void {
+  #setStatus(state: ProjectChanges, status: ReaderStatus, from: string): void {
     const before = state.status
+    // A reader on another node than the last status's: the old one ended without a word (its node died).
+    const replaced = state.statusFrom !== undefined && state.statusFrom !== from
     state.status = status
+    state.statusFrom = from
     for (const subscriber of state.subscribers) {
       // A reader started again (another slot): its channels hear that changes flow again.
-      if (status.state === 'stopped') subscriber.announced = false
-      else if (before?.state !== status.state || !subscriber.announced) this.#tell(state, subscriber)
+      if (status.state === 'stopped' || replaced) subscriber.announced = false
+      if (status.state !== 'stopped' && (before?.state !== status.state || !subscriber.announced)) this.#tell(state, subscriber)
     }
   }
 
