@@ -54,6 +54,9 @@ export interface HubOptions {
 const NO_SERVER: TopicServer = { publish: () => {}, subscribers: () => 0 }
 
 /** The channel key of a uWS topic (`socketTopic`'s inverse). */
+/** The close of a socket past the project's sockets when as many wait already (4429: as HTTP's 429). */
+const TOO_MANY_SOCKETS = { code: 4429, reason: 'ConnectionRateLimitReached: Too many connected users' }
+
 const keyOfSocketTopic = (topic: string): string => topic.slice(topic.indexOf('|') + 1)
 
 /** A channel's bus subscription, held while this node has sockets on it. */
@@ -72,7 +75,7 @@ export class RealtimeHub {
   /** Postgres Changes and broadcasts from SQL (changes/feed.ts), set by the platform once its reader thread runs. */
   changes: ChannelChanges = NO_CHANGES
   #server: TopicServer = NO_SERVER
-  readonly #sessions = new Map<RealtimeSession, { link: SocketLink; counters: ProjectRealtime; counted: boolean }>()
+  readonly #sessions = new Map<RealtimeSession, { link: SocketLink; counters: ProjectRealtime; counted: boolean; waiting: boolean }>()
   /** The uWS topics each session's socket is subscribed to (uWS drops them itself when the socket closes). */
   readonly #topics = new Map<RealtimeSession, Set<string>>()
   /** Channel key -> its bus subscription, on a fleet. */
@@ -100,13 +103,26 @@ export class RealtimeHub {
     const counters = this.limits.of(options.project.ref, options.project.plan)
     // Past the project's sockets, the socket stays open and its joins are refused with the reason (as Supabase
     // answers); each join asks again, so once a place is free the socket is counted and its join let in.
+    // As many may wait as the figure; past that a socket is closed as it opens (realtime-js connects again later).
     const topics = new Set<string>()
     const link = this.#counted(options.link, topics)
-    const entry = { link, counters, counted: counters.open() }
-    const overConnections = () => !(entry.counted ||= counters.open())
+    const counted = counters.open()
+    const waiting = !counted && counters.wait()
+    const entry = { link, counters, counted, waiting }
+    const overConnections = () => {
+      if (entry.counted) return false
+      entry.counted = counters.open()
+      if (entry.counted && entry.waiting) {
+        entry.waiting = false
+        counters.waited()
+      }
+      return !entry.counted
+    }
     const session = new RealtimeSession({ ...options, link, hub: this, counters, overConnections })
     this.#sessions.set(session, entry)
     this.#topics.set(session, topics)
+    // Closed on the next turn, outside the handshake's own callback (see realtime-socket.ts open).
+    if (!counted && !waiting) setImmediate(() => link.end(TOO_MANY_SOCKETS.code, TOO_MANY_SOCKETS.reason))
     return session
   }
 
@@ -116,6 +132,7 @@ export class RealtimeHub {
     if (entry === undefined) return
     this.#sessions.delete(session)
     if (entry.counted) entry.counters.close()
+    if (entry.waiting) entry.counters.waited()
     session.closed()
     for (const topic of this.#topics.get(session) ?? []) this.#unlisten(keyOfSocketTopic(topic))
     this.#topics.delete(session)

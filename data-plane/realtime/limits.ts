@@ -35,6 +35,8 @@ export type Spent = 'messages' | 'joins' | 'presence'
 /** One project's counters on this node. */
 export class ProjectRealtime {
   connections = 0
+  /** Sockets open past the figure, not counted, waiting for a place (their joins refused meanwhile). */
+  waiting = 0
   /** Broadcasts this node took for the project since it started (usage and the metrics read the difference). */
   messages = 0
   /** The most sockets open at once since `resetPeak`. */
@@ -60,6 +62,21 @@ export class ProjectRealtime {
 
   close(): void {
     this.connections = Math.max(0, this.connections - 1)
+  }
+
+  /**
+   * A socket past the figure waits for a place: false when as many wait as the
+   * figure itself, so a tenant's sockets on a node stay bounded (twice its share).
+   */
+  wait(): boolean {
+    if (this.waiting >= this.limits.connections) return false
+    this.waiting++
+    return true
+  }
+
+  /** A waiting socket was counted, or closed. */
+  waited(): void {
+    this.waiting = Math.max(0, this.waiting - 1)
   }
 
   resetPeak(): void {

@@ -93,6 +93,21 @@ t.test('concurrent connections: past the plan\'s figure a socket\'s joins are re
   t.same(await subscribed(another.channel('room-too')), { status: 'CHANNEL_ERROR', message: 'ConnectionRateLimitReached: Too many connected users' }, 'another new socket is refused too')
   another.realtime.disconnect()
 
+  // Those waiting are bounded too: as many as the figure wait (the late client is one), then a socket is closed as it opens.
+  await eventually('the other refused socket to be gone', 5000, async () => hub.limits.peek(project.ref)?.waiting === 1)
+  const waiters: WebSocket[] = []
+  while (waiters.length < limit - 1) {
+    const batch = await Promise.all(Array.from({ length: Math.min(50, limit - 1 - waiters.length) }, () => rawSocket(t, project)))
+    waiters.push(...batch)
+  }
+  await eventually(`${limit} sockets to wait`, 5000, async () => hub.limits.peek(project.ref)?.waiting === limit)
+  const oneTooMany = await rawSocket(t, project)
+  const close = await new Promise<{ code: number; reason: string }>((resolve) => oneTooMany.once('close', (code, reason) => resolve({ code, reason: reason.toString() })))
+  t.same(close, { code: 4429, reason: 'ConnectionRateLimitReached: Too many connected users' }, 'past them, a socket is closed with the reason')
+  t.equal(counted(project), limit, 'the counted sockets are as they were')
+  for (const waiter of waiters) waiter.close()
+  await eventually('the waiting sockets to be gone', 5000, async () => hub.limits.peek(project.ref)?.waiting === 1)
+
   const elsewhere = realtimeClient(t, other).channel('room', { config: { broadcast: { self: true, ack: true } } })
   const heardElsewhere = collect<unknown>((take) => elsewhere.on('broadcast', { event: 'said' }, ({ payload }) => take(payload)), 1)
   t.same(await subscribed(elsewhere), { status: 'SUBSCRIBED' }, 'another project on the same node is not affected')
