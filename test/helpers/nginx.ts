@@ -4,11 +4,11 @@
 // in a folder of its own, and is stopped when the test ends.
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { freePort } from '../../lib/db/embedded.ts'
 import { PACKAGE_ROOT } from '../../lib/package-root.ts'
+import { acceptsConnections } from '../../dev/accepts.ts'
 
 interface TestContext {
   teardown(fn: () => unknown): void
@@ -88,7 +88,7 @@ export async function startNginx(t: TestContext, binary: string, upstreamPort: n
   // Listening once a connection is accepted; an nginx that exits (a bad configuration) says why.
   const deadline = Date.now() + 10_000
   for (;;) {
-    const outcome = await Promise.race([connects(port), exited.then((code) => ({ exited: code }))])
+    const outcome = await Promise.race([acceptsConnections(port), exited.then((code) => ({ exited: code }))])
     if (outcome === true) break
     if (typeof outcome === 'object') {
       const log = fs.existsSync(temp('error.log')) ? fs.readFileSync(temp('error.log'), 'utf8') : ''
@@ -98,15 +98,4 @@ export async function startNginx(t: TestContext, binary: string, upstreamPort: n
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return { port, origin: `http://127.0.0.1:${port}` }
-}
-
-function connects(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1')
-    socket.once('connect', () => {
-      socket.destroy()
-      resolve(true)
-    })
-    socket.once('error', () => resolve(false))
-  })
 }
