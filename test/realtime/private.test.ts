@@ -159,7 +159,16 @@ t.test('broadcast_changes() from a trigger, and a message kept with persist, rea
   )
   t.same(await subscribed(member), { status: 'SUBSCRIBED' })
   // The project's change reader starts with its first channel: what is committed before its slot exists is not read.
-  await eventually('the reader has its slot', 15000, async () => (await owner.query(`select 1 from pg_replication_slots where database = current_database() and active`)).rowCount === 1)
+  // A slot alone does not say so (the reader ended with the suspension above may still hold its own a moment):
+  // the reader streams once a probe sent from SQL to a public room is heard.
+  const probes = (await as(t, bob)).channel('probe-room')
+  let probed = false
+  probes.on('broadcast', { event: 'probe' }, () => void (probed = true))
+  t.same(await subscribed(probes), { status: 'SUBSCRIBED' })
+  await eventually('the reader to stream', 20000, async () => {
+    if (!probed) await owner.query(`select realtime.send('{}'::jsonb, 'probe', 'probe-room', false)`)
+    return probed
+  }, 250)
   await owner.query(`insert into public.scores (id, team, points) values (1, 'red', 3)`)
   const writer = await as(t, alice)
   t.same(await writer.channel('team:red', { config: { private: true } }).httpSend('note', { text: 'kept' }, { persist: true }), { success: true })
