@@ -12,6 +12,7 @@ export interface Addressing {
 export const ALWAYS_ON = [
   { id: 'graphql', name: 'GraphQL' },
   { id: 'rest', name: 'The Data API (REST)' },
+  { id: 'storage', name: 'Storage' },
 ] as const
 
 /**

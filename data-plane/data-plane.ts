@@ -14,10 +14,12 @@ import { log } from '../lib/log.ts'
 import type { RequestLogEntry } from '../lib/request-log.ts'
 import { OTHER_SERVICE, serviceIndexOf, type ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { effectiveQuotas, quotaCaps } from '../lib/plans.ts'
-import type { AuthProjectContext, Concern, ProjectContext, RestProjectContext, ServiceRequest, ServiceUsage } from '../lib/service.ts'
+import type { AuthProjectContext, Concern, ProjectContext, RestProjectContext, ServiceRequest, ServiceUsage, StorageProjectContext } from '../lib/service.ts'
 import type { ActiveUsers } from '../lib/metrics/active-users.ts'
 import type { Dispatcher } from './dispatcher.ts'
-import type { IncomingRequest, OutgoingResponse, PlatformRoutes, ResponseBody } from '../lib/http.ts'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { StreamedBody, type IncomingRequest, type OutgoingResponse, type PlatformRoutes, type ResponseBody } from '../lib/http.ts'
+import { receiveFromPort, sendToPort } from '../lib/port-stream.ts'
 import { TrustedProxies } from '../lib/http/client-address.ts'
 import { platformErrorResponse, refusalResponse } from '../lib/http/errors.ts'
 import { countsForThrottle, type ConcernManifest, type ConcernRoute } from '../lib/http/manifest.ts'
@@ -26,6 +28,7 @@ import { authManifest } from '../workers/auth/manifest.ts'
 import { graphqlManifest } from '../workers/graphql/manifest.ts'
 import { pushManifest } from '../workers/push/manifest.ts'
 import { restManifest } from '../workers/rest/manifest.ts'
+import { storageManifest } from '../workers/storage/manifest.ts'
 import type { Gate } from './gate.ts'
 import type { PlatformHealth } from './platform-health.ts'
 import type { ProjectDirectory } from './project-directory.ts'
@@ -37,6 +40,40 @@ import type { RequestIdentity } from '../lib/roles.ts'
 import { REALTIME_SOCKET_PATH } from './realtime-socket.ts'
 import { RealtimeHub } from './realtime/hub.ts'
 import { realtimeApi } from './realtime/http-api.ts'
+
+/**
+ * A streamed request's two ports (lib/port-stream.ts): its body sent to the
+ * worker as it arrives, and the worker's streamed answer read back. Closed
+ * when the answer is not streamed or the worker never ran, so neither side
+ * waits on a port nobody reads.
+ */
+class BodyStreams {
+  readonly bodyPort: MessagePort | undefined
+  readonly replyPort: MessagePort | undefined
+  readonly #body: MessageChannel | undefined
+  readonly #reply: MessageChannel | undefined
+
+  constructor(body: AsyncIterable<Uint8Array> | undefined, reply: boolean) {
+    if (body !== undefined) {
+      this.#body = new MessageChannel()
+      this.bodyPort = this.#body.port2
+      void sendToPort(body, this.#body.port1)
+    }
+    if (reply) {
+      this.#reply = new MessageChannel()
+      this.replyPort = this.#reply.port2
+    }
+  }
+
+  answer(length: number | undefined): StreamedBody {
+    return new StreamedBody(receiveFromPort(this.#reply!.port1), length)
+  }
+
+  close(): void {
+    this.#body?.port1.close()
+    this.#reply?.port1.close()
+  }
+}
 
 /** Realtime's HTTP API, served on this thread: a broadcast is published by this node's hub. */
 const REALTIME_API_PATH = '/realtime/v1/api/'
@@ -93,7 +130,7 @@ function withCors<R extends OutgoingResponse<ResponseBody>>(response: R, request
 }
 
 /** The concerns the data plane serves, each described by its own manifest. */
-const MANIFESTS: readonly ConcernManifest[] = [authManifest, graphqlManifest, pushManifest, restManifest]
+const MANIFESTS: readonly ConcernManifest[] = [authManifest, graphqlManifest, pushManifest, restManifest, storageManifest]
 
 interface ConcernEntry {
   manifest: ConcernManifest
@@ -142,7 +179,8 @@ function throttledResponse(wait: number, concern: ConcernEntry | undefined, requ
 
 /** The bytes of an answer's body as written (a streamed body is the platform's own, never a project's answer). */
 function bodyBytes(body: ResponseBody): number {
-  return typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : 0
+  // A streamed answer counts the length it announced (a stored object's); one of unknown length counts nothing.
+  return typeof body === 'string' ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : (body.length ?? 0)
 }
 
 /** What a project serves, as the refusal of a service Baseplane does not offer names it. */
@@ -218,7 +256,7 @@ export class DataPlane {
         // Auth's statements run on a login role of their own, never on the API's, where owner code can run.
         database: concern === 'auth' ? platformDatabaseOf(project, 'auth', limits) : apiDatabaseOf(project, limits),
         // The platform role's password crosses only to the threads that use it.
-        ...(concern === 'auth' || concern === 'push' ? { platformDatabase: platformDatabaseOf(project, 'platform', limits) } : {}),
+        ...(concern === 'auth' || concern === 'push' || concern === 'storage' ? { platformDatabase: platformDatabaseOf(project, 'platform', limits) } : {}),
         roleTimeouts: project.roleTimeouts,
         caps: quotaCaps(effectiveQuotas(project.plan, project.quotaOverrides)),
         readOnly: project.readOnly,
@@ -245,7 +283,11 @@ export class DataPlane {
               preRequest: project.restPreRequest,
             }
           : undefined
-      context = auth ?? rest ?? common
+      const storage: StorageProjectContext | undefined =
+        concern === 'storage'
+          ? { ...common, baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain), jwtSecret: project.jwtSecret }
+          : undefined
+      context = auth ?? rest ?? storage ?? common
       contexts.set(concern, context)
     }
     return context
@@ -348,7 +390,7 @@ export class DataPlane {
     return answer
   }
 
-  #serve(call: Call): OutgoingResponse | Promise<OutgoingResponse> {
+  #serve(call: Call): OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>> {
     const { request, project, concern, subPath } = call
     const ref = project.ref
     if (this.#deps.throttle.watching(ref)) {
@@ -388,7 +430,7 @@ export class DataPlane {
     return this.#route(call)
   }
 
-  #route(call: Call): OutgoingResponse | Promise<OutgoingResponse> {
+  #route(call: Call): OutgoingResponse<ResponseBody> | Promise<OutgoingResponse<ResponseBody>> {
     const { request, project, path, concern } = call
     // Suspended or paused (lifecycle-gate.ts): refused, or served once woken.
     if (project.state !== 'active') {
@@ -415,33 +457,44 @@ export class DataPlane {
     return this.#dispatch(call, concern)
   }
 
-  async #dispatch(call: Call, concern: ConcernEntry): Promise<OutgoingResponse> {
+  async #dispatch(call: Call, concern: ConcernEntry): Promise<OutgoingResponse<ResponseBody>> {
     const { request, project, subPath } = call
     const address = this.clientAddress(request)
+    const match = concern.routes.match(request.method, subPath)
+    const streamsBody = match.kind === 'found' && match.route.streamsBody === true && request.bodyChunks !== undefined
     const serviceRequest: ServiceRequest = {
       concern: concern.manifest.concern,
       method: request.method,
       path: subPath,
       query: request.query,
       headers: request.headers,
-      body: await request.body(),
+      body: streamsBody ? '' : await request.body(),
       clientAddress: address,
       project: this.contextOf(project, concern.manifest.concern),
       identity: call.identity,
       apikeyRole: call.keyRole,
     }
     // An attempt the throttle counts is counted before it is checked (throttle.ts), so concurrent ones cannot all pass.
-    const match = concern.routes.match(request.method, subPath)
     const attempt = countsForThrottle(match.kind === 'found' ? match.route : undefined, serviceRequest) ? await this.#deps.throttle.begin(project.ref, address) : undefined
     if (typeof attempt === 'number') return throttledResponse(attempt, concern, request)
+    const streams = streamsBody || concern.manifest.streamsAnswers === true ? new BodyStreams(streamsBody ? request.bodyChunks!() : undefined, concern.manifest.streamsAnswers === true) : undefined
+    if (streams !== undefined) {
+      serviceRequest.bodyPort = streams.bodyPort
+      serviceRequest.replyPort = streams.replyPort
+    }
     const response = await this.#deps.dispatcher.run(serviceRequest).catch((error: unknown) => {
       attempt?.settle(false)
+      streams?.close()
       throw error
     })
     // Kept as a failure, or released.
     if (attempt !== undefined) attempt.settle(response.throttleFailure === true)
     else if (response.throttleFailure) this.#deps.throttle.recordFailure(project.ref, address)
     if (response.usage !== undefined) this.#used(project.ref, response.usage)
+    if (response.streamed !== undefined && streams !== undefined) {
+      return { status: response.status, headers: response.headers, body: streams.answer(response.streamed.length), setCookies: response.setCookies }
+    }
+    streams?.close()
     return { status: response.status, headers: response.headers, body: response.body, setCookies: response.setCookies }
   }
 
@@ -479,7 +532,7 @@ export class DataPlane {
   #projectHealth(project: ProjectRecord): OutgoingResponse | Promise<OutgoingResponse> {
     let health = this.#health.get(project)
     if (health === undefined) {
-      const services = { auth: project.authEnabled, graphql: true, push: project.pushEnabled, rest: true }
+      const services = { auth: project.authEnabled, graphql: true, push: project.pushEnabled, rest: true, storage: true }
       health = {
         database: apiDatabaseOf(project),
         up: JSON.stringify({ status: 'ok', ref: project.ref, plan: project.plan, services, database: 'up' }),

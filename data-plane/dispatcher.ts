@@ -124,7 +124,9 @@ export class Dispatcher {
     if (pool === undefined) throw platformErrors.serviceNotOnNode(request.concern)
     return pool.share.run(request.project.ref, this.#limits[request.project.plan], async (shard) => {
       try {
-        return (await pool.shards[shard]!.run(request)) as ServiceResponse
+        // A streamed body's ports move to the thread with the task (lib/port-stream.ts).
+        const ports = request.bodyPort === undefined && request.replyPort === undefined ? undefined : [request.bodyPort, request.replyPort].filter((port) => port !== undefined)
+        return (await pool.shards[shard]!.run(request, ports && { transferList: ports })) as ServiceResponse
       } catch (error) {
         log.error('worker task failed', error, { concern: request.concern, ref: request.project.ref })
         throw platformErrors.internal()

@@ -13,6 +13,14 @@ import { bodyText, MAX_BODY_BYTES } from '../lib/http/body.ts'
 import { answerRequest, MAX_HEADER_BYTES, routedMethod, stoppingResponse, type RunningServer } from './http-server.ts'
 import { closeNodeSocket, isRealtimeSocket, nodeRoutesUpgrades } from './realtime-socket.ts'
 
+/** The body as it arrives (lib/http.ts bodyChunks): node's stream is read no faster than its reader. */
+async function* bodyChunks(req: http.IncomingMessage): AsyncGenerator<Uint8Array> {
+  let complete = false
+  req.once('end', () => (complete = true))
+  for await (const chunk of req) yield chunk as Buffer
+  if (!complete && !req.complete) throw new Error('the connection closed before the request was read')
+}
+
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
@@ -43,7 +51,9 @@ async function stream(res: http.ServerResponse, response: OutgoingResponse<Strea
   const chunks = response.body.chunks[Symbol.asyncIterator]()
   const closed = new Promise<void>((resolve) => res.once('close', resolve))
   try {
-    res.writeHead(response.status, headLines(response, closeConnection))
+    const head = headLines(response, closeConnection)
+    if (response.body.length !== undefined) head['content-length'] = String(response.body.length)
+    res.writeHead(response.status, head)
     for (;;) {
       const next = await chunks.next()
       if (res.destroyed) return
@@ -64,7 +74,8 @@ async function stream(res: http.ServerResponse, response: OutgoingResponse<Strea
 function write(res: http.ServerResponse, response: OutgoingResponse<ResponseBody>, closeConnection: boolean): Promise<void> | undefined {
   if (res.destroyed) return undefined
   if (response.body instanceof StreamedBody) return stream(res, response as OutgoingResponse<StreamedBody>, closeConnection)
-  const headers = headLines(response, closeConnection)
+  // An answer given before the body was read whole (a refused upload) ends the connection, as uws-server.ts does.
+  const headers = headLines(response, closeConnection || !res.req.complete)
   // node:http leaves a HEAD answer's body out itself; its length is the GET answer's.
   headers['content-length'] = String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength)
   res.writeHead(response.status, headers)
@@ -89,15 +100,22 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers[name] = value
     const method = routedMethod(req.method ?? 'GET')
-    const body = method === 'GET' || method === 'OPTIONS' ? noBody : readBody(req)
-    body.catch(() => {})
+    // Read when the route asks, whole or as it arrives (node keeps it in the socket until then).
+    let body: Promise<string> | undefined
     const request: IncomingRequest = {
       method,
       path: mark === -1 ? url : url.slice(0, mark),
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers,
       peerAddress: () => req.socket.remoteAddress ?? '',
-      body: () => body,
+      body: () => {
+        if (body === undefined) {
+          body = method === 'GET' || method === 'OPTIONS' ? noBody : readBody(req)
+          body.catch(() => {})
+        }
+        return body
+      },
+      bodyChunks: () => bodyChunks(req),
     }
     answerRequest(dataPlane, request, (response) => {
       const ended = () => {

@@ -4,7 +4,6 @@
 import { BaseplaneError } from '../lib/errors.ts'
 
 const NOT_SERVED: ReadonlyArray<readonly [prefix: string, service: string]> = [
-  ['/storage/v1', 'Storage (supabase.storage)'],
   ['/functions/v1', 'Edge Functions (supabase.functions.invoke())'],
 ]
 

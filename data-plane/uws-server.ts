@@ -42,26 +42,124 @@ interface RequestState {
 
 const aborted = new Error('the connection closed before the request was read')
 
-function readBody(res: uWS.HttpResponse, state: RequestState, contentType: string | undefined): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
-    let size = 0
-    res.onData((chunk, isLast) => {
-      // uWS reuses the chunk's memory after this callback returns: copy it.
-      size += chunk.byteLength
-      if (size > MAX_BODY_BYTES) {
-        reject(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
-        return
-      }
-      chunks.push(Buffer.from(Buffer.from(chunk)))
-      if (!isLast) return
-      holdNextRequest(res, state)
+/** Chunks a streamed body keeps read ahead of its reader before the connection is paused (backpressure). */
+const READ_AHEAD_BYTES = 256 * 1024
+
+/**
+ * A request's body as uWS delivers it. uWS needs the reader subscribed before
+ * the handler returns, but only the route (found later) knows whether it wants
+ * the body whole (`text`, bounded by MAX_BODY_BYTES) or as it arrives (`chunks`,
+ * Storage's uploads, any length): so the chunks are kept as they come, and the
+ * connection is paused while more than READ_AHEAD_BYTES wait unread, until the
+ * reader asks for more or for the whole text.
+ */
+class UwsBody {
+  readonly #res: uWS.HttpResponse
+  readonly #state: RequestState
+  readonly #contentType: string | undefined
+  #chunks: Buffer[] = []
+  #waiting = 0
+  #size = 0
+  #lastSeen = false
+  #done = false
+  #failure: Error | undefined
+  #pausedForReader = false
+  #whole = false
+  #wake: (() => void) | undefined
+
+  constructor(res: uWS.HttpResponse, state: RequestState, contentType: string | undefined) {
+    this.#res = res
+    this.#state = state
+    this.#contentType = contentType
+    res.onData((chunk, isLast) => this.#arrived(chunk, isLast))
+  }
+
+  #arrived(chunk: ArrayBuffer, isLast: boolean): void {
+    // uWS reuses the chunk's memory after this callback returns: copied once, into memory of its own,
+    // so a worker can be handed it without another copy (lib/port-stream.ts transfers whole buffers).
+    const copy = Buffer.from(chunk.slice(0))
+    this.#size += copy.byteLength
+    if (this.#whole && this.#size > MAX_BODY_BYTES) this.#fail(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
+    if (this.#failure === undefined) {
+      this.#chunks.push(copy)
+      this.#waiting += copy.byteLength
+    }
+    if (isLast) {
+      this.#lastSeen = true
+      holdNextRequest(this.#res, this.#state)
       // A pipelined request may follow in this same packet and abort this one
       // (see packetParsed): the body counts as read once the packet is parsed.
-      packetParsed().then(() => (state.aborted ? reject(aborted) : resolve(bodyText(Buffer.concat(chunks), contentType))))
-    })
-    if (state.aborted) reject(aborted)
-  })
+      void packetParsed().then(() => {
+        if (this.#state.aborted) this.#fail(aborted)
+        this.#done = true
+        this.#notify()
+      })
+    } else if (!this.#whole && this.#waiting > READ_AHEAD_BYTES && !this.#pausedForReader && !this.#state.aborted) {
+      this.#pausedForReader = true
+      this.#res.pause()
+    }
+    this.#notify()
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error
+    this.#chunks = []
+    this.#waiting = 0
+    this.#notify()
+  }
+
+  /** The connection closed before the body was read whole. */
+  aborted(): void {
+    this.#fail(aborted)
+  }
+
+  #notify(): void {
+    const wake = this.#wake
+    this.#wake = undefined
+    wake?.()
+  }
+
+  #readMore(): void {
+    if (!this.#pausedForReader || this.#lastSeen || this.#state.aborted || this.#waiting > READ_AHEAD_BYTES / 2) return
+    this.#pausedForReader = false
+    this.#res.resume()
+  }
+
+  #next(): Promise<void> {
+    return new Promise((resolve) => (this.#wake = resolve))
+  }
+
+  async text(): Promise<string> {
+    this.#whole = true
+    if (this.#size > MAX_BODY_BYTES) this.#fail(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
+    if (this.#pausedForReader && !this.#lastSeen && !this.#state.aborted) {
+      this.#pausedForReader = false
+      this.#res.resume()
+    }
+    while (!this.#done && this.#failure === undefined) await this.#next()
+    if (this.#failure !== undefined) throw this.#failure
+    return bodyText(Buffer.concat(this.#chunks), this.#contentType)
+  }
+
+  async *chunks(): AsyncGenerator<Uint8Array> {
+    for (;;) {
+      if (this.#failure !== undefined) throw this.#failure
+      const chunk = this.#chunks.shift()
+      if (chunk !== undefined) {
+        this.#waiting -= chunk.byteLength
+        this.#readMore()
+        yield chunk
+        continue
+      }
+      if (this.#done) return
+      await this.#next()
+    }
+  }
+
+  /** Whether every byte the client sent was read (an answer given before that closes the connection). */
+  get read(): boolean {
+    return this.#done
+  }
 }
 
 /** Requests whose handler ran and whose answer is not written yet; the drain waits for them. */
@@ -148,11 +246,14 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
   let wake: (() => void) | undefined
   state.onAbort = () => wake?.()
   try {
+    // A known length goes out as Content-Length (tryEnd), unless the connection is to close after it: only end() can close it.
+    const length = closeConnection && !head ? undefined : response.body.length
     res.cork(() => {
       res.writeStatus(statusLine(response.status))
       writeHeaders(res, response)
       if (head) {
-        // No length is known: the client reads no body either way (see send()).
+        // The client reads no body either way (see send()); the length is the GET answer's when known.
+        if (length !== undefined) res.writeHeader('content-length', String(length))
         if (closeConnection) res.writeHeader('connection', 'close')
         readNextRequest(res, state)
         res.endWithoutBody()
@@ -163,26 +264,35 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
       const next = await chunks.next()
       if (state.aborted) return
       if (next.done) {
+        // A known length is sent as Content-Length: its last chunk ended the answer (tryEnd below).
+        if (length !== undefined && length > 0) throw new Error(`the streamed answer ended short of its length (${length} bytes)`)
         res.cork(() => {
           readNextRequest(res, state)
           res.end('', closeConnection)
         })
         return
       }
-      let taken = true
-      res.cork(() => {
-        taken = res.write(next.value)
-      })
-      if (!taken) {
+      const taken = length === undefined ? writeChunk(res, next.value) : endChunk(res, state, next.value, length)
+      if (taken === 'ended') return
+      if (taken !== true) {
+        let finished = false
         await new Promise<void>((resolve) => {
           wake = resolve
-          res.onWritable(() => {
-            resolve()
-            return true
+          res.onWritable((offset) => {
+            if (taken === false) {
+              resolve()
+              return true
+            }
+            // uWS took part of a chunk of a known length: the rest is offered again from where it stopped.
+            const [ok, done] = res.tryEnd(taken.chunk.subarray(offset - taken.offset), length!)
+            finished = done
+            if (ok || done) resolve()
+            return ok || done
           })
         })
         wake = undefined
         if (state.aborted) return
+        if (finished) return
       }
     }
   } catch (error) {
@@ -193,6 +303,28 @@ async function stream(res: uWS.HttpResponse, response: OutgoingResponse<Streamed
     // Ends the chunks' source early when the client left or it failed (a no-op once they are done).
     await chunks.return?.().catch(() => {})
   }
+}
+
+function writeChunk(res: uWS.HttpResponse, chunk: string | Uint8Array): boolean {
+  let taken = true
+  res.cork(() => {
+    taken = res.write(chunk)
+  })
+  return taken
+}
+
+/** A part of an answer of a known length (uWS's tryEnd): written whole, ended, or what uWS has not taken yet. */
+function endChunk(res: uWS.HttpResponse, state: RequestState, value: string | Uint8Array, length: number): true | 'ended' | { chunk: Uint8Array; offset: number } {
+  const chunk = typeof value === 'string' ? Buffer.from(value) : value
+  let answer: true | 'ended' | { chunk: Uint8Array; offset: number } = true
+  res.cork(() => {
+    const offset = res.getWriteOffset()
+    if (offset + chunk.byteLength >= length) readNextRequest(res, state)
+    const [ok, done] = res.tryEnd(chunk, length)
+    if (done) answer = 'ended'
+    else if (!ok) answer = { chunk, offset }
+  })
+  return answer
 }
 
 /** One server's shared parts, so a request carries one reference instead of closures. */
@@ -212,13 +344,14 @@ class UwsRequest implements IncomingRequest {
   readonly #lastOnConnection: boolean
   readonly #res: uWS.HttpResponse
   readonly #state: RequestState
-  /** Read from the connection as it arrives (uWS needs the reader before the handler returns), or made on first use. */
-  #body: Promise<string> | undefined
+  /** Read from the connection as it arrives (uWS needs the reader before the handler returns); none for GET and HEAD. */
+  readonly #body: UwsBody | undefined
+  #text: Promise<string> | undefined
   /** The peer's address, read once (data-plane.ts asks for it more than once a request). */
   #peer: string | undefined
   readonly #parts: ServerParts
 
-  constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: Promise<string> | undefined) {
+  constructor(parts: ServerParts, res: uWS.HttpResponse, state: RequestState, method: string, path: string, query: string, headers: Record<string, string>, body: UwsBody | undefined) {
     this.#parts = parts
     this.#res = res
     this.#state = state
@@ -239,15 +372,31 @@ class UwsRequest implements IncomingRequest {
 
   body(): Promise<string> {
     // Made on first use: the answers the data plane has at once never ask.
-    return (this.#body ??= packetParsed().then(() => {
-      if (this.#state.aborted) throw aborted
-      return ''
-    }))
+    if (this.#text === undefined) {
+      this.#text =
+        this.#body?.text() ??
+        packetParsed().then(() => {
+          if (this.#state.aborted) throw aborted
+          return ''
+        })
+      this.#text.catch(() => {})
+    }
+    return this.#text
+  }
+
+  bodyChunks(): AsyncIterable<Uint8Array> {
+    if (this.#body !== undefined) return this.#body.chunks()
+    const state = this.#state
+    return (async function* () {
+      await packetParsed()
+      if (state.aborted) throw aborted
+    })()
   }
 
   write(response: OutgoingResponse<ResponseBody>): void {
     // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
-    const close = this.#lastOnConnection || this.#parts.inFlight.draining
+    // An answer given before the body was read whole (a refused upload) ends the connection: what is left of the body would be read as the next request.
+    const close = this.#lastOnConnection || this.#parts.inFlight.draining || (this.#body !== undefined && !this.#body.read)
     if (response.body instanceof StreamedBody) {
       // In flight until the last chunk is out: a drain waits for it like for any answer.
       void stream(this.#res, response as OutgoingResponse<StreamedBody>, this.#state, this.#head, close).finally(() => this.#parts.inFlight.end(this.#state))
@@ -304,23 +453,21 @@ export function startUwsServer(dataPlane: DataPlane, host: string, port: number)
     }
     const state: RequestState = { aborted: false, ended: false, paused: false }
     inFlight.count++
+    let body: UwsBody | undefined
     res.onAborted(() => {
       state.aborted = true
       state.onAbort?.()
+      body?.aborted()
       inFlight.end(state)
     })
     const headers: Record<string, string> = (collecting = {})
     req.forEach(collectHeader)
     const hasBody = method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS'
     // The body must be subscribed to before this callback returns.
-    let body: Promise<string> | undefined
-    if (hasBody) {
-      body = readBody(res, state, headers['content-type'])
-      body.catch(() => {})
-    }
+    if (hasBody) body = new UwsBody(res, state, headers['content-type'])
     const request = new UwsRequest(parts, res, state, method, req.getUrl(), req.getQuery() ?? '', headers, body)
     answerRequest(dataPlane, request, (response) => request.write(response))
-    // A body is read whole later (readBody holds the next request then).
+    // A body is read later (UwsBody holds the next request once it has it whole).
     if (!hasBody) holdNextRequest(res, state)
   })
   return new Promise((resolve, reject) => {

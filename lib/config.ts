@@ -4,6 +4,7 @@ import path from 'node:path'
 import { ConfigError } from './errors.ts'
 import { parseProxyRange, type ProxyRange } from './http/client-address.ts'
 import { MIN_SECRET_BYTES, webhookSecretBytes } from './webhooks.ts'
+import type { StorageBackendConfig } from './service.ts'
 
 export interface PlatformConfig {
   /** Admin connection to the platform's PostgreSQL; undefined means "start an embedded one". */
@@ -23,7 +24,7 @@ export interface PlatformConfig {
   projectPoolSize: number
   /** Idle project connections are closed after this long, so idle projects cost nothing. */
   idleConnectionMillis: number
-  threads: { auth: number; graphql: number; push: number; rest: number }
+  threads: { auth: number; graphql: number; push: number; rest: number; storage: number }
   /**
    * The data API (`/rest/v1`): the most rows one response carries (PostgREST's db-max-rows), and
    * whether `select=` may use aggregates (`count()`, `sum()` ...; PostgREST's db-aggregates-enabled,
@@ -70,6 +71,12 @@ export interface PlatformConfig {
    * nodes can serve what they know. The link beats every 2 s, hence the floor.
    */
   catalogueSilenceMillis: number
+  /**
+   * Where Storage keeps object bytes: `local` (the default: a folder under the home,
+   * BASEPLANE_STORAGE_ROOT to move it; a fleet on local disk must share that folder) or
+   * `s3` (any S3-compatible store: BASEPLANE_STORAGE_S3_*). The fleet's one setting.
+   */
+  storage: StorageBackendConfig
   /** Usage per project (issue 27): counted in memory, written to the catalogue in batches, rolled up and kept. */
   usage: UsageConfig
   /** Suspension's companions (issue 27 items 4 and 5): pausing idle free projects, waking them, the operator webhook. */
@@ -178,6 +185,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
       graphql: integer(env, 'BASEPLANE_GRAPHQL_THREADS', 2, 1, 256),
       push: integer(env, 'BASEPLANE_PUSH_THREADS', 1, 1, 256),
       rest: integer(env, 'BASEPLANE_REST_THREADS', 2, 1, 256),
+      storage: integer(env, 'BASEPLANE_STORAGE_THREADS', 1, 1, 256),
     },
     rest: { maxRows: integer(env, 'BASEPLANE_REST_MAX_ROWS', 1000, 1, 1000000), aggregates: flag(env, 'BASEPLANE_REST_AGGREGATES', false) },
     tasksPerThread: integer(env, 'BASEPLANE_TASKS_PER_THREAD', 16, 1, 1000),
@@ -212,6 +220,7 @@ export function loadConfig(env: Env = process.env, cwd: string = process.cwd()):
     usage: usageConfig(env),
     lifecycle: lifecycleConfig(env),
     natsServers: natsServers(env),
+    storage: storageBackend(env, path.resolve(cwd, env.BASEPLANE_HOME || '.baseplane')),
   }
   return deepFreeze(config)
 }
@@ -233,6 +242,27 @@ function proxies(env: Env): ProxyRange[] {
     if (range === undefined) throw new ConfigError(`BASEPLANE_TRUSTED_PROXIES must list IP addresses or CIDR ranges (e.g. "10.0.0.0/8, ::1"), got "${entry}"`)
     return range
   })
+}
+
+/** BASEPLANE_STORAGE_BACKEND and what it needs: checked here, once, so a node with half an S3 setting never starts. */
+function storageBackend(env: Env, home: string): StorageBackendConfig {
+  const kind = env.BASEPLANE_STORAGE_BACKEND || 'local'
+  if (kind === 'local') return { kind: 'local', root: path.resolve(home, env.BASEPLANE_STORAGE_ROOT || 'storage') }
+  if (kind !== 's3') throw new ConfigError(`BASEPLANE_STORAGE_BACKEND must be local or s3, got "${kind}"`)
+  const missing = ['BASEPLANE_STORAGE_S3_BUCKET', 'BASEPLANE_STORAGE_S3_ACCESS_KEY_ID', 'BASEPLANE_STORAGE_S3_SECRET_ACCESS_KEY'].filter((name) => !env[name])
+  if (missing.length > 0) throw new ConfigError(`BASEPLANE_STORAGE_BACKEND=s3 needs ${missing.join(', ')}`)
+  const endpoint = url(env, 'BASEPLANE_STORAGE_S3_ENDPOINT', undefined)
+  return {
+    kind: 's3',
+    endpoint,
+    region: env.BASEPLANE_STORAGE_S3_REGION || 'us-east-1',
+    bucket: env.BASEPLANE_STORAGE_S3_BUCKET!,
+    accessKeyId: env.BASEPLANE_STORAGE_S3_ACCESS_KEY_ID!,
+    secretAccessKey: env.BASEPLANE_STORAGE_S3_SECRET_ACCESS_KEY!,
+    // MinIO, R2 and most stores other than AWS's own are addressed by path.
+    forcePathStyle: flag(env, 'BASEPLANE_STORAGE_S3_FORCE_PATH_STYLE', endpoint !== undefined),
+    prefix: env.BASEPLANE_STORAGE_S3_PREFIX ?? '',
+  }
 }
 
 /** BASEPLANE_NATS_URL: nats:// or tls:// URLs with a host, separated by commas (credentials in the URL are allowed). */

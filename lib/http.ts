@@ -21,6 +21,14 @@ export interface IncomingRequest {
    * (lib/http/body.ts bodyText).
    */
   body(): Promise<string>
+  /**
+   * The body as it arrives, for the routes that take it so (Storage's uploads,
+   * of any length): each chunk once the reader asks for it, the connection
+   * read no faster than that. A request's body is read either whole (`body`)
+   * or so, never both. Each chunk owns its memory, so it may be moved to a
+   * worker thread without a copy.
+   */
+  bodyChunks?(): AsyncIterable<Uint8Array>
 }
 
 /**
@@ -33,10 +41,13 @@ export interface IncomingRequest {
  * (their iterator's `return`), which frees what they hold.
  */
 export class StreamedBody {
-  readonly chunks: AsyncIterable<string>
+  readonly chunks: AsyncIterable<string | Uint8Array>
+  /** The body's length when it is known before it is made (a stored object's): sent as Content-Length rather than chunked. */
+  readonly length: number | undefined
 
-  constructor(chunks: AsyncIterable<string>) {
+  constructor(chunks: AsyncIterable<string | Uint8Array>, length?: number) {
     this.chunks = chunks
+    this.length = length
   }
 }
 

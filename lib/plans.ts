@@ -189,3 +189,22 @@ export const REALTIME_LIMITS: Readonly<Record<Plan, Readonly<RealtimeLimits>>> =
   pro: Object.freeze({ connections: 10000, messagesPerSecond: 2500, joinsPerSecond: 2500, channelsPerConnection: 100, presencePerSecond: 1000, payloadBytes: 3000 * 1024 }),
   business: Object.freeze({ connections: 10000, messagesPerSecond: 2500, joinsPerSecond: 2500, channelsPerConnection: 100, presencePerSecond: 1000, payloadBytes: 3000 * 1024 }),
 })
+
+/**
+ * Storage's limits per plan, as Supabase publishes them (supabase.com/docs/guides/storage/uploads/file-limits,
+ * .../image-transformations): Free uploads up to 50 MB and has no image transformations; paid plans upload up to
+ * 500 GB and transform. A bucket's own `file_size_limit` may only lower the plan's.
+ */
+export interface StorageLimits {
+  /** The largest object one upload may store, in bytes. */
+  fileSizeBytes: number
+  /** Whether `/render/image` and the `transform` options are offered. */
+  imageTransformations: boolean
+}
+
+export const STORAGE_LIMITS: Readonly<Record<Plan, Readonly<StorageLimits>>> = Object.freeze({
+  free: Object.freeze({ fileSizeBytes: 50 * MB, imageTransformations: false }),
+  plus: Object.freeze({ fileSizeBytes: 500 * GB, imageTransformations: true }),
+  pro: Object.freeze({ fileSizeBytes: 500 * GB, imageTransformations: true }),
+  business: Object.freeze({ fileSizeBytes: 500 * GB, imageTransformations: true }),
+})

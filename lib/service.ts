@@ -1,12 +1,13 @@
 // The contract between the data plane (main thread) and a concern's Piscina
 // worker: a request in, a response out, both plain data (they cross threads).
+import type { MessagePort } from 'node:worker_threads'
 import type { Plan } from './catalogue.ts'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { RequestIdentity } from './roles.ts'
 import type { SigningKey } from './jwt.ts'
 import type { QuotaCaps, RoleTimeouts } from './plans.ts'
 
-export type Concern = 'auth' | 'graphql' | 'push' | 'rest'
+export type Concern = 'auth' | 'graphql' | 'push' | 'rest' | 'storage'
 
 /**
  * What every concern's worker knows about the project a request is for. A
@@ -43,6 +44,13 @@ export interface RestProjectContext extends ProjectContext {
   maxRows: number | null
   /** The function called as the caller before every request's statement (PostgREST's `db-pre-request`; lib/pg-catalog/pre-request.ts), as the operator named it for the project; null: none. */
   preRequest: string | null
+}
+
+/** What Storage's worker knows besides: it signs and checks signed URLs with the project's secret, and names its public URLs. */
+export interface StorageProjectContext extends ProjectContext {
+  /** Public base URL of the project (`{base_url}`), without a trailing slash. */
+  baseUrl: string
+  jwtSecret: string
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */
@@ -84,6 +92,13 @@ export interface ServiceRequest<Project extends ProjectContext = ProjectContext>
   identity: RequestIdentity | undefined
   /** Which project key was sent in `apikey`, if any. */
   apikeyRole: 'anon' | 'service_role' | undefined
+  /**
+   * For a route whose manifest streams its body (Storage's uploads): the body
+   * arrives here (lib/port-stream.ts receiveFromPort) and `body` is empty.
+   */
+  bodyPort?: MessagePort
+  /** For a concern that streams its answers (Storage): where an answer marked `streamed` sends its body (lib/port-stream.ts sendToPort). */
+  replyPort?: MessagePort
 }
 
 export interface ServiceResponse {
@@ -99,6 +114,8 @@ export interface ServiceResponse {
   throttleFailure?: boolean
   /** What the request counts for in the project's usage beyond its answer (Auth's sessions and mail), when anything. */
   usage?: ServiceUsage
+  /** The body comes through the request's `replyPort` instead of `body`, of this many bytes when known (Content-Length). */
+  streamed?: { length?: number }
 }
 
 /**
@@ -115,6 +132,8 @@ export interface ServiceUsage {
   user?: { id: string; anonymous: boolean }
   /** Mails the platform sent (SMTP or the outbox) while answering. */
   mails?: number
+  /** Bytes of stored objects the answer sends (Storage's egress), counted when the answer is sent. */
+  storageEgressBytes?: number
 }
 
 /** A concern's worker module exports a default function of this type. */
@@ -143,7 +162,14 @@ export interface WorkerOptions {
   google: { authorizationUrl: string; tokenUrl: string; certsUrl: string; issuer: string }
   /** The data API: the most rows one response carries (PostgREST's db-max-rows) unless the project sets its own (RestProjectContext.maxRows); 1,000 when absent. */
   rest?: { maxRows: number; aggregates: boolean }
+  /** Storage: where bytes live (the fleet's one setting, checked at start), and the platform home's folder for local disk. */
+  storage?: StorageBackendConfig
 }
+
+/** Where Storage keeps bytes: a folder on local disk, or an S3-compatible store. */
+export type StorageBackendConfig =
+  | { kind: 'local'; root: string }
+  | { kind: 's3'; endpoint: string | undefined; region: string; bucket: string; accessKeyId: string; secretAccessKey: string; forcePathStyle: boolean; prefix: string }
 
 /**
  * The sections of WorkerOptions that only some concerns read. Each concern's
@@ -155,9 +181,10 @@ export const WORKER_SECTIONS = {
   graphql: [],
   push: ['push'],
   rest: ['rest'],
+  storage: ['storage'],
 } as const satisfies Record<Concern, readonly WorkerSectionName[]>
 
-export type WorkerSectionName = 'mail' | 'push' | 'google' | 'rest'
+export type WorkerSectionName = 'mail' | 'push' | 'google' | 'rest' | 'storage'
 
 /** What one concern's thread is given: the common options, and its own sections only. */
 export type ThreadOptions = Omit<WorkerOptions, WorkerSectionName> & Partial<Pick<WorkerOptions, WorkerSectionName>>

@@ -173,6 +173,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
       push: { fcmTokenUrl: config.push.fcmTokenUrl, allowInsecureWebPushEndpoints: config.push.allowInsecureWebPushEndpoints },
       google: config.google,
       rest: config.rest,
+      storage: config.storage,
     },
   })
   const addressing = { publicUrl: config.publicUrl, baseDomain: config.baseDomain }

@@ -4,7 +4,7 @@ import { BaseplaneError } from '../errors.ts'
 import type { OutgoingResponse } from '../http.ts'
 
 /** Which shape a doorway answers its errors in. */
-export type ErrorShape = 'gotrue' | 'platform' | 'postgrest'
+export type ErrorShape = 'gotrue' | 'platform' | 'postgrest' | 'storage'
 
 const JSON_TYPE = 'application/json'
 
@@ -68,7 +68,15 @@ export function refusalResponse(error: BaseplaneError, shape: ErrorShape | undef
     if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter)
     return postgrestErrorResponse(error.status, { code: error.code, message: error.message, hint: error.hint }, headers)
   }
+  // Storage's `{statusCode, code, error, message}` (workers/storage/errors.ts makes the same for its own errors).
+  if (shape === 'storage') return storageShaped(error)
   return platformErrorResponse(error)
+}
+
+function storageShaped(error: BaseplaneError): OutgoingResponse {
+  const headers: Record<string, string> = { 'content-type': JSON_TYPE }
+  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter)
+  return { status: error.status, headers, body: JSON.stringify({ statusCode: String(error.status), code: error.code, error: error.code, message: error.message }) }
 }
 
 /** pg_graphql's request-level shape: `{"errors":[{"message"}]}` with the given status. */

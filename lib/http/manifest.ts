@@ -13,6 +13,8 @@ export interface ConcernRoute<Name extends string = string> extends RouteSpec {
   name: Name
   /** Opened by a browser from an email or a provider redirect, so it carries no apikey. */
   open?: boolean
+  /** The body is handed to the worker as it arrives (lib/port-stream.ts), of any length, instead of read whole first. */
+  streamsBody?: boolean
   /** 4xx answers count as failed attempts for the per-address throttle (SPEC 8.1). */
   throttled?: boolean | ((request: ServiceRequest) => boolean)
 }
@@ -24,6 +26,8 @@ export interface ConcernManifest<Name extends string = string> {
   routes: readonly ConcernRoute<Name>[]
   /** The shape of the data plane's own refusals (no key, throttled, disabled) for this concern. */
   refusals: ErrorShape
+  /** The worker may answer with a streamed body (ServiceResponse.streamed), so each request carries a reply port. */
+  streamsAnswers?: boolean
   /** The catalogue flag that turns the concern on; absent when it is always on. */
   enabledBy?: keyof Pick<ProjectRecord, 'authEnabled' | 'pushEnabled'>
 }

@@ -11,7 +11,7 @@ import type { ServiceUsage } from '../service.ts'
 import { RecentMinutes, STATUS_CLASSES, statusClassOf, type MinuteFigures } from './recent-minutes.ts'
 
 /** The services a request is counted under: the four concerns, and `other` (a project's /health, unknown paths). */
-export const SERVICES = ['auth', 'graphql', 'push', 'rest', 'other'] as const
+export const SERVICES = ['auth', 'graphql', 'push', 'rest', 'storage', 'other'] as const
 export type Service = (typeof SERVICES)[number]
 export const OTHER_SERVICE = SERVICES.indexOf('other')
 

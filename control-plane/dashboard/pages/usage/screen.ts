@@ -50,7 +50,7 @@ function quotaUse(usage: ProjectUsageView): Record<QuotaName, number | null> {
   }
 }
 
-const SERVICE_NAMES: Record<string, string> = { auth: 'Auth', graphql: 'GraphQL', push: 'Push', rest: 'Data API (REST)', other: 'Other (health, unknown paths)' }
+const SERVICE_NAMES: Record<string, string> = { auth: 'Auth', graphql: 'GraphQL', push: 'Push', rest: 'Data API (REST)', storage: 'Storage', other: 'Other (health, unknown paths)' }
 const PROVIDER_NAMES: Record<string, string> = { apns: 'APNs', fcm: 'FCM', web: 'Web Push' }
 
 /** 24117248 → "23.0 MB" (1024-based, as the quotas' figures are written). */
