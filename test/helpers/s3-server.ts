@@ -23,6 +23,10 @@ export interface TestS3Server {
   uploadsBegun(): number
   /** Multipart uploads begun and neither completed nor aborted: what a failed upload would leave to be billed. */
   openUploads(): number
+  /** Bytes of the upload parts answered so far. */
+  partBytes(): number
+  /** Holds each upload part this long before answering it: a slow store, for the tests of backpressure. */
+  delayParts(millis: number): void
   stop(): Promise<void>
 }
 
@@ -30,9 +34,16 @@ export async function startS3Server(): Promise<TestS3Server> {
   const app = buildApp({ logger: false })
   let begun = 0
   let open = 0
+  let partBytes = 0
+  let partDelay = 0
+  const isPart = (method: string, query: Record<string, unknown>) => method === 'PUT' && 'uploadId' in query && 'partNumber' in query
+  app.addHook('preHandler', async (request) => {
+    if (partDelay > 0 && isPart(request.method, request.query as Record<string, unknown>)) await new Promise((resolve) => setTimeout(resolve, partDelay))
+  })
   app.addHook('onResponse', async (request, reply) => {
     if (reply.statusCode >= 300) return
     const query = request.query as Record<string, unknown>
+    if (isPart(request.method, query)) partBytes += Number(request.headers['content-length'] ?? 0)
     if (request.method === 'POST' && 'uploads' in query) {
       begun++
       open++
@@ -49,6 +60,10 @@ export async function startS3Server(): Promise<TestS3Server> {
     forcePathStyle: true as const,
     uploadsBegun: () => begun,
     openUploads: () => open,
+    partBytes: () => partBytes,
+    delayParts: (millis: number) => {
+      partDelay = millis
+    },
     stop: async () => {
       await app.close()
     },
