@@ -103,6 +103,8 @@ export class Dispatcher {
             workerData: threadOptionsOf(concern, options.worker),
           }),
       )
+      // A thread that fails outside a task (an error no task awaited) is replaced by Piscina; it must never end the process.
+      for (const shard of shards) shard.on('error', (error: unknown) => log.error('a worker thread failed outside a task', error, { concern }))
       const figures = options.figures
       const service = serviceIndexOf(concern)
       const observer: FairShareObserver | undefined = figures && {

@@ -15,7 +15,10 @@ type Control = { credit: number } | { cancel: true }
 function transferable(chunk: Uint8Array): ArrayBuffer {
   const buffer = chunk.buffer
   if (buffer instanceof ArrayBuffer && chunk.byteOffset === 0 && chunk.byteLength === buffer.byteLength) return buffer
-  return chunk.slice().buffer as ArrayBuffer
+  // (Buffer's own slice() is a view of the same memory: the copy is made by hand.)
+  const copy = new Uint8Array(chunk.byteLength)
+  copy.set(chunk)
+  return copy.buffer
 }
 
 /** The error a sender's failure arrives as on the other side: its message, and its `code` when it has one. */

@@ -79,6 +79,8 @@ function multipartSource(headers: Record<string, string>, body: AsyncIterable<Ui
         return
       }
       file = stream
+      // Its reader listens while it reads; once it stopped (a refused upload), a late failure has no one to tell.
+      stream.on('error', () => {})
       try {
         resolve({
           body: stream,
@@ -94,7 +96,7 @@ function multipartSource(headers: Record<string, string>, body: AsyncIterable<Ui
     const fail = (error: Error) => {
       failed ??= error
       if (file === undefined) reject(failed)
-      else file.destroy(failed)
+      else if (!file.destroyed) file.destroy(failed)
     }
     parser.on('error', (error: Error) => fail(storageErrors.truncated(error.message)))
     parser.on('close', () => {
