@@ -21,6 +21,21 @@ function transferable(chunk: Uint8Array): ArrayBuffer {
   return copy.buffer
 }
 
+/**
+ * Posts one chunk, its memory moved. Memory a native module made (sharp's
+ * output, some of node's own) may refuse to move: that chunk is copied once.
+ */
+function post(port: MessagePort, value: Uint8Array): void {
+  const chunk = transferable(value)
+  try {
+    port.postMessage({ chunk } satisfies Frame, [chunk])
+  } catch {
+    const copy = new Uint8Array(value.byteLength)
+    copy.set(value)
+    port.postMessage({ chunk: copy.buffer } satisfies Frame, [copy.buffer])
+  }
+}
+
 /** The error a sender's failure arrives as on the other side: its message, and its `code` when it has one. */
 export class PortStreamError extends Error {
   readonly code: string | undefined
@@ -58,9 +73,8 @@ export async function sendToPort(source: AsyncIterable<Uint8Array>, port: Messag
       wake = undefined
       if (cancelled) return
       if (next.value.byteLength === 0) continue
-      const chunk = transferable(next.value)
       credit--
-      port.postMessage({ chunk } satisfies Frame, [chunk])
+      post(port, next.value)
     }
     if (!cancelled) port.postMessage({ end: true } satisfies Frame)
   } catch (error) {

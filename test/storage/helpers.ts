@@ -38,8 +38,14 @@ export async function* patterned(size: number, seed = 7): AsyncGenerator<Uint8Ar
   for (let sent = 0; sent < size; sent += chunk.length) yield chunk.subarray(0, Math.min(chunk.length, size - sent))
 }
 
-export async function bytesOf(size: number, seed = 7): Promise<Buffer> {
+export async function bytesOf(size: number, seed = 7): Promise<Uint8Array<ArrayBuffer>> {
   const parts: Buffer[] = []
   for await (const part of patterned(size, seed)) parts.push(Buffer.from(part))
-  return Buffer.concat(parts)
+  return new Uint8Array(Buffer.concat(parts))
+}
+
+/** A setup step's answer, its error thrown (the file's setup runs before any subtest can assert). */
+export function succeeded<T extends { error: unknown }>(answer: T): T {
+  if (answer.error !== null) throw answer.error
+  return answer
 }

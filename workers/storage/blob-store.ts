@@ -56,3 +56,16 @@ export class BlobStoreUnavailable extends Error {
     super(message, options)
   }
 }
+
+/**
+ * Whether `error` is one of these, by its code: a store module may be loaded
+ * apart from its caller's (a thread's dynamic import), where `instanceof`
+ * would compare two copies of the class.
+ */
+export function isBlobMissing(error: unknown): error is BlobMissing {
+  return (error as { code?: unknown } | null)?.code === 'blob_missing'
+}
+
+export function isStoreUnavailable(error: unknown): error is BlobStoreUnavailable {
+  return (error as { code?: unknown } | null)?.code === 'blob_store_unavailable'
+}

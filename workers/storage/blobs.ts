@@ -54,10 +54,16 @@ export async function dropBlobs(database: StorageDatabase, store: BlobStore, ref
     })
     if (unnamed.length === 0) return
     await store.delete(unnamed.map((version) => blobKey(ref, version)))
+    await dropRenderings(store, ref, unnamed)
     await database.asPlatform((client) => client.query('delete from baseplane_storage.blobs where version = any($1::uuid[])', [unnamed]))
   } catch {
     // collect() removes them later.
   }
+}
+
+/** A removed version's renderings (workers/storage/render.ts keeps them under `<ref>/render/<version>/`). */
+async function dropRenderings(store: BlobStore, ref: string, versions: readonly string[]): Promise<void> {
+  for (const version of versions) await store.deletePrefix(`${ref}/render/${version}/`)
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
@@ -81,7 +87,8 @@ export async function collect(database: StorageDatabase, store: BlobStore, ref: 
     return rows.map((row) => row.version)
   })
   if (garbage.length === 0) return 0
-  await store.delete(garbage.flatMap((version) => [blobKey(ref, version)]))
+  await store.delete(garbage.map((version) => blobKey(ref, version)))
+  await dropRenderings(store, ref, garbage)
   await database.asPlatform((client) => client.query('delete from baseplane_storage.blobs where version = any($1::uuid[])', [garbage]))
   return garbage.length
 }

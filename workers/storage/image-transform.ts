@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto'
 import type SharpFactory from 'sharp'
 import type { Metadata } from 'sharp'
-import type { Plan } from '../../lib/plans.ts'
+import { STORAGE_LIMITS, type Plan } from '../../lib/plans.ts'
 
 export type ResizeMode = 'cover' | 'contain' | 'fill'
 /** `auto`: no format asked for, so Accept decides (WebP or the source's format). */
@@ -383,13 +383,7 @@ export async function renderImage(
   }
 }
 
-/**
- * The plans whose projects may render: Supabase offers transformations from
- * its Pro plan up, not on Free. Baseplane's plus is Supabase's Pro (as
- * lib/plans.ts maps Realtime's limits), so plus, pro and business.
- */
-export const TRANSFORM_PLANS: readonly Plan[] = Object.freeze(['plus', 'pro', 'business'] as const)
-
+/** Whether the plan's projects may render (lib/plans.ts STORAGE_LIMITS: Supabase offers it from its Pro plan up, not on Free). */
 export function transformsOffered(plan: Plan): boolean {
-  return TRANSFORM_PLANS.includes(plan)
+  return STORAGE_LIMITS[plan].imageTransformations
 }

@@ -6,7 +6,7 @@
 // row that named them is gone (blobs.ts), each under a version of its own.
 import { STORAGE_LIMITS } from '../../lib/plans.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
-import { BlobMissing, BlobStoreUnavailable, type ByteRange } from './blob-store.ts'
+import { isBlobMissing, isStoreUnavailable, type ByteRange } from './blob-store.ts'
 import { blobKey, blobWritten, dropBlobs, reserveBlob, VERSION_PATTERN } from './blobs.ts'
 import { bodyOf, callerOf, json, jsonBody, ownerOf, streamed, type StorageCall } from './call.ts'
 import type { Client } from './database.ts'
@@ -61,8 +61,8 @@ function paramsOf(call: StorageCall): { bucket: string; key: string } {
 }
 
 function storeFailure(error: unknown): never {
-  if (error instanceof BlobStoreUnavailable) throw storageErrors.storeUnavailable()
-  if (error instanceof BlobMissing) throw storageErrors.noSuchKey()
+  if (isStoreUnavailable(error)) throw storageErrors.storeUnavailable()
+  if (isBlobMissing(error)) throw storageErrors.noSuchKey()
   throw error
 }
 
