@@ -399,8 +399,14 @@ export class DataPlane {
     }
     const apikey = request.headers.apikey || (request.query ? new URLSearchParams(request.query).get('apikey') : null) || undefined
     if (!apikey) {
-      if (concern?.open.match(request.method, subPath).kind === 'found') return this.#route(call)
-      throw platformErrors.noApiKey()
+      if (concern?.open.match(request.method, subPath).kind !== 'found') throw platformErrors.noApiKey()
+      // A route opened without a key may still say who calls it by a Bearer token (tus-js-client's resumable uploads do).
+      const bearer = request.headers.authorization
+      if (bearer === undefined || bearer === '') return this.#route(call)
+      return this.#deps.gate.identify(project, '', bearer).then((verified) => {
+        call.identity = verified
+        return this.#route(call)
+      })
     }
     const keyRole = this.#deps.gate.keyRole(project, apikey)
     if (keyRole === undefined) {
@@ -465,6 +471,7 @@ export class DataPlane {
     const serviceRequest: ServiceRequest = {
       concern: concern.manifest.concern,
       method: request.method,
+      ...(request.head ? { head: true } : {}),
       path: subPath,
       query: request.query,
       headers: request.headers,

@@ -104,6 +104,7 @@ export function startNodeServer(dataPlane: DataPlane, host: string, port: number
     let body: Promise<string> | undefined
     const request: IncomingRequest = {
       method,
+      head: req.method === 'HEAD',
       path: mark === -1 ? url : url.slice(0, mark),
       query: mark === -1 ? '' : url.slice(mark + 1),
       headers,

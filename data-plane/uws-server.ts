@@ -340,6 +340,7 @@ class UwsRequest implements IncomingRequest {
   readonly query: string
   readonly headers: Record<string, string>
   readonly #head: boolean
+  readonly head: boolean
   /** The client asked for the connection to close after this answer (RFC 9112 section 9.6). */
   readonly #lastOnConnection: boolean
   readonly #res: uWS.HttpResponse
@@ -356,6 +357,7 @@ class UwsRequest implements IncomingRequest {
     this.#res = res
     this.#state = state
     this.#head = method === 'HEAD'
+    this.head = this.#head
     this.#lastOnConnection = headers.connection !== undefined && headers.connection.toLowerCase() === 'close'
     this.method = routedMethod(method)
     this.path = path

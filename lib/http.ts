@@ -3,8 +3,10 @@
 // (uWebSockets.js, node:http) carries the bytes.
 
 export interface IncomingRequest {
-  /** Upper-case method. */
+  /** Upper-case method; HEAD arrives as GET (the servers answer it as GET without the body), with `head` set. */
   method: string
+  /** The request was a HEAD. */
+  head?: boolean
   path: string
   query: string
   /** Lower-case names. */

@@ -74,7 +74,9 @@ export interface AuthProjectContext extends ProjectContext {
 
 export interface ServiceRequest<Project extends ProjectContext = ProjectContext> {
   concern: Concern
+  /** HEAD comes as GET, with `head` set (the answer's body is not sent). */
   method: string
+  head?: boolean
   /** Path below the concern's prefix, e.g. "/token" for /auth/v1/token; "" for the prefix itself. */
   path: string
   /** Raw query string without "?". */

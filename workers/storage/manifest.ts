@@ -39,13 +39,12 @@ const routes = [
   { method: 'GET', path: '/render/image/public/:bucket/:key', where: KEY, name: 'publicRender', open: true },
   { method: 'GET', path: '/render/image/sign/:bucket/:key', where: KEY, name: 'signedRender', open: true },
 
-  // TUS 1.0 (workers/storage/resumable.ts).
-  { method: 'POST', path: '/upload/resumable', name: 'resumable', streamsBody: true },
-  { method: 'POST', path: '/upload/resumable/sign', name: 'resumable', streamsBody: true, open: true },
-  { method: 'HEAD', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable' },
-  { method: 'GET', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable' },
-  { method: 'PATCH', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable', streamsBody: true },
-  { method: 'DELETE', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable' },
+  // TUS 1.0 (workers/storage/resumable.ts). tus-js-client sends the caller's token and no apikey, as Supabase's docs
+  // set it up: opened without a key, the caller is the Bearer token's (data-plane.ts), or anon without one.
+  { method: 'POST', path: '/upload/resumable', name: 'resumable', streamsBody: true, open: true },
+  { method: 'GET', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable', open: true },
+  { method: 'PATCH', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable', streamsBody: true, open: true },
+  { method: 'DELETE', path: '/upload/resumable/:id', where: { id: '.+' }, name: 'resumable', open: true },
 ] as const satisfies ConcernManifest['routes']
 
 export type StorageRouteName = (typeof routes)[number]['name']

@@ -220,6 +220,8 @@ export async function serveObject(call: StorageCall, row: ObjectRow, key: string
   if (row.version === null || !VERSION_PATTERN.test(row.version)) throw storageErrors.noSuchKey()
   const size = Number(row.metadata?.size ?? 0)
   const range = rangeOf(call.request.headers.range, size)
+  // A HEAD's answer has the GET's headers and length and no body: the bytes are not read.
+  if (call.request.head) return streamed(call, range === undefined ? 200 : 206, headers, (async function* () {})(), range === undefined ? size : range.end - range.start + 1)
   const stream = await call.store.get(blobKey(call.project.ref, row.version), range).catch(storeFailure)
   if (range === undefined) return streamed(call, 200, headers, stream, size)
   headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`
