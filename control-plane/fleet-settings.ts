@@ -78,7 +78,13 @@ interface SharedSetting {
   show?: (value: string) => string
 }
 
-type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push' | 'usage' | 'lifecycle' | 'natsServers'>
+type SharedConfig = Pick<PlatformConfig, 'host' | 'port' | 'publicUrl' | 'baseDomain' | 'throttle' | 'push' | 'usage' | 'lifecycle' | 'natsServers'> & {
+  /**
+   * Where this node keeps Storage's bytes, as the fleet must share it (server/storage-backend.ts):
+   * `local:<token>` (the token of the shared-disk marker its folder holds) or `s3:<endpoint>/<bucket>/<prefix>`.
+   */
+  storageIdentity?: string
+}
 
 /**
  * What every node must agree on besides the admin token: the addresses that
@@ -112,7 +118,17 @@ function sharedSettings(config: SharedConfig): SharedSetting[] {
     // addresses, and the URL may hold credentials. A node without the bus in a fleet with it would keep
     // its sockets' messages to itself (and the reverse), so both refuse while the other kind runs.
     { name: 'realtime_bus', env: 'BASEPLANE_NATS_URL', value: config.natsServers ? 'nats' : '', show: (value) => (value === '' ? 'unset' : 'set') },
+    // Every node serves every object: one S3 store, or one disk they all mount. Two nodes on local folders of
+    // their own would each hold half of the objects, so a node whose folder lacks the marker the others wrote refuses.
+    ...(config.storageIdentity === undefined
+      ? []
+      : [{ name: 'storage_backend', env: 'BASEPLANE_STORAGE_BACKEND', value: config.storageIdentity, show: storageShown }]),
   ]
+}
+
+function storageShown(value: string): string {
+  if (value.startsWith('local:')) return `local disk with shared-disk marker ${value.slice(6, 14)}… (BASEPLANE_STORAGE_ROOT must be one folder every node mounts)`
+  return value === '' ? '(unset)' : `"${value}"`
 }
 
 /** A secret as a shared setting: its SHA-256, '' when unset. */

@@ -5,6 +5,11 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig, type PlatformConfig } from '../lib/config.ts'
 
+/** The Storage folder every test node of `catalogueUrl` uses (removed with the catalogue by the test helpers). */
+export function storageRootOf(catalogueUrl: string): string {
+  return path.join(os.tmpdir(), `baseplane-storage-${crypto.createHash('sha256').update(catalogueUrl).digest('hex').slice(0, 16)}`)
+}
+
 /**
  * A node on `catalogueUrl` listening on `port`: a home of its own under the
  * system's temporary folder, one thread for each concern, no logs; `env` over those.
@@ -21,6 +26,8 @@ export function nodeConfig(catalogueUrl: string, port: number, env: Record<strin
     BASEPLANE_GRAPHQL_THREADS: '1',
     BASEPLANE_PUSH_THREADS: '1',
     BASEPLANE_LOG_LEVEL: 'silent',
+    // Storage's folder is the catalogue's, not the node's: the nodes of one test fleet share it as a fleet shares a disk it mounts.
+    BASEPLANE_STORAGE_ROOT: storageRootOf(catalogueUrl),
     ...env,
   })
 }

@@ -34,6 +34,7 @@ import type { Addressing } from '../control-plane/views.ts'
 import { ControlPlane } from '../control-plane/control-plane.ts'
 import { upgradeAllProjects } from '../control-plane/projects.ts'
 import { checkFleetSettings, fleetAdminToken, localAdminToken } from '../control-plane/fleet-settings.ts'
+import { checkStorageBackend } from './storage-backend.ts'
 import { PendingUpgrades } from './pending-upgrades.ts'
 import { VERSION } from '../control-plane/version.ts'
 
@@ -128,7 +129,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   // Checked before anything starts: a node configured with another fleet's token or settings refuses.
   const adminToken = await step('checking the fleet settings', async () => {
     const token = await fleetAdminToken(controlPlane.catalogue, config)
-    await checkFleetSettings(controlPlane.catalogue, config)
+    await checkFleetSettings(controlPlane.catalogue, { ...config, storageIdentity: await checkStorageBackend(config.storage) })
     return token
   }).catch(async (error: unknown) => {
     await controlPlane.close()

@@ -57,6 +57,7 @@ export async function startTestPlatform(t: TestContext, env: Record<string, stri
     for (const node of nodes) await node.stop()
     await dropCatalogue(catalogueUrl)
     fs.rmSync(config.home, { recursive: true, force: true })
+    if (config.storage.kind === 'local') fs.rmSync(config.storage.root, { recursive: true, force: true })
   })
   const platform = await startPlatform(config, catalogueUrl)
   nodes.push(platform)

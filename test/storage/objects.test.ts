@@ -7,7 +7,11 @@ import { createHash } from 'node:crypto'
 import t from 'tap'
 import { startTestPlatform } from '../helpers/platform.ts'
 import { bytesOf, ownerOf, serviceClient, userClient } from './helpers.ts'
+import fs from 'node:fs'
 import http from 'node:http'
+import os from 'node:os'
+import path from 'node:path'
+import { createClient } from '@supabase/supabase-js'
 
 const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
 const project = await fixture.createProject({ name: 'Storage' })
@@ -158,4 +162,14 @@ t.test('another project sees none of it', async (t) => {
   t.same(buckets.data, [])
   const read = await serviceClient(other).storage.from('avatars').download('anything')
   t.match(read.error, { status: 400 })
+})
+
+t.test('a fleet on local disk: a node on the same folder joins and serves the objects; one on a folder of its own refuses', async (t) => {
+  const sharing = await fixture.startAnotherNode()
+  const there = createClient(project.baseUrl.replace(fixture.origin, `http://127.0.0.1:${sharing.port}`), project.serviceRoleKey, { auth: { persistSession: false } })
+  t.equal((await admin.storage.from('avatars').upload('shared/disk.txt', 'on the shared disk', { contentType: 'text/plain' })).error, null)
+  t.equal(await (await there.storage.from('avatars').download('shared/disk.txt')).data?.text(), 'on the shared disk')
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'baseplane-own-disk-'))
+  t.teardown(() => fs.rmSync(own, { recursive: true, force: true }))
+  await t.rejects(fixture.startAnotherNode({ env: { BASEPLANE_STORAGE_ROOT: own } }), { message: /BASEPLANE_STORAGE_BACKEND is local disk with shared-disk marker .* here but local disk with shared-disk marker/ })
 })

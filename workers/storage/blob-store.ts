@@ -39,6 +39,8 @@ export interface BlobStore {
   deletePrefix(prefix: string): Promise<void>
   /** Releases sockets and handles. */
   close(): Promise<void>
+  /** Removes what writes that died with their process left half-made (local disk's temporary files); absent where the store cleans up itself. */
+  sweepTemporary?(): Promise<unknown>
 }
 
 /** The store has no bytes under the key asked for. */

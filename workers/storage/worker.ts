@@ -59,7 +59,15 @@ const router = new Router(storageManifest.routes)
 /** How often a project's garbage is looked for, at most, while it is used. */
 const COLLECT_EVERY_MS = 10 * 60 * 1000
 
+/** How often the store's half-made writes are looked for (local disk: a write whose process died leaves a temporary file). */
+const SWEEP_EVERY_MS = 60 * 60 * 1000
+
 export function createStorageHandler(store: BlobStore): ServiceHandler<StorageProjectContext> {
+  if (store.sweepTemporary !== undefined) {
+    const sweep = () => void store.sweepTemporary!().catch((error: unknown) => log.error('sweeping the store\'s temporary files failed', error))
+    sweep()
+    setInterval(sweep, SWEEP_EVERY_MS).unref()
+  }
   const databases = new LRUCache<string, StorageDatabase>({ max: 2000 })
   const collected = new LRUCache<string, number>({ max: 10000 })
 
