@@ -44,7 +44,18 @@ export interface ThreadReport {
 interface ConcernPool {
   shards: Piscina[]
   share: FairShare
+  limits: Record<Plan, Limits>
 }
+
+/**
+ * Storage's tasks are transfers: a task holds its slot while the client sends
+ * or takes the bytes, waiting on the network, not the thread. So its threads
+ * interleave many more of them, and a project may run several times its plan's
+ * requests at once there (within half a thread's slots, as for any concern):
+ * a few slow uploads of one project must not fill the thread its neighbours share.
+ */
+export const STORAGE_TASKS_PER_THREAD = 128
+const STORAGE_TRANSFERS_PER_REQUEST_SLOT = 4
 
 /** What `concern`'s threads are given of `options`: the common options and the concern's own sections, no other's. */
 export function threadOptionsOf(concern: Concern, options: WorkerOptions): ThreadOptions {
@@ -60,12 +71,12 @@ export function threadOptionsOf(concern: Concern, options: WorkerOptions): Threa
  * A project may run at most half of a thread's task slots at once, whatever
  * its plan says, so a neighbour placed on the same thread always finds a slot.
  */
-function limitsFor(tasksPerThread: number): Record<Plan, Limits> {
+function limitsFor(tasksPerThread: number, factor = 1): Record<Plan, Limits> {
   const ceiling = Math.max(1, Math.floor(tasksPerThread / 2))
   const limits = {} as Record<Plan, Limits>
   for (const plan of Object.keys(PLAN_LIMITS) as Plan[]) {
     const { concurrentRequests, queuedRequests } = PLAN_LIMITS[plan]
-    limits[plan] = Object.freeze({ concurrentRequests: Math.min(concurrentRequests, ceiling), queuedRequests })
+    limits[plan] = Object.freeze({ concurrentRequests: Math.min(concurrentRequests * factor, ceiling), queuedRequests })
   }
   return limits
 }
@@ -81,6 +92,8 @@ export class Dispatcher {
       // A build that lacks a concern's worker is broken: refuse to start rather than answer 503 for ever.
       if (!fs.existsSync(fileURLToPath(file))) throw new ConfigError(`The ${concern} worker is missing (${fileURLToPath(file)}): run npm run build`)
       const threads = options.threads[concern]
+      const storage = concern === 'storage'
+      const tasks = storage ? Math.max(options.tasksPerThread, STORAGE_TASKS_PER_THREAD) : options.tasksPerThread
       const shards = Array.from(
         { length: threads },
         () =>
@@ -91,7 +104,7 @@ export class Dispatcher {
             idleTimeout: Infinity,
             // Tasks mostly wait on PostgreSQL; one thread interleaves several.
             // The fair share never gives a shard more than this many at once.
-            concurrentTasksPerWorker: options.tasksPerThread,
+            concurrentTasksPerWorker: tasks,
             // Piscina's default ('sync') parks an idle thread in Atomics.wait,
             // which stops its timers: idle connections would never close and a
             // thread could not free connections another thread waits for.
@@ -111,8 +124,8 @@ export class Dispatcher {
         refused: (ref) => figures.refused(ref, service),
         waited: (ref, millis) => figures.waited(ref, service, millis),
       }
-      const share = new FairShare({ shards: threads, slotsPerShard: options.tasksPerThread, stickyMillis: options.stickyMillis, observer })
-      this.#pools.set(concern, { shards, share })
+      const share = new FairShare({ shards: threads, slotsPerShard: tasks, stickyMillis: options.stickyMillis, observer })
+      this.#pools.set(concern, { shards, share, limits: storage ? limitsFor(tasks, STORAGE_TRANSFERS_PER_REQUEST_SLOT) : this.#limits })
     }
   }
 
@@ -124,7 +137,7 @@ export class Dispatcher {
   async run(request: ServiceRequest): Promise<ServiceResponse> {
     const pool = this.#pools.get(request.concern)
     if (pool === undefined) throw platformErrors.serviceNotOnNode(request.concern)
-    return pool.share.run(request.project.ref, this.#limits[request.project.plan], async (shard) => {
+    return pool.share.run(request.project.ref, pool.limits[request.project.plan], async (shard) => {
       try {
         // A streamed body's ports move to the thread with the task (lib/port-stream.ts).
         const ports = request.bodyPort === undefined && request.replyPort === undefined ? undefined : [request.bodyPort, request.replyPort].filter((port) => port !== undefined)

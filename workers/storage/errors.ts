@@ -48,6 +48,7 @@ export const storageErrors = {
   missingToken: () => new StorageApiError('InvalidRequest', 'Invalid Input', 'querystring must have required property \'token\'', 400),
   /** The upload ended before its declared length, or its multipart form was cut or malformed. */
   truncated: (detail: string) => new StorageApiError('InvalidRequest', 'Invalid Input', `The upload was incomplete: ${detail}`, 400),
+  uploadStalled: (idleMs: number) => new StorageApiError('RequestTimeout', 'Request Timeout', `The upload sent nothing for ${idleMs / 1000} s and was given up`, 408),
   featureNotEnabled: (feature: string, plan: string) =>
     new StorageApiError('FeatureNotEnabled', 'Feature not enabled', `${feature} is not offered on the ${plan} plan`, 403),
   /** Past the project's storage size cap (lib/plans.ts): uploads refused, reads and deletes served. */

@@ -133,7 +133,11 @@ export async function writeObject(call: StorageCall, options: WriteOptions): Pro
   const version = await reserveBlob(call.database, bucket, key)
   const seen = { bytes: 0 }
   const rawLength = /^multipart\//i.test(call.request.headers['content-type'] ?? '') || declared === undefined ? undefined : Number(declared)
-  const written = await call.store.put(blobKey(call.project.ref, version), sized(source.body, limit, rawLength, seen), source.contentType).catch(storeFailure)
+  const written = await call.store.put(blobKey(call.project.ref, version), sized(source.body, limit, rawLength, seen), source.contentType).catch(async (error: unknown) => {
+    // Nothing was kept under the key (the store's contract): the reservation goes now rather than at collection.
+    await dropBlobs(call.database, call.store, call.project.ref, [version])
+    return storeFailure(error)
+  })
   await blobWritten(call.database, version, written.size)
   const now = new Date().toISOString()
   const metadata = {

@@ -5,6 +5,7 @@
 // store takes them, never gathered.
 import { Readable } from 'node:stream'
 import busboy from 'busboy'
+import { BaseplaneError } from '../../lib/errors.ts'
 import { storageErrors } from './errors.ts'
 
 export interface UploadSource {
@@ -34,12 +35,38 @@ function metadataOf(text: string | undefined, encoded: boolean): Record<string, 
   }
 }
 
-/** Passes the bytes through, counting them: past `limit`, EntityTooLarge; short of a declared length, an incomplete upload. */
-export async function* sized(body: AsyncIterable<Uint8Array>, limit: number, declared: number | undefined, seen: { bytes: number }): AsyncGenerator<Uint8Array> {
-  for await (const chunk of body) {
-    seen.bytes += chunk.byteLength
-    if (seen.bytes > limit) throw storageErrors.entityTooLarge()
-    yield chunk
+/** How long an upload may send nothing before it is given up: a stalled client must not hold its slot for ever. */
+export const UPLOAD_IDLE_MS = 30_000
+
+/**
+ * Passes the bytes through, counting them: past `limit`, EntityTooLarge; short
+ * of a declared length, an incomplete upload; nothing for UPLOAD_IDLE_MS, a stalled one.
+ */
+export async function* sized(body: AsyncIterable<Uint8Array>, limit: number, declared: number | undefined, seen: { bytes: number }, idleMs = UPLOAD_IDLE_MS): AsyncGenerator<Uint8Array> {
+  const chunks = body[Symbol.asyncIterator]()
+  try {
+    for (;;) {
+      let timer: NodeJS.Timeout | undefined
+      const stalled = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => reject(storageErrors.uploadStalled(idleMs)), idleMs)
+      })
+      let next: IteratorResult<Uint8Array>
+      try {
+        next = await Promise.race([chunks.next(), stalled])
+      } catch (error) {
+        // The body itself failed (a form cut short, the connection gone): the upload is incomplete, in Storage's words.
+        if (BaseplaneError.is(error)) throw error
+        throw storageErrors.truncated((error as Error).message ?? String(error))
+      } finally {
+        clearTimeout(timer)
+      }
+      if (next.done) break
+      seen.bytes += next.value.byteLength
+      if (seen.bytes > limit) throw storageErrors.entityTooLarge()
+      yield next.value
+    }
+  } finally {
+    await chunks.return?.()
   }
   if (declared !== undefined && seen.bytes !== declared) throw storageErrors.truncated(`${seen.bytes} of ${declared} bytes arrived`)
 }

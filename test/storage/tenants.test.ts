@@ -1,0 +1,77 @@
+// A tenant is a tenant in Storage too (issue 39 item 8): one project's slow
+// uploads hold only its own share of the Storage thread, so another project's
+// upload is served at once; a truncated or malformed upload is refused in
+// Storage's shape and leaves nothing; a suspended project serves nothing.
+import http from 'node:http'
+import t from 'tap'
+import { suspendProject } from '../../control-plane/suspension.ts'
+import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
+import { ownerOf, serviceClient, succeeded } from './helpers.ts'
+
+const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
+const busy = await fixture.createProject({ name: 'Busy uploader' })
+const quiet = await fixture.createProject({ name: 'Quiet neighbour' })
+succeeded(await serviceClient(busy).storage.createBucket('files'))
+succeeded(await serviceClient(quiet).storage.createBucket('files'))
+
+/** An upload whose headers promise `length` bytes; `send` what is written of it (the rest never comes unless `end`). */
+function upload(project: TestProject, key: string, length: number, body: Buffer | string, options: { end?: boolean; type?: string } = {}): { answer: Promise<{ status: number; text: string }>; request: http.ClientRequest } {
+  const base = new URL(project.baseUrl)
+  const request = http.request({
+    host: base.hostname,
+    port: base.port,
+    method: 'POST',
+    path: `${base.pathname}/storage/v1/object/files/${key}`,
+    headers: { apikey: project.serviceRoleKey, authorization: `Bearer ${project.serviceRoleKey}`, 'content-type': options.type ?? 'application/octet-stream', 'content-length': String(length) },
+  })
+  const answer = new Promise<{ status: number; text: string }>((resolve, reject) => {
+    request.on('response', (res) => {
+      let text = ''
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()))
+      res.on('end', () => resolve({ status: res.statusCode!, text }))
+    })
+    request.on('error', reject)
+  })
+  request.write(body)
+  if (options.end !== false) request.end()
+  return { answer, request }
+}
+
+t.test("one project's stalled uploads do not hold up another's", async (t) => {
+  // More stalled uploads than the busy project may run at once on the thread (free: 16 transfers).
+  const stalled = Array.from({ length: 24 }, (_, i) => upload(busy, `stalled-${i}.bin`, 1024 * 1024, Buffer.alloc(1024), { end: false }))
+  t.teardown(() => stalled.forEach(({ request }) => request.destroy()))
+  for (const { answer } of stalled) answer.catch(() => {})
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  const started = Date.now()
+  const neighbour = await serviceClient(quiet).storage.from('files').upload('now.txt', 'served at once', { contentType: 'text/plain' })
+  t.equal(neighbour.error, null)
+  t.ok(Date.now() - started < 3000, `the neighbour's upload took ${Date.now() - started} ms`)
+  t.equal(await (await serviceClient(quiet).storage.from('files').download('now.txt')).data?.text(), 'served at once')
+})
+
+t.test('a truncated or malformed upload is refused and leaves nothing', async (t) => {
+  const owner = await ownerOf(t, quiet)
+  const short = upload(quiet, 'short.bin', 100, Buffer.alloc(10), { end: false })
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  short.request.destroy()
+  await short.answer.catch(() => undefined)
+  const cut = '--xyz\r\nContent-Disposition: form-data; name=""; filename="a"\r\n\r\nabc'
+  const form = upload(quiet, 'form.bin', Buffer.byteLength(cut), cut, { type: 'multipart/form-data; boundary=xyz' })
+  const refused = await form.answer
+  t.equal(refused.status, 400)
+  t.match(JSON.parse(refused.text), { statusCode: '400', code: 'InvalidRequest' })
+  const noBoundary = await upload(quiet, 'form2.bin', 5, 'hello', { type: 'multipart/form-data' }).answer
+  t.equal(noBoundary.status, 400)
+  const rows = await owner.query(`select name from storage.objects where bucket_id = 'files' and name in ('short.bin', 'form.bin', 'form2.bin')`)
+  t.same(rows.rows, [], 'no row of any of them')
+})
+
+t.test('a suspended project serves nothing of Storage', async (t) => {
+  await suspendProject(fixture.platform.controlPlane, busy.ref, 'unpaid')
+  const refused = await serviceClient(busy).storage.listBuckets()
+  t.match(refused.error, { statusCode: '403', message: /suspended/ })
+  const download = await fetch(`${busy.baseUrl}/storage/v1/object/public/files/x`)
+  t.equal(download.status, 403)
+  t.match(await download.json(), { code: 'project_suspended' })
+})
