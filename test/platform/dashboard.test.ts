@@ -54,7 +54,7 @@ if (haveChromium(t)) {
     t.equal(baseUrl, `${platform.origin}/project/${ref}`)
     const anonKey = await text('#anon-key')
     const health = await request(`${baseUrl}/health`, { headers: { apikey: anonKey } })
-    t.same(health.json, { status: 'ok', ref, plan: 'pro', services: { auth: false, graphql: true, push: false, rest: true }, database: 'up' })
+    t.same(health.json, { status: 'ok', ref, plan: 'pro', services: { auth: false, graphql: true, push: false, rest: true, storage: true }, database: 'up' })
     t.notOk(await page.locator('#service-role-key').isVisible(), 'the service_role key is hidden until asked for')
     t.match(await text('main'), 'Turn Auth on under Settings')
   })
