@@ -37,6 +37,7 @@ import {
   type StoragePolicy,
 } from '../workers/storage/face.ts'
 import type { ControlPlane } from './control-plane.ts'
+import * as db from './db/storage.ts'
 import { getProject } from './projects.ts'
 import { runAsProjectLogin, runInProjectDatabase } from './project-database.ts'
 
@@ -117,7 +118,7 @@ async function reading<T>(controlPlane: ControlPlane, ref: string, work: (client
 /** `work` in one transaction as the API's login role switched to service_role (writes to the owner's tables). */
 async function asServiceRole<T>(project: ProjectRecord, serverUrl: string, work: (client: pg.ClientBase) => Promise<T>): Promise<T> {
   return runAsProjectLogin(serverUrl, project, 'api', async (client) => {
-    await client.query(`select set_config('role', 'service_role', true), set_config('request.jwt.claims', '{"role":"service_role"}', true), set_config('request.jwt.claim.role', 'service_role', true)`)
+    await db.actAsServiceRole(client)
     return work(client)
   })
 }
