@@ -150,6 +150,15 @@ t.test('the admin API answers the same operations', async (t) => {
   t.equal(noBucket.status, 404)
 })
 
+t.test("Storage's requests on /metrics, under service storage", async (t) => {
+  const scraped = await fetch(`${fixture.origin}/metrics`, { headers: { authorization: `Bearer ${fixture.config.adminToken}` } })
+  t.equal(scraped.status, 200)
+  const text = await scraped.text()
+  const line = text.split('\n').find((l) => l.startsWith('baseplane_requests_total{') && l.includes(`project="${project.ref}"`) && l.includes('service="storage"') && l.includes('status_class="2xx"'))
+  t.ok(line, 'the uploads and listings above are counted')
+  t.ok(Number(line?.split(' ').pop()) >= 4, line ?? 'no line')
+})
+
 t.test("a deleted project's bytes are removed with it", async (t) => {
   t.ok(fs.existsSync(projectFolder))
   await deleteProject(controlPlane, project.ref)
