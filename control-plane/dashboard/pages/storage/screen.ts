@@ -103,10 +103,10 @@ async function bucketSection(project: ProjectRecord, baseUrl: string, bucket: Bu
   const rows = await Promise.all(
     folder.entries.map(async (entry) => {
       if (entry.kind === 'folder') {
-        return html`<tr data-key="${entry.key}"><td><a href="${browsePath(ref, bucket.id, entry.key)}">${entry.name}/</a></td><td class="muted">folder</td><td></td><td></td><td></td></tr>`
+        return html`<tr data-key="${entry.key}"><td class="line"><a href="${browsePath(ref, bucket.id, entry.key)}">${entry.name}/</a></td><td class="half muted">folder</td><td></td><td></td><td></td></tr>`
       }
       const download = await signedDownloadUrl(project, baseUrl, bucket.id, entry.key, DOWNLOAD_SECONDS)
-      return html`<tr data-key="${entry.key}"><td>${entry.name}</td><td>${entry.mimetype ?? ''}</td><td>${size(entry.size)}</td><td>${when(entry.updated_at)}</td>
+      return html`<tr data-key="${entry.key}"><td class="line" title="${entry.name}">${entry.name}</td><td class="half">${entry.mimetype ?? ''}</td><td class="half">${size(entry.size)}</td><td class="rest" data-label="updated">${when(entry.updated_at)}</td>
 <td class="row"><a href="${download}" class="button secondary" download="${entry.name}">Download</a>
 <form method="post" class="inline" action="/dashboard/projects/${ref}/storage/remove" data-confirm="Remove ${bucket.id}/${entry.key}? Its bytes are deleted for good.">
 <input type="hidden" name="bucket" value="${bucket.id}"><input type="hidden" name="key" value="${entry.key}"><input type="hidden" name="prefix" value="${folder.prefix}">
@@ -116,7 +116,7 @@ async function bucketSection(project: ProjectRecord, baseUrl: string, bucket: Bu
   const first = offset > 0 ? html`<a href="${browsePath(ref, bucket.id, folder.prefix)}" id="st-first">First entries</a>` : ''
   const more = folder.next_offset !== null ? html`<a href="${browsePath(ref, bucket.id, folder.prefix, folder.next_offset)}" id="st-more">More</a>` : ''
   const pager = first || more ? html`<p class="row">${first}${more}</p>` : ''
-  const list = rows.length === 0 ? empty(folder.prefix === '' ? 'This bucket is empty. Upload a file below.' : 'Nothing in this folder.') : table(['Name', 'Type', 'Size', 'Updated', ''], rows)
+  const list = rows.length === 0 ? empty(folder.prefix === '' ? 'This bucket is empty. Upload a file below.' : 'Nothing in this folder.') : table(['Name', 'Type', 'Size', 'Updated', ''], rows, undefined, { stacked: true })
   return html`<section aria-labelledby="st-browse"><h2 id="st-browse">Bucket ${bucket.name}</h2>
 ${crumbs(ref, bucket.id, folder.prefix)}
 <div id="st-entries">${list}</div>${pager}
