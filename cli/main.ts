@@ -165,7 +165,7 @@ function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>
         const database = await platformDatabase(config, false)
         if (database.embedded) cleanups.push(() => database.embedded!.stop())
         const { ControlPlane } = await import('../control-plane/control-plane.ts')
-        const controlPlane = await ControlPlane.open(database.url)
+        const controlPlane = await ControlPlane.open(database.url, { storage: config.storage })
         cleanups.unshift(() => controlPlane.close())
         return controlPlane
       })()),

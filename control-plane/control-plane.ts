@@ -10,6 +10,7 @@ import { boundPool, PLATFORM_POOL_SETTINGS } from '../lib/db/round-trip-deadline
 import { platformErrors } from '../lib/errors.ts'
 import { log } from '../lib/log.ts'
 import { loadConfig } from '../lib/config.ts'
+import type { StorageBackendConfig } from '../lib/service.ts'
 import { limitProjectRoles, placedProject } from './project-database.ts'
 import { dropExpiredSigningKeys } from './signing-key-pairs.ts'
 import { reportUnacknowledged } from './unacknowledged.ts'
@@ -34,17 +35,27 @@ export interface ControlPlaneOptions {
    * project. Without it, the configuration's default.
    */
   defaultServerBudget?: number
+  /**
+   * Where the node keeps Storage's bytes (config.storage): what removing an
+   * object from the operator's paths and deleting a project remove bytes
+   * from. Without it, they remove rows only and say so in the log; Storage's
+   * collector removes an unnamed object's bytes later, a deleted project's never.
+   */
+  storage?: StorageBackendConfig
 }
 
 export class ControlPlane {
   readonly catalogue: pg.Pool
   readonly defaultServerUrl: string
   readonly defaultServerBudget: number
+  /** The node's Storage setting (ControlPlaneOptions.storage). */
+  readonly storage: StorageBackendConfig | undefined
 
-  private constructor(catalogue: pg.Pool, defaultServerUrl: string, defaultServerBudget: number) {
+  private constructor(catalogue: pg.Pool, defaultServerUrl: string, defaultServerBudget: number, storage: StorageBackendConfig | undefined) {
     this.catalogue = catalogue
     this.defaultServerUrl = defaultServerUrl
     this.defaultServerBudget = defaultServerBudget
+    this.storage = storage
   }
 
   /** Connects to the catalogue database and brings its schema up to date. */
@@ -69,7 +80,7 @@ export class ControlPlane {
       throw error
     }
     // An empty environment gives the configuration's defaults without reading process.env.
-    return new ControlPlane(catalogue, databaseUrl, options.defaultServerBudget ?? loadConfig({}).maxProjectConnections)
+    return new ControlPlane(catalogue, databaseUrl, options.defaultServerBudget ?? loadConfig({}).maxProjectConnections, options.storage)
   }
 
   async close(): Promise<void> {

@@ -27,6 +27,7 @@ import { ALWAYS_ON } from './views.ts'
 import { syncProjectPushCap } from './push-cap.ts'
 import { log } from '../lib/log.ts'
 import { releaseProjectRoles } from './server-roles.ts'
+import { deleteProjectObjects } from '../workers/storage/face.ts'
 import { addFirstSigningKey, validateSigningAlg } from './signing-key-pairs.ts'
 import { DEFAULT_SERVER, placeProject } from './servers.ts'
 import * as projectRows from './db/projects.ts'
@@ -137,7 +138,21 @@ export async function deleteProject(controlPlane: ControlPlane, ref: string): Pr
   await controlPlane.changed()
   const serverUrl = await controlPlane.serverUrl(project.dbServer)
   await dropProjectDatabase(serverUrl, projectDatabaseNames(project))
+  await removeProjectBytes(controlPlane, ref)
   await releaseProjectRoles(controlPlane.catalogue, project, serverUrl)
+}
+
+/** A deleted project's Storage bytes (`<ref>/...` in the node's store): a failure is logged, never the deletion's. */
+async function removeProjectBytes(controlPlane: ControlPlane, ref: string): Promise<void> {
+  if (controlPlane.storage === undefined) {
+    log.info("no Storage setting given to this control plane: a deleted project's stored bytes were not removed", { ref })
+    return
+  }
+  try {
+    await deleteProjectObjects(controlPlane.storage, ref)
+  } catch (error) {
+    log.error("could not remove a deleted project's Storage bytes; remove the keys under its ref from the store by hand", error, { ref })
+  }
 }
 
 export async function setProjectPlan(controlPlane: ControlPlane, ref: string, plan: string): Promise<ProjectRecord> {

@@ -125,7 +125,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
   // Each step is all or nothing (a transaction, or statements that may run again), so it may run again.
   const step = <T>(what: string, run: () => Promise<T>) => (waitMs > 0 ? whileUnavailable(what, run, { deadlineMs: waitMs }) : run())
   const defaultServerBudget = await step('reading the connection slots', () => defaultServerBudgetOf(config, databaseUrl))
-  const controlPlane = await step('migrating the catalogue', () => ControlPlane.open(databaseUrl, { defaultServerBudget }))
+  const controlPlane = await step('migrating the catalogue', () => ControlPlane.open(databaseUrl, { defaultServerBudget, storage: config.storage }))
   // Checked before anything starts: a node configured with another fleet's token or settings refuses.
   const adminToken = await step('checking the fleet settings', async () => {
     const token = await fleetAdminToken(controlPlane.catalogue, config)

@@ -12,9 +12,10 @@ import { roleCommands } from './roles.ts'
 import { serverCommands } from './servers.ts'
 import { startCommand } from './start.ts'
 import { statusCommand } from './status.ts'
+import { storageCommands } from './storage.ts'
 import { timeoutCommands } from './timeouts.ts'
 import { usageCommand } from './usage.ts'
 import { quotaCommands } from './quotas.ts'
 import { restCommands } from './rest.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, ...storageCommands, usageCommand, eventsCommand, ...serverCommands]

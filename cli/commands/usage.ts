@@ -9,7 +9,7 @@ import { stringOption, table, type Command } from '../command.ts'
 const SERVICES = ['auth', 'graphql', 'push', 'rest', 'other'] as const
 
 /** 1234567 -> "1.2 MB" (powers of 1024, as pg_size_pretty). */
-function bytes(value: number | null): string {
+export function bytes(value: number | null): string {
   if (value === null) return 'not sampled yet'
   const units = ['bytes', 'kB', 'MB', 'GB', 'TB']
   let unit = 0

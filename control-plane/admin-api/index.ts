@@ -22,6 +22,7 @@ import { projectRoleRoutes } from './roles.ts'
 import { restSettingsRoutes } from './rest.ts'
 import { ADMIN_PREFIX, adminBody, adminTokenMatches, StreamedAnswer, type AdminRoute } from './route.ts'
 import { serverRoutes } from './servers.ts'
+import { storageAdminRoutes } from './storage.ts'
 import { suspensionRoutes } from './suspension.ts'
 import { eventRoutes } from './events.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
@@ -53,6 +54,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...roleTimeoutRoutes(controlPlane),
     ...projectRoleRoutes(controlPlane),
     ...pushAdminRoutes(controlPlane, options.push ?? {}),
+    ...storageAdminRoutes(controlPlane),
     ...signingKeyRoutes(controlPlane),
     ...anonymousUserRoutes(controlPlane),
     ...usageRoutes(controlPlane),

@@ -19,6 +19,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   'users.js': { file: path.join(OWN, 'users.js'), type: 'text/javascript' },
   'push.js': { file: path.join(OWN, 'push.js'), type: 'text/javascript' },
   'realtime.js': { file: path.join(OWN, 'realtime.js'), type: 'text/javascript' },
+  'storage.js': { file: path.join(OWN, 'storage.js'), type: 'text/javascript' },
   'uPlot.iife.min.js': { file: path.join(UPLOT, 'uPlot.iife.min.js'), type: 'text/javascript' },
   'uPlot.min.css': { file: path.join(UPLOT, 'uPlot.min.css'), type: 'text/css' },
 }

@@ -17,7 +17,7 @@ import type { PushAdminOptions } from '../push-admin.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'usage' | 'database' | 'keys' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -86,7 +86,7 @@ export interface FormInput {
 }
 
 export type FormAnswer =
-  /** Success: back to `to` (a path under /dashboard) with notice `notice` (a code of some module's `notices`) and its values. */
+  /** Success: back to `to` (a path under /dashboard, with a query string of its own if the page has one) with notice `notice` (a code of some module's `notices`) and its values. */
   | { to: string; notice: string; values?: string[] }
   | { screen: Screen }
 

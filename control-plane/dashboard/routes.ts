@@ -149,7 +149,8 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
     if ('screen' in answer) return render(answer.screen)
     const query = new URLSearchParams({ done: answer.notice })
     for (const value of answer.values ?? []) query.append('v', value)
-    return redirect(`${PREFIX}${answer.to}?${query}`)
+    // A page of its own query (the Storage tab's bucket and folder) keeps it, the notice after.
+    return redirect(`${PREFIX}${answer.to}${answer.to.includes('?') ? '&' : '?'}${query}`)
   }
 
   return async (request: IncomingRequest) => {

@@ -5,6 +5,7 @@
 // it), the row that names it is written after, and a blob no row names once its
 // upload's time has passed is garbage, removed with its bytes (collect()).
 import { randomUUID } from 'node:crypto'
+import type pg from 'pg'
 import type { BlobStore } from './blob-store.ts'
 import type { StorageDatabase } from './database.ts'
 
@@ -34,12 +35,17 @@ export async function blobWritten(database: StorageDatabase, version: string, si
   await database.asPlatform((client) => client.query('update baseplane_storage.blobs set size = $2 where version = $1', [version, size]))
 }
 
+/** What runs the platform's own statements on a project's database: Storage's pools (StorageDatabase), or the control plane's connection. */
+export interface PlatformStatements {
+  asPlatform<T>(work: (client: pg.ClientBase) => Promise<T>): Promise<T>
+}
+
 /**
  * Removes blobs a committed change no longer names (an overwritten or deleted
  * object's), bytes first, then the records. Best effort: what fails here is
  * left to collect().
  */
-export async function dropBlobs(database: StorageDatabase, store: BlobStore, ref: string, versions: readonly string[]): Promise<void> {
+export async function dropBlobs(database: PlatformStatements, store: BlobStore, ref: string, versions: readonly string[]): Promise<void> {
   const uuids = versions.filter((version) => UUID.test(version))
   if (uuids.length === 0) return
   try {

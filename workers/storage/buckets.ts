@@ -1,10 +1,10 @@
 // Buckets (`/bucket`), as the caller: storage.buckets is under the project's
 // policies like the objects are (only service_role, which bypasses them, may
 // create one until a policy says otherwise, as on Supabase).
-import { STORAGE_LIMITS } from '../../lib/plans.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { callerOf, json, jsonBody, type StorageCall } from './call.ts'
 import { storageErrors } from './errors.ts'
+import { bucketSettingsOf } from './bucket-settings.ts'
 import { checkBucketName, decodedParam } from './names.ts'
 import { removeObjects } from './objects.ts'
 
@@ -38,39 +38,7 @@ function bucketJson(row: BucketRow) {
   }
 }
 
-/** `fileSizeLimit` as storage-js sends it: bytes, or a string with a unit (`"5MB"`, `"1 GB"`); null lifts the bucket's own limit. */
-export function sizeLimitOf(value: unknown): number | null | undefined {
-  if (value === undefined) return undefined
-  if (value === null) return null
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value
-  if (typeof value === 'string') {
-    const found = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb|tb)?\s*$/i.exec(value)
-    if (found) {
-      const units: Record<string, number> = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3, tb: 1024 ** 4 }
-      return Math.floor(Number(found[1]) * units[(found[2] ?? 'b').toLowerCase()]!)
-    }
-  }
-  throw storageErrors.invalidRequest('file_size_limit must be a number of bytes or a size such as "5MB"')
-}
-
-function mimeTypesOf(value: unknown): string[] | null | undefined {
-  if (value === undefined) return undefined
-  if (value === null) return null
-  if (Array.isArray(value) && value.every((item) => typeof item === 'string' && /^[\w.+*-]+\/[\w.+*-]+$/.test(item))) return value as string[]
-  throw storageErrors.invalidRequest('allowed_mime_types must be a list of media types such as "image/png" or "image/*"')
-}
-
-/** The settings a create or an update sets (snake_case as the API documents them, camelCase as some clients send them). */
-function settingsOf(call: StorageCall, body: Record<string, unknown>) {
-  const limit = sizeLimitOf(body.file_size_limit ?? body.fileSizeLimit)
-  const plan = STORAGE_LIMITS[call.project.plan].fileSizeBytes
-  if (typeof limit === 'number' && limit > plan) {
-    throw storageErrors.invalidRequest(`file_size_limit exceeds the plan's largest upload (${plan} bytes)`)
-  }
-  const isPublic = body.public
-  if (isPublic !== undefined && typeof isPublic !== 'boolean') throw storageErrors.invalidRequest('public must be true or false')
-  return { limit, mimeTypes: mimeTypesOf(body.allowed_mime_types ?? body.allowedMimeTypes), isPublic }
-}
+const settingsOf = (call: StorageCall, body: Record<string, unknown>) => bucketSettingsOf(call.project.plan, body)
 
 const SORT_COLUMNS = new Set(['id', 'name', 'created_at', 'updated_at'])
 

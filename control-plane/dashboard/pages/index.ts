@@ -24,6 +24,8 @@ import { serversForms } from './servers/forms.ts'
 import { serversScreens } from './servers/screen.ts'
 import { settingsForms } from './settings/forms.ts'
 import { settingsScreens } from './settings/screen.ts'
+import { storageForms } from './storage/forms.ts'
+import { storageScreens } from './storage/screen.ts'
 import { usersForms } from './users/forms.ts'
 import { usersScreens } from './users/screen.ts'
 import { usageScreens } from './usage/screen.ts'
@@ -48,6 +50,7 @@ export const MODULES: ModuleFactory[] = [
   room({ id: 'rest', label: 'REST' }, restScreens, restForms),
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
   room({ id: 'realtime', label: 'Realtime' }, realtimeScreens, realtimeForms),
+  room({ id: 'storage', label: 'Storage' }, storageScreens, storageForms),
   // Usage shows a month; it has no forms.
   room({ id: 'usage', label: 'Usage' }, usageScreens),
   room({ id: 'database', label: 'Database' }, databaseScreens, databaseForms),
