@@ -58,6 +58,11 @@ export function validatePlan(plan: string): Plan {
   return plan as Plan
 }
 
+/** "a, b and c". */
+function listed(names: readonly string[]): string {
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('')
+}
+
 /** A product that is always on (GraphQL, the Data API), by its id; undefined for any other name. */
 export function alwaysOnProduct(product: string): (typeof ALWAYS_ON)[number] | undefined {
   return ALWAYS_ON.find((always) => always.id === product)
@@ -67,7 +72,7 @@ export function validateProduct(product: string): Product {
   if (!(PRODUCTS as readonly string[]).includes(product)) {
     const always = alwaysOnProduct(product)
     if (always !== undefined) throw platformErrors.invalidArgument(`${always.name} is always on for every project: it cannot be turned off (only ${PRODUCTS.join(' and ')} are switched)`)
-    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (${ALWAYS_ON.map((p) => p.id).join(' and ')} are always on)`)
+    throw platformErrors.invalidArgument(`Unknown product "${product}": use one of ${PRODUCTS.join(', ')} (${listed(ALWAYS_ON.map((p) => p.id))} are always on)`)
   }
   return product as Product
 }

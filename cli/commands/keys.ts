@@ -76,7 +76,7 @@ function productSwitch(enabled: boolean): Command {
     positionals: ['PRODUCT', 'REF'],
     usage: `products ${verb} auth|push REF`,
     summary: enabled ? 'Turn a product on for a project (takes effect on the next request)' : 'Turn a product off for a project',
-    notes: 'GraphQL (graphql) and the Data API (rest) are always on for every project: they are not switched.',
+    notes: 'GraphQL (graphql), the Data API (rest) and Storage (storage) are always on for every project: they are not switched.',
     async run(context, args) {
       const [product, ref] = args.positionals as [string, string]
       if (enabled && alwaysOnProduct(product) !== undefined) return { ref: (await getProject(await context.controlPlane(), ref)).ref, product, enabled, changed: false }

@@ -20,10 +20,10 @@ const { ref } = JSON.parse(created.stdout) as { ref: string }
 t.test('the Data API is named among the products, always on, and not switched', async (t) => {
   const listed = await baseplane(['projects', 'list'])
   t.equal(listed.code, 0, listed.stderr)
-  t.match(listed.stdout, new RegExp(`\\n${ref}\\s+Newcomer\\s+free\\s+active\\s+graphql,rest\\s+http`), 'PRODUCTS lists rest beside graphql')
+  t.match(listed.stdout, new RegExp(`\\n${ref}\\s+Newcomer\\s+free\\s+active\\s+graphql,rest,storage\\s+http`), 'PRODUCTS lists rest beside graphql')
   t.match(JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout), [{ ref, products: { auth: false, graphql: true, push: false, rest: true } }])
   const shown = await baseplane(['projects', 'show', ref])
-  t.match(shown.stdout, /^products {6}graphql, rest$/m)
+  t.match(shown.stdout, /^products {6}graphql, rest, storage$/m)
 
   const enabled = await baseplane(['products', 'enable', 'rest', ref])
   t.same(enabled, { code: 0, stdout: `The Data API (REST) is always on for ${ref}: nothing to enable\n`, stderr: '' })
@@ -32,9 +32,9 @@ t.test('the Data API is named among the products, always on, and not switched', 
   const disabled = await baseplane(['products', 'disable', 'rest', ref])
   t.same(disabled, { code: 1, stdout: '', stderr: 'baseplane: The Data API (REST) is always on for every project: it cannot be turned off (only auth and push are switched)\n' })
   const unknown = await baseplane(['products', 'enable', 'sms', ref])
-  t.same(unknown, { code: 1, stdout: '', stderr: 'baseplane: Unknown product "sms": use one of auth, push (graphql and rest are always on)\n' })
+  t.same(unknown, { code: 1, stdout: '', stderr: 'baseplane: Unknown product "sms": use one of auth, push (graphql, rest and storage are always on)\n' })
   const help = await baseplane(['products', 'enable', '--help'])
-  t.match(help.stdout, 'GraphQL (graphql) and the Data API (rest) are always on for every project: they are not switched.')
+  t.match(help.stdout, 'GraphQL (graphql), the Data API (rest) and Storage (storage) are always on for every project: they are not switched.')
   t.match(JSON.parse((await baseplane(['projects', 'show', ref, '--json'])).stdout), { products: { auth: false, push: false, rest: true } }, 'nothing was switched')
 })
 

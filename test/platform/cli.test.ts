@@ -26,7 +26,7 @@ t.test('projects, keys, products and db url end to end', async (t) => {
 
   const human = await baseplane(['projects', 'list'])
   t.equal(human.code, 0)
-  t.match(human.stdout, new RegExp(`^REF\\s+NAME\\s+PLAN\\s+STATE\\s+PRODUCTS\\s+BASE URL\\n${project.ref}\\s+Cli Shop\\s+plus\\s+active\\s+graphql,rest\\s+http`))
+  t.match(human.stdout, new RegExp(`^REF\\s+NAME\\s+PLAN\\s+STATE\\s+PRODUCTS\\s+BASE URL\\n${project.ref}\\s+Cli Shop\\s+plus\\s+active\\s+graphql,rest,storage\\s+http`))
   const listed = JSON.parse((await baseplane(['projects', 'list', '--json'])).stdout)
   t.same(listed.map((p: { ref: string }) => p.ref), [project.ref])
 
@@ -73,7 +73,7 @@ t.test('wrong command lines: one line naming the problem, non-zero exit', async 
     [['keys', 'a', 'b'], 2, 'baseplane: unexpected argument "b" (usage: baseplane keys REF [--rotate --yes | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]])\n'],
     [['projects', 'delete', 'nosuchproject'], 2, 'baseplane: deleting nosuchproject drops its database: add --yes to confirm\n'],
     [['projects', 'delete', 'nosuchproject', '--yes'], 1, 'baseplane: Project "nosuchproject" not found\n'],
-    [['products', 'enable', 'sms', 'nosuchproject'], 1, 'baseplane: Unknown product "sms": use one of auth, push (graphql and rest are always on)\n'],
+    [['products', 'enable', 'sms', 'nosuchproject'], 1, 'baseplane: Unknown product "sms": use one of auth, push (graphql, rest and storage are always on)\n'],
     [['products', 'disable', 'graphql', 'nosuchproject'], 1, 'baseplane: GraphQL is always on for every project: it cannot be turned off (only auth and push are switched)\n'],
     [['frobnicate'], 2, 'baseplane: unknown command "frobnicate" (see baseplane --help)\n'],
     [['db', 'url'], 2, 'baseplane: missing REF (usage: baseplane db url REF)\n'],

@@ -136,7 +136,7 @@ t.test('a project\'s database is missing: every service, the admin API, the dash
     status: 200,
     retryAfter: undefined,
     code: undefined,
-    body: { status: 'ok', ref: project.ref, plan: 'free', services: { auth: true, graphql: true, push: true, rest: true }, database: 'up' },
+    body: { status: 'ok', ref: project.ref, plan: 'free', services: { auth: true, graphql: true, push: true, rest: true, storage: true }, database: 'up' },
   })
 
   // Renamed away (as a drop would leave it, but recoverable): connecting to its name fails with 3D000.

@@ -36,7 +36,7 @@ t.test('platform and project health', async (t) => {
   const platformHealth = await request(`${platform.origin}/health`)
   t.same({ status: platformHealth.status, body: platformHealth.json }, { status: 200, body: { status: 'ok', version: '0.6.0' } })
   const projectHealth = await request(`${a.baseUrl}/health`, { headers: { apikey: a.anonKey } })
-  t.same(projectHealth.json, { status: 'ok', ref: a.ref, plan: 'free', services: { auth: true, graphql: true, push: false, rest: true }, database: 'up' })
+  t.same(projectHealth.json, { status: 'ok', ref: a.ref, plan: 'free', services: { auth: true, graphql: true, push: false, rest: true, storage: true }, database: 'up' })
   t.equal((await request(`${a.baseUrl}/health`)).status, 401, 'project health needs the apikey')
 })
 

@@ -105,7 +105,7 @@ t.test('bad input is refused and writes nothing', async (t) => {
   t.equal((await getProject(controlPlane, 'takenref')).name, 'first', 'the failed attempt did not touch the existing project')
   await t.rejects(setProjectProduct(controlPlane, taken.ref, 'graphql', false), { message: 'GraphQL is always on for every project: it cannot be turned off (only auth and push are switched)' })
   t.match(await setProjectProduct(controlPlane, taken.ref, 'rest', true), { ref: taken.ref, authEnabled: false, pushEnabled: false }, 'enabling the Data API, always on, changes nothing')
-  await t.rejects(setProjectProduct(controlPlane, taken.ref, 'sms', true), { message: 'Unknown product "sms": use one of auth, push (graphql and rest are always on)' })
+  await t.rejects(setProjectProduct(controlPlane, taken.ref, 'sms', true), { message: 'Unknown product "sms": use one of auth, push (graphql, rest and storage are always on)' })
   await t.rejects(setProjectPlan(controlPlane, taken.ref, 'enterprise'), { code: 'invalid_argument' })
 })
 

@@ -1,13 +1,13 @@
 // What supabase-js offers and Baseplane does not serve (issue 28 item 11):
-// Storage and Edge Functions answer 404
+// Edge Functions answer 404
 // service_not_offered with a sentence naming what is served, through the
 // calls an app makes; an unknown path stays a plain not_found. The Data API
-// (/rest/v1) is served since issue 29 (test/rest/).
+// (/rest/v1) is served since issue 29 (test/rest/), Storage since issue 39 (test/storage/).
 import t from 'tap'
 import { authFixture } from '../auth/helpers.ts'
 import { request } from '../helpers/http.ts'
 
-const SERVED = 'a project serves auth (/auth/v1), graphql (/graphql/v1), push (/push/v1), realtime (/realtime/v1) and rest (/rest/v1)'
+const SERVED = 'a project serves auth (/auth/v1), graphql (/graphql/v1), push (/push/v1), realtime (/realtime/v1), rest (/rest/v1) and storage (/storage/v1)'
 
 t.test('the services Baseplane does not serve say so', async (t) => {
   const f = await authFixture(t)
@@ -23,9 +23,9 @@ t.test('the services Baseplane does not serve say so', async (t) => {
   t.ok(invoked.error, 'functions.invoke reports an error')
   t.match(await invoked.error.context.json(), { code: 'service_not_offered', message: `Baseplane does not serve Edge Functions (supabase.functions.invoke()) at /functions/v1; ${SERVED}` })
   const headers = { apikey: f.project.anonKey }
-  const storage = await request<{ code: string; message: string }>(`${f.project.baseUrl}/storage/v1/bucket`, { headers })
-  t.same({ status: storage.status, code: storage.json.code }, { status: 404, code: 'service_not_offered' })
-  t.match(storage.json.message, 'Baseplane does not serve Storage (supabase.storage) at /storage/v1')
+  // Storage is served: anon sees no bucket without a policy.
+  const storage = await supabase.storage.listBuckets()
+  t.same({ data: storage.data, error: storage.error }, { data: [], error: null })
   // Realtime's HTTP API is served (test/realtime/http-api.test.ts): an empty batch is its own 422.
   const realtime = await request<{ message: string }>(`${f.project.baseUrl}/realtime/v1/api/broadcast`, { headers, body: {} })
   t.same({ status: realtime.status, message: realtime.json.message }, { status: 422, message: 'messages must be a list of one or more messages' })
