@@ -14,6 +14,7 @@ import { monthDateOf } from '../lib/metrics/usage-counters.ts'
 import {
   effectiveQuotas,
   planQuotas,
+  isSizeQuota,
   QUOTA_NAMES,
   QUOTA_POLICIES,
   quotaCaps,
@@ -26,6 +27,7 @@ import {
 import type { ControlPlane } from './control-plane.ts'
 import { appendEvent } from './events.ts'
 import { withClient } from './project-database.ts'
+import { storageUsage } from './storage-admin.ts'
 import { getProject } from './projects.ts'
 import { syncProjectPushCap } from './push-cap.ts'
 import { usageMonth } from './usage.ts'
@@ -63,7 +65,8 @@ export async function projectQuotas(controlPlane: ControlPlane, ref: string, now
     overrides: row.quotaOverrides,
     month: month.month,
     resets_at: quotaResetsAt(now).toISOString(),
-    used: row.used,
+    // Storage's size is read from the project's own record of its blobs (control-plane/storage-admin.ts), the truth its cap is enforced on.
+    used: { ...row.used, storage_size_bytes: await storageUsage(controlPlane, ref).then((usage) => usage.bytes, () => null) },
     read_only: row.readOnly,
   }
 }
@@ -82,9 +85,9 @@ export function readQuotaFigure(name: QuotaName, value: unknown): number | null 
   if (value === null || value === 'unlimited') return value
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value
   if (typeof value === 'string' && /^\d+$/.test(value.trim()) && Number.isSafeInteger(Number(value))) return Number(value)
-  const size = name === 'database_size_bytes' && typeof value === 'string' ? SIZE.exec(value.trim()) : null
+  const size = isSizeQuota(name) && typeof value === 'string' ? SIZE.exec(value.trim()) : null
   if (size !== null) return Number(size[1]) * SIZE_UNITS[size[2]!.toUpperCase()]!
-  const sizes = name === 'database_size_bytes' ? ', a size such as 500MB or 8GB' : ''
+  const sizes = isSizeQuota(name) ? ', a size such as 500MB or 8GB' : ''
   throw platformErrors.invalidArgument(`${name} must be a whole number of at least 0${sizes}, "unlimited" (no quota) or null (the plan's), got ${JSON.stringify(value)?.slice(0, 40)}`, name)
 }
 
@@ -185,7 +188,7 @@ export async function watchQuotas(controlPlane: ControlPlane, now = Date.now()):
         figure: notice.figure,
         policy: quotas.policy,
         month: month.month,
-        resets_at: notice.quota === 'database_size_bytes' ? null : quotaResetsAt(now).toISOString(),
+        resets_at: isSizeQuota(notice.quota) ? null : quotaResetsAt(now).toISOString(),
       })
     }
     return recorded

@@ -38,6 +38,13 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 
 const noBody = Promise.resolve('')
 
+/** Whether the request has a body not read to its end (node marks a bodiless request complete only once it is read). */
+function unreadBody(req: http.IncomingMessage): boolean {
+  const declared = req.headers['content-length']
+  const hasBody = req.headers['transfer-encoding'] !== undefined || (declared !== undefined && declared !== '0')
+  return hasBody && !req.complete
+}
+
 /** The answer's header lines, its Set-Cookie lines each one of its own. */
 function headLines(response: OutgoingResponse<ResponseBody>, closeConnection: boolean): Record<string, string | string[]> {
   const headers: Record<string, string | string[]> = { ...response.headers }
@@ -75,7 +82,7 @@ function write(res: http.ServerResponse, response: OutgoingResponse<ResponseBody
   if (res.destroyed) return undefined
   if (response.body instanceof StreamedBody) return stream(res, response as OutgoingResponse<StreamedBody>, closeConnection)
   // An answer given before the body was read whole (a refused upload) ends the connection, as uws-server.ts does.
-  const headers = headLines(response, closeConnection || !res.req.complete)
+  const headers = headLines(response, closeConnection || unreadBody(res.req))
   // node:http leaves a HEAD answer's body out itself; its length is the GET answer's.
   headers['content-length'] = String(typeof response.body === 'string' ? Buffer.byteLength(response.body) : response.body.byteLength)
   res.writeHead(response.status, headers)

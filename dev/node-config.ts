@@ -5,9 +5,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadConfig, type PlatformConfig } from '../lib/config.ts'
 
-/** The Storage folder every test node of `catalogueUrl` uses (removed with the catalogue by the test helpers). */
+/**
+ * The Storage folder every test node of `catalogueUrl`'s catalogue uses (removed with the catalogue by
+ * the test helpers): named by the catalogue's database, so a node that reaches it another way (through
+ * a forwarder) shares it too.
+ */
 export function storageRootOf(catalogueUrl: string): string {
-  return path.join(os.tmpdir(), `baseplane-storage-${crypto.createHash('sha256').update(catalogueUrl).digest('hex').slice(0, 16)}`)
+  const database = new URL(catalogueUrl).pathname.replace(/^\//, '') || catalogueUrl
+  return path.join(os.tmpdir(), `baseplane-storage-${crypto.createHash('sha256').update(database).digest('hex').slice(0, 16)}`)
 }
 
 /**

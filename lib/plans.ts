@@ -77,7 +77,7 @@ export const DEFAULT_ROLE_TIMEOUTS: Readonly<RoleTimeouts> = Object.freeze({
  * in its `auth` tables, and the database size from the latest sample (writes
  * of the API roles and the owner refused past it, reads still served).
  */
-export const QUOTA_NAMES = ['monthly_active_users', 'push_deliveries', 'mail_sent', 'database_size_bytes'] as const
+export const QUOTA_NAMES = ['monthly_active_users', 'push_deliveries', 'mail_sent', 'database_size_bytes', 'storage_size_bytes'] as const
 export type QuotaName = (typeof QUOTA_NAMES)[number]
 export const QUOTA_POLICIES = ['bill', 'cap'] as const
 export type QuotaPolicy = (typeof QUOTA_POLICIES)[number]
@@ -95,17 +95,18 @@ export const QUOTA_LABELS: Readonly<Record<QuotaName, string>> = Object.freeze({
   push_deliveries: 'push deliveries',
   mail_sent: 'auth mail sent',
   database_size_bytes: 'database size',
+  storage_size_bytes: 'storage size',
 })
 
 const MB = 1024 * 1024
 const GB = 1024 * MB
 
-/** Supabase's published figures where it has them (50,000 / 100,000 active users, 500 MB / 8 GB). */
+/** Supabase's published figures where it has them (50,000 / 100,000 active users, 500 MB / 8 GB of database, 1 GB / 100 GB of storage). */
 export const PLAN_QUOTAS: Readonly<Record<Plan, Readonly<Quotas>>> = Object.freeze({
-  free: Object.freeze({ policy: 'cap', figures: Object.freeze({ monthly_active_users: 50_000, push_deliveries: 1_000_000, mail_sent: 3_000, database_size_bytes: 500 * MB }) }),
-  plus: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 100_000, push_deliveries: 5_000_000, mail_sent: 30_000, database_size_bytes: 8 * GB }) }),
-  pro: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 250_000, push_deliveries: 20_000_000, mail_sent: 100_000, database_size_bytes: 32 * GB }) }),
-  business: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 1_000_000, push_deliveries: 100_000_000, mail_sent: 500_000, database_size_bytes: 128 * GB }) }),
+  free: Object.freeze({ policy: 'cap', figures: Object.freeze({ monthly_active_users: 50_000, push_deliveries: 1_000_000, mail_sent: 3_000, database_size_bytes: 500 * MB, storage_size_bytes: 1 * GB }) }),
+  plus: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 100_000, push_deliveries: 5_000_000, mail_sent: 30_000, database_size_bytes: 8 * GB, storage_size_bytes: 100 * GB }) }),
+  pro: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 250_000, push_deliveries: 20_000_000, mail_sent: 100_000, database_size_bytes: 32 * GB, storage_size_bytes: 250 * GB }) }),
+  business: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 1_000_000, push_deliveries: 100_000_000, mail_sent: 500_000, database_size_bytes: 128 * GB, storage_size_bytes: 1024 * GB }) }),
 } satisfies Record<Plan, Quotas>)
 
 /**
@@ -146,9 +147,14 @@ export function quotaResetsAt(ms = Date.now()): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
 }
 
+/** The quotas that are sizes in bytes (written "500 MB", given as "8GB"), not counts; they do not reset monthly. */
+export function isSizeQuota(name: QuotaName): boolean {
+  return name === 'database_size_bytes' || name === 'storage_size_bytes'
+}
+
 /** "50,000" / "500 MB": a figure as a sentence writes it. */
 export function quotaFigureText(name: QuotaName, figure: number): string {
-  if (name !== 'database_size_bytes') return figure.toLocaleString('en-US')
+  if (!isSizeQuota(name)) return figure.toLocaleString('en-US')
   if (figure >= GB && figure % GB === 0) return `${figure / GB} GB`
   if (figure >= MB && figure % MB === 0) return `${figure / MB} MB`
   return `${figure.toLocaleString('en-US')} bytes`
@@ -156,6 +162,9 @@ export function quotaFigureText(name: QuotaName, figure: number): string {
 
 /** The sentence a refusal past a cap carries: which quota, its figure, when it resets. */
 export function quotaRefusal(name: QuotaName, figure: number, now = Date.now()): string {
+  if (name === 'storage_size_bytes') {
+    return `This project's storage has reached its size quota of ${quotaFigureText(name, figure)}, so uploads are refused: remove objects to bring it under the quota, or ask the operator to raise it.`
+  }
   if (name === 'database_size_bytes') {
     return `This project's database has reached its size quota of ${quotaFigureText(name, figure)}, so it is read-only: delete data to bring it under the quota, or ask the operator to raise it.`
   }

@@ -2,7 +2,7 @@
 // plan's, with the operator's overrides), what it used this month, and
 // changing the overrides (control-plane/quotas.ts).
 import { projectQuotas, readQuotaFigure, setQuotaOverrides, type QuotaChange, type QuotaView } from '../../control-plane/quotas.ts'
-import { QUOTA_LABELS, QUOTA_NAMES, quotaFigureText, type QuotaName, type QuotaPolicy } from '../../lib/plans.ts'
+import { isSizeQuota, QUOTA_LABELS, QUOTA_NAMES, quotaFigureText, type QuotaName, type QuotaPolicy } from '../../lib/plans.ts'
 import { refusedValue, stringOption, table, type Command } from '../command.ts'
 
 const FLAGS: Record<string, QuotaName> = {
@@ -10,9 +10,10 @@ const FLAGS: Record<string, QuotaName> = {
   'push-deliveries': 'push_deliveries',
   mail: 'mail_sent',
   'database-size': 'database_size_bytes',
+  'storage-size': 'storage_size_bytes',
 }
 
-const USAGE = 'projects quotas REF [--policy bill|cap|plan] [--active-users N] [--push-deliveries N] [--mail N] [--database-size SIZE]'
+const USAGE = 'projects quotas REF [--policy bill|cap|plan] [--active-users N] [--push-deliveries N] [--mail N] [--database-size SIZE] [--storage-size SIZE]'
 
 function show(view: QuotaView): string {
   const figure = (name: QuotaName, value: number | null) => (value === null ? 'unlimited' : quotaFigureText(name, value))
@@ -66,7 +67,7 @@ export const quotaCommands: Command[] = [
         try {
           change.figures![name] = raw === 'plan' ? null : readQuotaFigure(name, raw)
         } catch {
-          throw refusedValue(`--${flag} must be a whole number of at least 0${name === 'database_size_bytes' ? ' or a size such as 500MB or 8GB' : ''}, "unlimited" or "plan", got "${raw}"`)
+          throw refusedValue(`--${flag} must be a whole number of at least 0${isSizeQuota(name) ? ' or a size such as 500MB or 8GB' : ''}, "unlimited" or "plan", got "${raw}"`)
         }
       }
       const controlPlane = await context.controlPlane()

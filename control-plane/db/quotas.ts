@@ -78,6 +78,8 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
       push_deliveries: Number(row.push_deliveries),
       mail_sent: Number(row.mail_sent),
       database_size_bytes: row.database_size_bytes === null ? null : Number(row.database_size_bytes),
+      // Not sampled into the catalogue: a project's own view reads it from its database (quotas.ts projectQuotas).
+      storage_size_bytes: null,
     },
   }))
 }

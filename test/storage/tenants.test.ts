@@ -4,6 +4,7 @@
 // Storage's shape and leaves nothing; a suspended project serves nothing.
 import http from 'node:http'
 import t from 'tap'
+import { projectQuotas, setQuotaOverrides } from '../../control-plane/quotas.ts'
 import { suspendProject } from '../../control-plane/suspension.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 import { ownerOf, serviceClient, succeeded } from './helpers.ts'
@@ -65,6 +66,20 @@ t.test('a truncated or malformed upload is refused and leaves nothing', async (t
   t.equal(noBoundary.status, 400)
   const rows = await owner.query(`select name from storage.objects where bucket_id = 'files' and name in ('short.bin', 'form.bin', 'form2.bin')`)
   t.same(rows.rows, [], 'no row of any of them')
+})
+
+t.test("a storage size cap refuses what would pass it, from the project's own record of its bytes", async (t) => {
+  await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: 'cap', figures: { storage_size_bytes: 100 * 1024 } })
+  const files = serviceClient(quiet).storage.from('files')
+  t.equal((await files.upload('q/one.bin', new Blob([new Uint8Array(60 * 1024)]))).error, null)
+  const second = await files.upload('q/two.bin', new Blob([new Uint8Array(60 * 1024)]))
+  t.match(second.error, { statusCode: '403', message: /storage has reached its size quota of 100 KB|storage has reached its size quota of 102,400 bytes/ })
+  t.equal((await files.exists('q/two.bin')).data, false, 'nothing of it was kept')
+  const view = await projectQuotas(fixture.platform.controlPlane, quiet.ref)
+  t.ok(view.used.storage_size_bytes! >= 60 * 1024, `the quota's view shows what is stored (${view.used.storage_size_bytes})`)
+  t.equal((await files.remove(['q/one.bin'])).error, null)
+  t.equal((await files.upload('q/two.bin', new Blob([new Uint8Array(60 * 1024)]))).error, null, 'room again once objects are removed')
+  await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: null, figures: { storage_size_bytes: null } })
 })
 
 t.test('a suspended project serves nothing of Storage', async (t) => {

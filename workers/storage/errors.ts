@@ -52,7 +52,7 @@ export const storageErrors = {
   featureNotEnabled: (feature: string, plan: string) =>
     new StorageApiError('FeatureNotEnabled', 'Feature not enabled', `${feature} is not offered on the ${plan} plan`, 403),
   /** Past the project's storage size cap (lib/plans.ts): uploads refused, reads and deletes served. */
-  quotaExceeded: (message: string) => new StorageApiError('QuotaExceeded', 'Quota exceeded', message, 402),
+  quotaExceeded: (message: string) => new StorageApiError('quota_exceeded', 'Quota exceeded', message, 403),
   notFound: (method: string, path: string) => new StorageApiError('NotFound', 'Not Found', `Route ${method}:${path} not found`, 404),
   methodNotAllowed: (method: string, path: string) => new StorageApiError('NotFound', 'Not Found', `Route ${method}:${path} not found`, 404),
   databaseUnavailable: () =>

@@ -4,10 +4,10 @@
 // remove); a bucket's settings are read as the service role, as Supabase reads
 // them. Bytes are written before the row that names them and removed after the
 // row that named them is gone (blobs.ts), each under a version of its own.
-import { STORAGE_LIMITS } from '../../lib/plans.ts'
+import { quotaRefusal, STORAGE_LIMITS } from '../../lib/plans.ts'
 import type { ServiceResponse } from '../../lib/service.ts'
 import { isBlobMissing, isStoreUnavailable, type ByteRange } from './blob-store.ts'
-import { blobKey, blobWritten, dropBlobs, reserveBlob, VERSION_PATTERN } from './blobs.ts'
+import { blobKey, blobWritten, dropBlobs, reserveBlob, storedBytes, VERSION_PATTERN } from './blobs.ts'
 import { bodyOf, callerOf, json, jsonBody, ownerOf, streamed, type StorageCall } from './call.ts'
 import type { Client } from './database.ts'
 import { storageErrors } from './errors.ts'
@@ -64,6 +64,19 @@ function storeFailure(error: unknown): never {
   if (isStoreUnavailable(error)) throw storageErrors.storeUnavailable()
   if (isBlobMissing(error)) throw storageErrors.noSuchKey()
   throw error
+}
+
+/**
+ * What the project may still store under a storage size cap (lib/plans.ts; none under `bill`), from
+ * the platform's record of its blobs, and the refusal past it; undefined without a cap.
+ */
+export async function storageRoom(call: StorageCall): Promise<{ bytes: number; refusal: () => Error } | undefined> {
+  const cap = call.project.caps.storage_size_bytes
+  if (cap === undefined) return undefined
+  const refusal = () => storageErrors.quotaExceeded(quotaRefusal('storage_size_bytes', cap))
+  const room = cap - (await storedBytes(call.database))
+  if (room <= 0) throw refusal()
+  return { bytes: room, refusal }
 }
 
 /** The largest object this upload may store: the bucket's limit, never past the plan's. */
@@ -127,13 +140,19 @@ export async function writeObject(call: StorageCall, options: WriteOptions): Pro
   const mimetype = source.contentType.split(';')[0]!.trim().toLowerCase()
   if (!mimeAllowed(mimetype, settings.allowedMimeTypes)) throw storageErrors.invalidMimeType(mimetype)
   const declared = call.request.headers['content-length']
-  const limit = sizeLimit(call, settings)
-  if (declared !== undefined && Number(declared) > limit && !/^multipart\//i.test(call.request.headers['content-type'] ?? '')) throw storageErrors.entityTooLarge()
+  const fileLimit = sizeLimit(call, settings)
+  const multipart = /^multipart\//i.test(call.request.headers['content-type'] ?? '')
+  if (declared !== undefined && Number(declared) > fileLimit && !multipart) throw storageErrors.entityTooLarge()
+  const room = await storageRoom(call)
+  if (room !== undefined && declared !== undefined && !multipart && Number(declared) > room.bytes) throw room.refusal()
+  const quotaBinds = room !== undefined && room.bytes < fileLimit
+  const limit = quotaBinds ? room.bytes : fileLimit
   if (options.ownerSub === undefined) await checkWritable(call, identity, mode, bucket, key)
   const version = await reserveBlob(call.database, bucket, key)
   const seen = { bytes: 0 }
   const rawLength = /^multipart\//i.test(call.request.headers['content-type'] ?? '') || declared === undefined ? undefined : Number(declared)
-  const written = await call.store.put(blobKey(call.project.ref, version), sized(source.body, limit, rawLength, seen), source.contentType).catch(async (error: unknown) => {
+  const tooLarge = quotaBinds ? room!.refusal : storageErrors.entityTooLarge
+  const written = await call.store.put(blobKey(call.project.ref, version), sized(source.body, limit, rawLength, seen, undefined, tooLarge), source.contentType).catch(async (error: unknown) => {
     // Nothing was kept under the key (the store's contract): the reservation goes now rather than at collection.
     await dropBlobs(call.database, call.store, call.project.ref, [version])
     return storeFailure(error)
@@ -377,6 +396,8 @@ export async function copy(call: StorageCall): Promise<ServiceResponse> {
   const upsert = call.request.headers['x-upsert'] === 'true'
   const mode: WriteMode = upsert ? 'upsert' : 'create'
   await checkWritable(call, identity, mode, destinationBucket, destinationKey)
+  const room = await storageRoom(call)
+  if (room !== undefined && Number(source.metadata?.size ?? 0) > room.bytes) throw room.refusal()
   const version = await reserveBlob(call.database, destinationBucket, destinationKey)
   await call.store.copy(blobKey(call.project.ref, source.version), blobKey(call.project.ref, version)).catch(storeFailure)
   await blobWritten(call.database, version, Number(source.metadata?.size ?? 0))

@@ -26,7 +26,7 @@ import { blobKey, blobWritten, dropBlobs, reserveBlob, VERSION_PATTERN } from '.
 import { callerOf, ownerOf, type StorageCall } from './call.ts'
 import { storageErrorResponse, storageErrors } from './errors.ts'
 import { checkBucketName, checkKey, mimeAllowed } from './names.ts'
-import { bucketSettings, checkWritable, storeFailure } from './objects.ts'
+import { bucketSettings, checkWritable, storageRoom, storeFailure } from './objects.ts'
 import { cacheControlOf } from './upload-body.ts'
 
 /** How long an upload's URL serves, from its creation (Supabase's TUS_URL_EXPIRY_MS default). */
@@ -201,6 +201,8 @@ function serverFor(call: StorageCall, stores: ProjectStores, limit: { bytes: num
         const declared = Number(call.request.headers['upload-length'])
         if (!Number.isInteger(declared) || declared < 0) throw storageErrors.invalidRequest('Upload-Length must be given (deferred lengths are not taken)')
         if (declared > limit.bytes) throw storageErrors.entityTooLarge()
+        const room = await storageRoom(call)
+        if (room !== undefined && declared > room.bytes) throw room.refusal()
         await checkWritable(call, pending.identity, pending.upsert ? 'upsert' : 'create', pending.bucket, pending.key)
         return stores.idOf(await reserveBlob(call.database, pending.bucket, pending.key, RESUMABLE_URL_SECONDS * 2))
       } catch (error) {

@@ -42,7 +42,14 @@ export const UPLOAD_IDLE_MS = 30_000
  * Passes the bytes through, counting them: past `limit`, EntityTooLarge; short
  * of a declared length, an incomplete upload; nothing for UPLOAD_IDLE_MS, a stalled one.
  */
-export async function* sized(body: AsyncIterable<Uint8Array>, limit: number, declared: number | undefined, seen: { bytes: number }, idleMs = UPLOAD_IDLE_MS): AsyncGenerator<Uint8Array> {
+export async function* sized(
+  body: AsyncIterable<Uint8Array>,
+  limit: number,
+  declared: number | undefined,
+  seen: { bytes: number },
+  idleMs = UPLOAD_IDLE_MS,
+  tooLarge: () => Error = storageErrors.entityTooLarge,
+): AsyncGenerator<Uint8Array> {
   const chunks = body[Symbol.asyncIterator]()
   try {
     for (;;) {
@@ -62,7 +69,7 @@ export async function* sized(body: AsyncIterable<Uint8Array>, limit: number, dec
       }
       if (next.done) break
       seen.bytes += next.value.byteLength
-      if (seen.bytes > limit) throw storageErrors.entityTooLarge()
+      if (seen.bytes > limit) throw tooLarge()
       yield next.value
     }
   } finally {

@@ -8,7 +8,7 @@ import type { ProjectRecord } from '../../../../lib/catalogue.ts'
 import { BaseplaneError } from '../../../../lib/errors.ts'
 import { PUSH_OUTCOMES, PUSH_PROVIDERS } from '../../../../lib/metrics/usage-counters.ts'
 import { SERVICES } from '../../../../lib/metrics/project-figures.ts'
-import { QUOTA_LABELS, QUOTA_NAMES, quotaFigureText, type QuotaName, type Quotas } from '../../../../lib/plans.ts'
+import { isSizeQuota, QUOTA_LABELS, QUOTA_NAMES, quotaFigureText, type QuotaName, type Quotas } from '../../../../lib/plans.ts'
 import { projectQuotas } from '../../../quotas.ts'
 import { getProject } from '../../../projects.ts'
 import { projectUsage, usageMonth, type ProjectUsageView } from '../../../usage.ts'
@@ -47,6 +47,8 @@ function quotaUse(usage: ProjectUsageView): Record<QuotaName, number | null> {
     push_deliveries: PUSH_PROVIDERS.reduce((sum, provider) => sum + (usage.totals[`push_${provider}_sent`] ?? 0), 0),
     mail_sent: usage.totals.mail_sent ?? 0,
     database_size_bytes: usage.database_size.bytes,
+    // Storage's size is today's, not kept per month.
+    storage_size_bytes: null,
   }
 }
 
@@ -95,7 +97,7 @@ ${error === undefined ? '' : html`<p class="field-error" role="alert" id="month-
 }
 
 function quotaRow(name: QuotaName, used: number | null, quota: number | null): Safe {
-  const usedText = used === null ? 'not sampled yet' : name === 'database_size_bytes' ? bytesText(used) : count(used)
+  const usedText = used === null ? 'not sampled yet' : isSizeQuota(name) ? bytesText(used) : count(used)
   const share = used === null || quota === null ? null : quota === 0 ? 1 : used / quota
   const shareCell =
     share === null
