@@ -194,10 +194,10 @@ const bodyOf = (bytes: number) => crypto.randomBytes(bytes) as Body
 type Runs = Record<Op, Loop[]>
 
 /** One round of a side at one size: uploads for SECONDS, then downloads of what was uploaded for SECONDS, then removal. */
-async function round(side: Side, runs: Runs, body: Body, r: number): Promise<void> {
+async function round(side: Side, runs: Runs, body: Body, r: number, seconds = SECONDS): Promise<void> {
   const keys: string[][] = Array.from({ length: CONCURRENCY }, () => [])
   runs.upload.push(
-    await closedLoop(CONCURRENCY, SECONDS, async (worker, n) => {
+    await closedLoop(CONCURRENCY, seconds, async (worker, n) => {
       const key = side.keyOf(worker, r, n)
       await side.upload(worker, key, body)
       keys[worker]!.push(key)
@@ -205,7 +205,7 @@ async function round(side: Side, runs: Runs, body: Body, r: number): Promise<voi
     }),
   )
   runs.download.push(
-    await closedLoop(CONCURRENCY, SECONDS, async (worker, n) => {
+    await closedLoop(CONCURRENCY, seconds, async (worker, n) => {
       const own = keys[worker]!
       const key = own[n % own.length]!
       const got = await side.download(worker, key)
@@ -380,9 +380,10 @@ async function runMemory(serverUrl: string): Promise<void> {
     const limit = await startLimit({ kind: 'local', root })
     stops.push(onCleanUp(() => limit.child.stop()))
 
-    // Warmed first (threads, pools, policies, JIT) with full-speed uploads and downloads of every user, then left to settle.
-    const body = bodyOf(SIZES[1].bytes)
-    for (const side of [...prepared.map(baseplaneSide), limitSide(limit.origin)]) await round(side, { upload: [], download: [] }, body, 99)
+    // Warmed first (threads, pools, policies, JIT) with a second of 100 KB uploads and downloads by every user, then left to
+    // settle. Small ones: full-speed 5 MB uploads would leave the heaps grown, and the slow uploads would fit in what they left.
+    const body = bodyOf(SIZES[0].bytes)
+    for (const side of [...prepared.map(baseplaneSide), limitSide(limit.origin)]) await round(side, { upload: [], download: [] }, body, 99, 1)
     await new Promise((resolve) => setTimeout(resolve, 3000))
 
     const users = prepared.flatMap((project) => project.users.map((user) => ({ project, user })))
@@ -427,7 +428,7 @@ try {
   if (CASES.includes('s3')) await runBackend(server.url, 's3')
   if (CASES.includes('memory')) await runMemory(server.url)
   await stopServer()
-  console.log(`\n${((performance.now() - started) / 1000).toFixed(0)} s in all`)
+  console.log(`\n${((performance.now() - started) / 1000).toFixed(0)} s in all; load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`)
 } catch (error) {
   if (interrupted) await interrupted
   throw error
