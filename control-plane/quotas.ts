@@ -14,6 +14,7 @@ import { monthDateOf } from '../lib/metrics/usage-counters.ts'
 import {
   effectiveQuotas,
   planQuotas,
+  isLevelQuota,
   isSizeQuota,
   QUOTA_NAMES,
   QUOTA_POLICIES,
@@ -162,6 +163,7 @@ export async function watchQuotas(controlPlane: ControlPlane, now = Date.now()):
   const rows = await db.quotaUsage(controlPlane.catalogue, month.firstDay, month.nextFirstDay)
   const crossings: db.QuotaNotice[] = []
   const flips: Array<{ row: db.QuotaUsageRow; readOnly: boolean }> = []
+  const egress: Array<{ ref: string; capped: boolean }> = []
   for (const row of rows) {
     const quotas = effectiveQuotas(row.plan as Plan, row.quotaOverrides)
     for (const quota of QUOTA_NAMES) {
@@ -174,6 +176,9 @@ export async function watchQuotas(controlPlane: ControlPlane, now = Date.now()):
     const size = row.used.database_size_bytes
     const readOnly = sizeCap !== undefined && size !== null && size >= sizeCap
     if (readOnly !== row.readOnly) flips.push({ row, readOnly })
+    const egressCap = quotaCaps(quotas).storage_egress_bytes
+    const egressCapped = egressCap !== undefined && row.used.storage_egress_bytes! >= egressCap
+    if (egressCapped !== row.storageEgressCapped) egress.push({ ref: row.ref, capped: egressCapped })
   }
   const notices = await withPoolTransaction(controlPlane.catalogue, async (client) => {
     const recorded = await db.insertQuotaNotices(client, monthDateOf(now), crossings)
@@ -188,7 +193,7 @@ export async function watchQuotas(controlPlane: ControlPlane, now = Date.now()):
         figure: notice.figure,
         policy: quotas.policy,
         month: month.month,
-        resets_at: isSizeQuota(notice.quota) ? null : quotaResetsAt(now).toISOString(),
+        resets_at: isLevelQuota(notice.quota) ? null : quotaResetsAt(now).toISOString(),
       })
     }
     return recorded
@@ -205,7 +210,11 @@ export async function watchQuotas(controlPlane: ControlPlane, now = Date.now()):
       log.info('could not change a project\'s read-only mode; trying again at the next watch', { ref: row.ref, error: (error as Error).message })
     }
   }
-  if (flips.length > 0) await controlPlane.changed()
+  for (const { ref, capped } of egress) {
+    await db.setStorageEgressCapped(controlPlane.catalogue, ref, capped)
+    log.info(capped ? "a project reached its storage egress cap: its downloads are refused until the month resets" : 'a project is under its storage egress cap again', { ref })
+  }
+  if (flips.length > 0 || egress.length > 0) await controlPlane.changed()
   return watch
 }
 

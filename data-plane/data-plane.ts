@@ -285,7 +285,7 @@ export class DataPlane {
           : undefined
       const storage: StorageProjectContext | undefined =
         concern === 'storage'
-          ? { ...common, baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain), jwtSecret: project.jwtSecret }
+          ? { ...common, baseUrl: baseUrlOf(project.ref, this.#deps.config.publicUrl, this.#deps.config.baseDomain), jwtSecret: project.jwtSecret, egressCapped: project.storageEgressCapped }
           : undefined
       context = auth ?? rest ?? storage ?? common
       contexts.set(concern, context)

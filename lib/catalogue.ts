@@ -65,6 +65,8 @@ export interface ProjectRecord {
   quotaOverrides: QuotaOverrides
   /** Past its database size cap: the API roles' writes are refused (sql/catalogue/0016). */
   readOnly: boolean
+  /** Past its storage egress cap this month: Storage's downloads are refused (sql/catalogue/0021). */
+  storageEgressCapped: boolean
   /** The schemas its data API exposes, the default first (sql/catalogue/0017; lib/pg-catalog/exposed-schemas.ts). */
   restSchemas: string[]
   /** The most rows its data API answers per response, null for the node's default (sql/catalogue/0018). */
@@ -84,7 +86,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
-  p.quota_overrides, p.read_only, p.rest_schemas, p.rest_max_rows, p.rest_pre_request,
+  p.quota_overrides, p.read_only, p.storage_egress_capped, p.rest_schemas, p.rest_max_rows, p.rest_pre_request,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -117,6 +119,7 @@ interface Row {
   state_changed_at: Date | null
   quota_overrides: QuotaOverrides
   read_only: boolean
+  storage_egress_capped: boolean
   rest_schemas: string[]
   rest_max_rows: number | null
   rest_pre_request: string | null
@@ -193,6 +196,7 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     stateChangedAt: row.state_changed_at?.toISOString(),
     quotaOverrides: row.quota_overrides,
     readOnly: row.read_only,
+    storageEgressCapped: row.storage_egress_capped,
     restSchemas: row.rest_schemas,
     restMaxRows: row.rest_max_rows,
     restPreRequest: row.rest_pre_request,

@@ -77,7 +77,7 @@ export const DEFAULT_ROLE_TIMEOUTS: Readonly<RoleTimeouts> = Object.freeze({
  * in its `auth` tables, and the database size from the latest sample (writes
  * of the API roles and the owner refused past it, reads still served).
  */
-export const QUOTA_NAMES = ['monthly_active_users', 'push_deliveries', 'mail_sent', 'database_size_bytes', 'storage_size_bytes'] as const
+export const QUOTA_NAMES = ['monthly_active_users', 'push_deliveries', 'mail_sent', 'database_size_bytes', 'storage_size_bytes', 'storage_egress_bytes'] as const
 export type QuotaName = (typeof QUOTA_NAMES)[number]
 export const QUOTA_POLICIES = ['bill', 'cap'] as const
 export type QuotaPolicy = (typeof QUOTA_POLICIES)[number]
@@ -96,17 +96,18 @@ export const QUOTA_LABELS: Readonly<Record<QuotaName, string>> = Object.freeze({
   mail_sent: 'auth mail sent',
   database_size_bytes: 'database size',
   storage_size_bytes: 'storage size',
+  storage_egress_bytes: 'storage egress',
 })
 
 const MB = 1024 * 1024
 const GB = 1024 * MB
 
-/** Supabase's published figures where it has them (50,000 / 100,000 active users, 500 MB / 8 GB of database, 1 GB / 100 GB of storage). */
+/** Supabase's published figures where it has them (50,000 / 100,000 active users, 500 MB / 8 GB of database, 1 GB / 100 GB of storage, 5 GB / 250 GB of egress). */
 export const PLAN_QUOTAS: Readonly<Record<Plan, Readonly<Quotas>>> = Object.freeze({
-  free: Object.freeze({ policy: 'cap', figures: Object.freeze({ monthly_active_users: 50_000, push_deliveries: 1_000_000, mail_sent: 3_000, database_size_bytes: 500 * MB, storage_size_bytes: 1 * GB }) }),
-  plus: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 100_000, push_deliveries: 5_000_000, mail_sent: 30_000, database_size_bytes: 8 * GB, storage_size_bytes: 100 * GB }) }),
-  pro: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 250_000, push_deliveries: 20_000_000, mail_sent: 100_000, database_size_bytes: 32 * GB, storage_size_bytes: 250 * GB }) }),
-  business: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 1_000_000, push_deliveries: 100_000_000, mail_sent: 500_000, database_size_bytes: 128 * GB, storage_size_bytes: 1024 * GB }) }),
+  free: Object.freeze({ policy: 'cap', figures: Object.freeze({ monthly_active_users: 50_000, push_deliveries: 1_000_000, mail_sent: 3_000, database_size_bytes: 500 * MB, storage_size_bytes: 1 * GB, storage_egress_bytes: 5 * GB }) }),
+  plus: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 100_000, push_deliveries: 5_000_000, mail_sent: 30_000, database_size_bytes: 8 * GB, storage_size_bytes: 100 * GB, storage_egress_bytes: 250 * GB }) }),
+  pro: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 250_000, push_deliveries: 20_000_000, mail_sent: 100_000, database_size_bytes: 32 * GB, storage_size_bytes: 250 * GB, storage_egress_bytes: 500 * GB }) }),
+  business: Object.freeze({ policy: 'bill', figures: Object.freeze({ monthly_active_users: 1_000_000, push_deliveries: 100_000_000, mail_sent: 500_000, database_size_bytes: 128 * GB, storage_size_bytes: 1024 * GB, storage_egress_bytes: 2048 * GB }) }),
 } satisfies Record<Plan, Quotas>)
 
 /**
@@ -147,8 +148,13 @@ export function quotaResetsAt(ms = Date.now()): Date {
   return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1))
 }
 
-/** The quotas that are sizes in bytes (written "500 MB", given as "8GB"), not counts; they do not reset monthly. */
+/** The quotas in bytes (written "500 MB", given as "8GB"), not counts. */
 export function isSizeQuota(name: QuotaName): boolean {
+  return name.endsWith('_bytes')
+}
+
+/** The quotas on what is held now (a size), which do not reset with the month, unlike what a month used. */
+export function isLevelQuota(name: QuotaName): boolean {
   return name === 'database_size_bytes' || name === 'storage_size_bytes'
 }
 

@@ -51,6 +51,8 @@ export interface StorageProjectContext extends ProjectContext {
   /** Public base URL of the project (`{base_url}`), without a trailing slash. */
   baseUrl: string
   jwtSecret: string
+  /** Past its storage egress cap this month (lib/plans.ts): its downloads are refused. */
+  egressCapped: boolean
 }
 
 /** What Auth's worker knows besides: it signs tokens and writes links and mails. */

@@ -11,9 +11,10 @@ const FLAGS: Record<string, QuotaName> = {
   mail: 'mail_sent',
   'database-size': 'database_size_bytes',
   'storage-size': 'storage_size_bytes',
+  'storage-egress': 'storage_egress_bytes',
 }
 
-const USAGE = 'projects quotas REF [--policy bill|cap|plan] [--active-users N] [--push-deliveries N] [--mail N] [--database-size SIZE] [--storage-size SIZE]'
+const USAGE = 'projects quotas REF [--policy bill|cap|plan] [--active-users N] [--push-deliveries N] [--mail N] [--database-size SIZE] [--storage-size SIZE] [--storage-egress SIZE]'
 
 function show(view: QuotaView): string {
   const figure = (name: QuotaName, value: number | null) => (value === null ? 'unlimited' : quotaFigureText(name, value))

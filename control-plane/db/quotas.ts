@@ -21,6 +21,8 @@ export interface QuotaUsageRow {
   plan: string
   quotaOverrides: QuotaOverrides
   readOnly: boolean
+  /** Past its storage egress cap this month (workers/storage refuses its downloads). */
+  storageEgressCapped: boolean
   dbServer: string
   dbOwnerRole: string
   used: Record<QuotaName, number | null>
@@ -38,6 +40,8 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
     plan: string
     quota_overrides: QuotaOverrides
     read_only: boolean
+    storage_egress_capped: boolean
+    storage_egress_bytes: string
     db_server: string
     db_owner_role: string
     monthly_active_users: string
@@ -47,16 +51,16 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
   }>(
     `with counted as (
        select ref, counter, value from baseplane.usage_days
-        where day >= $1::date and day < $2::date and (counter = 'mail_sent' or counter like 'push\\_%\\_sent')
+        where day >= $1::date and day < $2::date and (counter in ('mail_sent', 'bytes_out_storage') or counter like 'push\\_%\\_sent')
        union all
        select ref, counter, value from baseplane.usage_minutes
-        where minute >= $1::date and minute < $2::date and (counter = 'mail_sent' or counter like 'push\\_%\\_sent')),
+        where minute >= $1::date and minute < $2::date and (counter in ('mail_sent', 'bytes_out_storage') or counter like 'push\\_%\\_sent')),
      totals as (
-       select ref, sum(value) filter (where counter like 'push%') as push, sum(value) filter (where counter = 'mail_sent') as mail
+       select ref, sum(value) filter (where counter like 'push%') as push, sum(value) filter (where counter = 'mail_sent') as mail, sum(value) filter (where counter = 'bytes_out_storage') as egress
          from counted group by ref),
      users as (
        select ref, count(*) as users from baseplane.usage_active_users where month = $1::date group by ref)
-     select p.ref, p.plan, p.quota_overrides, p.read_only, p.db_server, p.db_owner_role,
+     select p.ref, p.plan, p.quota_overrides, p.read_only, p.storage_egress_capped, p.db_server, p.db_owner_role, coalesce(t.egress, 0) as storage_egress_bytes,
             coalesce(u.users, 0) as monthly_active_users, coalesce(t.push, 0) as push_deliveries, coalesce(t.mail, 0) as mail_sent,
             (select s.last_bytes from baseplane.usage_database_sizes s where s.ref = p.ref order by s.day desc limit 1) as database_size_bytes
        from baseplane.projects p
@@ -71,6 +75,7 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
     plan: row.plan,
     quotaOverrides: row.quota_overrides,
     readOnly: row.read_only,
+    storageEgressCapped: row.storage_egress_capped,
     dbServer: row.db_server,
     dbOwnerRole: row.db_owner_role,
     used: {
@@ -80,6 +85,7 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
       database_size_bytes: row.database_size_bytes === null ? null : Number(row.database_size_bytes),
       // Not sampled into the catalogue: a project's own view reads it from its database (quotas.ts projectQuotas).
       storage_size_bytes: null,
+      storage_egress_bytes: Number(row.storage_egress_bytes),
     },
   }))
 }
@@ -104,6 +110,10 @@ export async function insertQuotaNotices(db: Queryable, month: string, notices: 
     [month, notices.map((n) => n.ref), notices.map((n) => n.quota), notices.map((n) => n.percent), notices.map((n) => n.used), notices.map((n) => n.figure)],
   )
   return rows.map((row) => ({ ref: row.ref, quota: row.quota, percent: row.percent, used: Number(row.used), figure: Number(row.figure) }))
+}
+
+export async function setStorageEgressCapped(db: Queryable, ref: string, capped: boolean): Promise<void> {
+  await db.query('update baseplane.projects set storage_egress_capped = $2 where ref = $1 and storage_egress_capped is distinct from $2', [ref, capped])
 }
 
 export async function setReadOnly(db: Queryable, ref: string, readOnly: boolean): Promise<void> {

@@ -4,7 +4,7 @@
 // Storage's shape and leaves nothing; a suspended project serves nothing.
 import http from 'node:http'
 import t from 'tap'
-import { projectQuotas, setQuotaOverrides } from '../../control-plane/quotas.ts'
+import { projectQuotas, setQuotaOverrides, watchQuotas } from '../../control-plane/quotas.ts'
 import { suspendProject } from '../../control-plane/suspension.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 import { ownerOf, serviceClient, succeeded } from './helpers.ts'
@@ -80,6 +80,23 @@ t.test("a storage size cap refuses what would pass it, from the project's own re
   t.equal((await files.remove(['q/one.bin'])).error, null)
   t.equal((await files.upload('q/two.bin', new Blob([new Uint8Array(60 * 1024)]))).error, null, 'room again once objects are removed')
   await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: null, figures: { storage_size_bytes: null } })
+})
+
+t.test('a storage egress cap: once the month has sent past it, downloads are refused; uploads are not', async (t) => {
+  const files = serviceClient(quiet).storage.from('files')
+  t.equal((await files.upload('egress/a.bin', new Blob([new Uint8Array(60 * 1024)]))).error, null)
+  await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: 'cap', figures: { storage_egress_bytes: 50 * 1024 } })
+  t.equal((await files.download('egress/a.bin')).error, null, 'under the figure: served')
+  await fixture.platform.usage!.flush()
+  await watchQuotas(fixture.platform.controlPlane)
+  const refused = await files.download('egress/a.bin')
+  t.match(refused.error, { statusCode: '403', message: /monthly quota of 51,200 bytes storage egress/ })
+  t.equal((await files.upload('egress/b.bin', 'still taken', { contentType: 'text/plain' })).error, null, 'uploads are still taken')
+  const view = await projectQuotas(fixture.platform.controlPlane, quiet.ref)
+  t.ok(view.used.storage_egress_bytes! >= 60 * 1024, `the month's egress is counted (${view.used.storage_egress_bytes})`)
+  await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: null, figures: { storage_egress_bytes: null } })
+  await watchQuotas(fixture.platform.controlPlane)
+  t.equal((await files.download('egress/a.bin')).error, null, 'served again once the cap is lifted')
 })
 
 t.test('a suspended project serves nothing of Storage', async (t) => {

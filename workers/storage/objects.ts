@@ -231,8 +231,14 @@ function dispositionOf(query: URLSearchParams, key: string): string | undefined 
   return `attachment; filename="${name.replace(/["\\\r\n]/g, '_')}"; filename*=UTF-8''${encodeURIComponent(name)}`
 }
 
+/** Past the month's storage egress cap (the control plane's quota watch says so), no stored byte is sent. */
+export function checkEgress(call: StorageCall): void {
+  if (call.project.egressCapped) throw storageErrors.quotaExceeded(quotaRefusal('storage_egress_bytes', call.project.caps.storage_egress_bytes ?? 0))
+}
+
 /** Sends the object's bytes (a range of them, 206), or 304 when the client's ETag is current. */
 export async function serveObject(call: StorageCall, row: ObjectRow, key: string): Promise<ServiceResponse> {
+  checkEgress(call)
   const headers = objectHeaders(row)
   const disposition = dispositionOf(call.query, key)
   if (disposition !== undefined) headers['content-disposition'] = disposition

@@ -11,7 +11,7 @@ import { blobKey, VERSION_PATTERN } from './blobs.ts'
 import { callerOf, streamed, type StorageCall } from './call.ts'
 import { StorageApiError, storageErrors } from './errors.ts'
 import { ImageTransformError, renderImage, transformKey, transformOptionsFrom, transformsOffered, type TransformOptions } from './image-transform.ts'
-import { objectRow, paramsOf, publicObject, storeFailure, type ObjectRow } from './objects.ts'
+import { checkEgress, objectRow, paramsOf, publicObject, storeFailure, type ObjectRow } from './objects.ts'
 import { verifyObject } from './signed-urls.ts'
 
 /** Renderings one project runs at once in this thread: they take a libuv thread each, and a neighbour must find one free. */
@@ -102,6 +102,7 @@ async function objectFor(call: StorageCall, access: 'authenticated' | 'public' |
 
 export async function render(call: StorageCall, access: 'authenticated' | 'public' | 'sign'): Promise<ServiceResponse> {
   if (!transformsOffered(call.project.plan)) throw storageErrors.featureNotEnabled('Image transformation', call.project.plan)
+  checkEgress(call)
   const { row, options } = await objectFor(call, access)
   if (row.version === null || !VERSION_PATTERN.test(row.version)) throw storageErrors.noSuchKey()
   const accept = call.request.headers.accept

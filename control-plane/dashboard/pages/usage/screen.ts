@@ -49,6 +49,7 @@ function quotaUse(usage: ProjectUsageView): Record<QuotaName, number | null> {
     database_size_bytes: usage.database_size.bytes,
     // Storage's size is today's, not kept per month.
     storage_size_bytes: null,
+    storage_egress_bytes: usage.totals.bytes_out_storage ?? 0,
   }
 }
 
