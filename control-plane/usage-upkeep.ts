@@ -10,7 +10,8 @@
 import { log } from '../lib/log.ts'
 import { minuteOf } from '../lib/metrics/usage-counters.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { claimDueJobs, databaseSizes, projectDatabases, pruneBefore, rollUpMinutes, upsertDatabaseSizes, type Pruned, type RolledUp } from './db/usage.ts'
+import { claimDueJobs, databaseSizes, projectDatabases, pruneBefore, rollUpMinutes, storedBytesOf, upsertDatabaseSizes, upsertStorageSizes, type Pruned, type RolledUp } from './db/usage.ts'
+import { adminUrlFor } from '../lib/db/server-url.ts'
 import { withClient } from './project-database.ts'
 import { watchQuotas } from './quotas.ts'
 
@@ -96,5 +97,28 @@ export async function sampleDatabaseSizes(controlPlane: ControlPlane, at = new D
     }
   }
   if (refs.length > 0) await upsertDatabaseSizes(controlPlane.catalogue, refs, bytes, at)
+  await sampleStorageSizes(controlPlane, projects, at)
+  return refs.length
+}
+
+/**
+ * Samples every project's stored bytes (Storage's record of its blobs in the
+ * project's own database: one short connection each, so a sample of many
+ * projects takes a while, once a sample period). A project whose database does
+ * not answer is skipped until the next sample.
+ */
+export async function sampleStorageSizes(controlPlane: ControlPlane, projects: Array<{ ref: string; server: string; database: string }>, at = new Date()): Promise<number> {
+  const refs: string[] = []
+  const bytes: number[] = []
+  for (const { ref, server, database } of projects) {
+    try {
+      const stored = await withClient(adminUrlFor(await controlPlane.serverUrl(server), database), (client) => storedBytesOf(client))
+      refs.push(ref)
+      bytes.push(stored)
+    } catch (error) {
+      log.debug('could not sample a project\'s stored bytes; trying again at the next sample', { ref, error: (error as Error).message })
+    }
+  }
+  if (refs.length > 0) await upsertStorageSizes(controlPlane.catalogue, refs, bytes, at)
   return refs.length
 }

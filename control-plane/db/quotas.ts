@@ -48,6 +48,7 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
     push_deliveries: string
     mail_sent: string
     database_size_bytes: string | null
+    storage_size_bytes: string | null
   }>(
     `with counted as (
        select ref, counter, value from baseplane.usage_days
@@ -62,7 +63,8 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
        select ref, count(*) as users from baseplane.usage_active_users where month = $1::date group by ref)
      select p.ref, p.plan, p.quota_overrides, p.read_only, p.storage_egress_capped, p.db_server, p.db_owner_role, coalesce(t.egress, 0) as storage_egress_bytes,
             coalesce(u.users, 0) as monthly_active_users, coalesce(t.push, 0) as push_deliveries, coalesce(t.mail, 0) as mail_sent,
-            (select s.last_bytes from baseplane.usage_database_sizes s where s.ref = p.ref order by s.day desc limit 1) as database_size_bytes
+            (select s.last_bytes from baseplane.usage_database_sizes s where s.ref = p.ref order by s.day desc limit 1) as database_size_bytes,
+            (select z.last_bytes from baseplane.usage_storage_sizes z where z.ref = p.ref order by z.day desc limit 1) as storage_size_bytes
        from baseplane.projects p
        left join totals t on t.ref = p.ref
        left join users u on u.ref = p.ref
@@ -83,8 +85,8 @@ export async function quotaUsage(db: Queryable, firstDay: string, nextFirstDay: 
       push_deliveries: Number(row.push_deliveries),
       mail_sent: Number(row.mail_sent),
       database_size_bytes: row.database_size_bytes === null ? null : Number(row.database_size_bytes),
-      // Not sampled into the catalogue: a project's own view reads it from its database (quotas.ts projectQuotas).
-      storage_size_bytes: null,
+      // The latest sample; a project's own view reads the live figure from its database (quotas.ts projectQuotas).
+      storage_size_bytes: row.storage_size_bytes === null ? null : Number(row.storage_size_bytes),
       storage_egress_bytes: Number(row.storage_egress_bytes),
     },
   }))

@@ -75,7 +75,8 @@ export async function pruneBefore(db: Queryable, hoursBefore: Date, daysBefore: 
     text: `with h as (delete from baseplane.usage_hours where hour < $1 returning 1),
                 d as (delete from baseplane.usage_days where day < $2::date returning 1),
                 u as (delete from baseplane.usage_active_users where month < $2::date returning 1),
-                s as (delete from baseplane.usage_database_sizes where day < $2::date returning 1)
+                s as (delete from baseplane.usage_database_sizes where day < $2::date returning 1),
+                z as (delete from baseplane.usage_storage_sizes where day < $2::date returning 1)
            select (select count(*) from h)::int as hours, (select count(*) from d)::int as days,
                   (select count(*) from u)::int as "activeUsers", (select count(*) from s)::int as sizes`,
     values: [hoursBefore, daysBefore],
@@ -98,6 +99,24 @@ export async function databaseSizes(db: Queryable, databases: string[]): Promise
     [databases],
   )
   return new Map(rows.map((row) => [row.name, Number(row.bytes)]))
+}
+
+/** A project's stored bytes, from its own record of its blobs, asked of its database as the server's admin. */
+export async function storedBytesOf(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ bytes: string }>('select coalesce(sum(size), 0)::text as bytes from baseplane_storage.blobs')
+  return Number(rows[0]!.bytes)
+}
+
+/** Records Storage's samples taken at `at`: the day's latest per project. */
+export async function upsertStorageSizes(db: Queryable, refs: string[], bytes: number[], at: Date): Promise<void> {
+  await db.query(
+    `insert into baseplane.usage_storage_sizes as z (ref, day, last_bytes, sampled_at)
+     select u.ref, ($3::timestamptz at time zone 'UTC')::date, u.bytes, $3 from unnest($1::text[], $2::bigint[]) as u(ref, bytes)
+     on conflict (ref, day) do update set
+       last_bytes = case when excluded.sampled_at >= z.sampled_at then excluded.last_bytes else z.last_bytes end,
+       sampled_at = greatest(z.sampled_at, excluded.sampled_at)`,
+    [refs, bytes, at],
+  )
 }
 
 /** Records samples taken at `at`: the day's peak and latest per project. */

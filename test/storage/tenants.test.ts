@@ -6,6 +6,7 @@ import http from 'node:http'
 import t from 'tap'
 import { projectQuotas, setQuotaOverrides, watchQuotas } from '../../control-plane/quotas.ts'
 import { suspendProject } from '../../control-plane/suspension.ts'
+import { sampleDatabaseSizes } from '../../control-plane/usage-upkeep.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 import { ownerOf, serviceClient, succeeded } from './helpers.ts'
 
@@ -77,6 +78,9 @@ t.test("a storage size cap refuses what would pass it, from the project's own re
   t.equal((await files.exists('q/two.bin')).data, false, 'nothing of it was kept')
   const view = await projectQuotas(fixture.platform.controlPlane, quiet.ref)
   t.ok(view.used.storage_size_bytes! >= 60 * 1024, `the quota's view shows what is stored (${view.used.storage_size_bytes})`)
+  await sampleDatabaseSizes(fixture.platform.controlPlane)
+  const sampled = await fixture.platform.controlPlane.catalogue.query<{ last_bytes: string }>('select last_bytes from baseplane.usage_storage_sizes where ref = $1', [quiet.ref])
+  t.ok(Number(sampled.rows[0]?.last_bytes) >= 60 * 1024, "the usage's sample counts the stored bytes")
   t.equal((await files.remove(['q/one.bin'])).error, null)
   t.equal((await files.upload('q/two.bin', new Blob([new Uint8Array(60 * 1024)]))).error, null, 'room again once objects are removed')
   await setQuotaOverrides(fixture.platform.controlPlane, quiet.ref, { policy: null, figures: { storage_size_bytes: null } })
