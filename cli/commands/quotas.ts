@@ -45,13 +45,15 @@ export const quotaCommands: Command[] = [
     usage: USAGE,
     summary: "Show (or change) a project's monthly quotas and what it used this month",
     options: { policy: { type: 'string' }, ...Object.fromEntries(Object.keys(FLAGS).map((flag) => [flag, { type: 'string' as const }])) },
-    optionValues: { policy: 'bill|cap|plan', 'active-users': 'N', 'push-deliveries': 'N', mail: 'N', 'database-size': 'SIZE' },
+    optionValues: { policy: 'bill|cap|plan', 'active-users': 'N', 'push-deliveries': 'N', mail: 'N', 'database-size': 'SIZE', 'storage-size': 'SIZE', 'storage-egress': 'SIZE' },
     optionHelp: {
       policy: "past a figure: bill (count, never refuse) or cap (refuse what would pass it); plan: the plan's",
       'active-users': 'monthly active users (users who signed in or refreshed a token this month)',
       'push-deliveries': 'push deliveries a month',
       mail: "auth mail the platform sends a month (a project's own send email hook is not counted)",
       'database-size': 'database size, such as 500MB or 8GB (past it under cap: read-only)',
+      'storage-size': "Storage's stored bytes, such as 1GB (past it under cap: uploads refused)",
+      'storage-egress': "Storage's bytes sent a month, such as 5GB (past it under cap: downloads refused until the month resets)",
     },
     notes: 'Each figure is a whole number, "unlimited" (no quota) or "plan" (the plan\'s). Applies from the next request.',
     async run(context, args) {
