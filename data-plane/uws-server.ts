@@ -42,6 +42,9 @@ interface RequestState {
 
 const aborted = new Error('the connection closed before the request was read')
 
+/** How much of a refused body is still read (and dropped) so its client sees the answer; past it, the connection is closed. */
+const DISCARD_BYTES = 16 * 1024 * 1024
+
 /** Chunks a streamed body keeps read ahead of its reader before the connection is paused (backpressure). */
 const READ_AHEAD_BYTES = 256 * 1024
 
@@ -66,6 +69,7 @@ class UwsBody {
   #pausedForReader = false
   #whole = false
   #wake: (() => void) | undefined
+  #discarding = false
 
   constructor(res: uWS.HttpResponse, state: RequestState, contentType: string | undefined) {
     this.#res = res
@@ -77,6 +81,11 @@ class UwsBody {
   #arrived(chunk: ArrayBuffer, isLast: boolean): void {
     // uWS reuses the chunk's memory after this callback returns: copied once, into memory of its own,
     // so a worker can be handed it without another copy (lib/port-stream.ts transfers whole buffers).
+    if (this.#discarding) {
+      this.#size += chunk.byteLength
+      if (isLast) this.#done = true
+      return
+    }
     const copy = Buffer.from(chunk.slice(0))
     this.#size += copy.byteLength
     if (this.#whole && this.#size > MAX_BODY_BYTES) this.#fail(platformErrors.bodyTooLarge(MAX_BODY_BYTES))
@@ -159,6 +168,24 @@ class UwsBody {
   /** Whether every byte the client sent was read (an answer given before that closes the connection). */
   get read(): boolean {
     return this.#done
+  }
+
+  /**
+   * The answer went before the body was read: what is left of it is read and
+   * dropped, if its declared length says it is at most DISCARD_BYTES more;
+   * answers whether it will be (otherwise the connection is to be closed).
+   */
+  discard(declared: string | undefined): boolean {
+    const length = declared === undefined ? NaN : Number(declared)
+    if (!Number.isFinite(length) || length - this.#size > DISCARD_BYTES || this.#failure !== undefined) return false
+    this.#discarding = true
+    this.#chunks = []
+    this.#waiting = 0
+    if (this.#pausedForReader && !this.#lastSeen && !this.#state.aborted) {
+      this.#pausedForReader = false
+      this.#res.resume()
+    }
+    return true
   }
 }
 
@@ -397,8 +424,10 @@ class UwsRequest implements IncomingRequest {
 
   write(response: OutgoingResponse<ResponseBody>): void {
     // While draining, a kept-alive connection is closed after its answer, so the client opens its next one elsewhere.
-    // An answer given before the body was read whole (a refused upload) ends the connection: what is left of the body would be read as the next request.
-    const close = this.#lastOnConnection || this.#parts.inFlight.draining || (this.#body !== undefined && !this.#body.read)
+    // An answer given before the body was read whole (a refused upload): the rest of the body is read and
+    // dropped, so a client still sending sees the answer rather than a closed socket; past DISCARD_BYTES more
+    // of it, the connection is closed instead.
+    const close = this.#lastOnConnection || this.#parts.inFlight.draining || (this.#body !== undefined && !this.#body.read && !this.#body.discard(this.headers['content-length']))
     if (response.body instanceof StreamedBody) {
       // In flight until the last chunk is out: a drain waits for it like for any answer.
       void stream(this.#res, response as OutgoingResponse<StreamedBody>, this.#state, this.#head, close).finally(() => this.#parts.inFlight.end(this.#state))

@@ -9,6 +9,7 @@ import { suspendProject } from '../../control-plane/suspension.ts'
 import { sampleDatabaseSizes } from '../../control-plane/usage-upkeep.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
 import { ownerOf, serviceClient, succeeded } from './helpers.ts'
+import { exchange, rawRequest } from '../helpers/raw-http.ts'
 
 const fixture = await startTestPlatform(t, { BASEPLANE_HTTP_ENGINE: 'uws' })
 const busy = await fixture.createProject({ name: 'Busy uploader' })
@@ -67,6 +68,19 @@ t.test('a truncated or malformed upload is refused and leaves nothing', async (t
   t.equal(noBoundary.status, 400)
   const rows = await owner.query(`select name from storage.objects where bucket_id = 'files' and name in ('short.bin', 'form.bin', 'form2.bin')`)
   t.same(rows.rows, [], 'no row of any of them')
+})
+
+t.test('a refused upload is answered while its body still comes, and the connection serves the next request', async (t) => {
+  const port = Number(new URL(quiet.baseUrl).port)
+  const path = new URL(quiet.baseUrl).pathname
+  const headers = { apikey: quiet.serviceRoleKey, authorization: `Bearer ${quiet.serviceRoleKey}`, 'content-type': 'application/octet-stream' }
+  const body = 'x'.repeat(2 * 1024 * 1024)
+  const both = await exchange(port, [rawRequest('POST', `${path}/storage/v1/object/no-such-bucket/a.bin`, headers, body), rawRequest('GET', `${path}/storage/v1/bucket`, headers)], { expect: 2, afterAnswers: true })
+  t.equal(both.responses.length, 2, 'both answered on one connection')
+  t.equal(both.responses[0]?.status, 400)
+  t.match(JSON.parse(both.responses[0]!.body), { code: 'NoSuchBucket' })
+  t.equal(both.responses[1]?.status, 200)
+  t.equal(both.closed, false)
 })
 
 t.test("a storage size cap refuses what would pass it, from the project's own record of its bytes", async (t) => {
