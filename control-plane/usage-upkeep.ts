@@ -10,8 +10,9 @@
 import { log } from '../lib/log.ts'
 import { minuteOf } from '../lib/metrics/usage-counters.ts'
 import type { ControlPlane } from './control-plane.ts'
-import { claimDueJobs, databaseSizes, projectDatabases, pruneBefore, rollUpMinutes, storedBytesOf, upsertDatabaseSizes, upsertStorageSizes, type Pruned, type RolledUp } from './db/usage.ts'
+import { claimDueJobs, databaseSizes, projectDatabases, pruneBefore, rollUpMinutes, upsertDatabaseSizes, upsertStorageSizes, type Pruned, type RolledUp } from './db/usage.ts'
 import { adminUrlFor } from '../lib/db/server-url.ts'
+import { storedBytesOf } from '../workers/storage/face.ts'
 import { withClient } from './project-database.ts'
 import { watchQuotas } from './quotas.ts'
 

@@ -101,12 +101,6 @@ export async function databaseSizes(db: Queryable, databases: string[]): Promise
   return new Map(rows.map((row) => [row.name, Number(row.bytes)]))
 }
 
-/** A project's stored bytes, from its own record of its blobs, asked of its database as the server's admin. */
-export async function storedBytesOf(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ bytes: string }>('select coalesce(sum(size), 0)::text as bytes from baseplane_storage.blobs')
-  return Number(rows[0]!.bytes)
-}
-
 /** Records Storage's samples taken at `at`: the day's latest per project. */
 export async function upsertStorageSizes(db: Queryable, refs: string[], bytes: number[], at: Date): Promise<void> {
   await db.query(

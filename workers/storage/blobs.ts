@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type pg from 'pg'
 import type { BlobStore } from './blob-store.ts'
-import type { StorageDatabase } from './database.ts'
+import type { Client, StorageDatabase } from './database.ts'
 
 /** The longest an upload (one request, or a resumable one between its parts) may take before its blob is collectable. */
 export const UPLOAD_WINDOW_SECONDS = 24 * 60 * 60
@@ -99,10 +99,14 @@ export async function collect(database: StorageDatabase, store: BlobStore, ref: 
   return garbage.length
 }
 
-/** The project's stored bytes, as the usage and the quotas count them. */
+/** The project's stored bytes, as the usage and the quotas count them: every blob recorded (on a platform connection, or the server's admin's). */
+export async function storedBytesOf(client: Pick<Client, 'query'>): Promise<number> {
+  const { rows } = await client.query<{ bytes: string }>(STORED_BYTES)
+  return Number(rows[0]!.bytes)
+}
+
+export const STORED_BYTES = 'select coalesce(sum(size), 0)::text as bytes from baseplane_storage.blobs'
+
 export async function storedBytes(database: StorageDatabase): Promise<number> {
-  return database.asPlatform(async (client) => {
-    const { rows } = await client.query<{ bytes: string }>('select coalesce(sum(size), 0)::text as bytes from baseplane_storage.blobs')
-    return Number(rows[0]!.bytes)
-  })
+  return database.asPlatform((client) => storedBytesOf(client))
 }

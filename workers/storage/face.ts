@@ -30,6 +30,7 @@ import { openBlobStore } from './backend.ts'
 import type { BlobStore } from './blob-store.ts'
 
 // Reading and writing
+export { storedBytesOf } from './blobs.ts'
 export {
   deleteObjectRow,
   folderPrefix,

@@ -6,6 +6,7 @@ import type { ServiceResponse } from '../../lib/service.ts'
 import { callerOf, json, jsonBody, type StorageCall } from './call.ts'
 import { storageErrors } from './errors.ts'
 import { decodedParam } from './names.ts'
+import { folderPrefix } from './admin.ts'
 import { bucketSettings } from './objects.ts'
 
 const SORTABLE = new Set(['name', 'created_at', 'updated_at', 'last_accessed_at'])
@@ -25,12 +26,11 @@ function sortOf(value: unknown): { column: string; order: 'asc' | 'desc' } {
   return { column, order }
 }
 
-/** A folder as a prefix: `a/b` and `a/b/` both list what is inside a/b. */
-function folderPrefix(value: unknown): string {
+/** The body's `prefix` as a folder (admin.ts folderPrefix: `a/b` and `a/b/` both list what is inside a/b). */
+function prefixOf(value: unknown): string {
   if (value !== undefined && value !== null && typeof value !== 'string') throw storageErrors.invalidRequest('prefix must be a string')
-  const text = (value ?? '').replace(/^\/+/, '')
-  if (text.includes('\u0000')) throw storageErrors.invalidRequest('prefix must not hold a NUL')
-  return text === '' || text.endsWith('/') ? text : `${text}/`
+  if ((value ?? '').includes('\u0000')) throw storageErrors.invalidRequest('prefix must not hold a NUL')
+  return folderPrefix(value ?? '')
 }
 
 interface ListedRow {
@@ -45,7 +45,7 @@ interface ListedRow {
 export async function list(call: StorageCall): Promise<ServiceResponse> {
   const bucket = decodedParam(call.params.bucket!, 'bucket')
   const body = jsonBody(call)
-  const prefix = folderPrefix(body.prefix)
+  const prefix = prefixOf(body.prefix)
   const limit = limitOf(body.limit, 100, 10000)
   const offset = body.offset === undefined ? 0 : body.offset
   if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0) throw storageErrors.invalidRequest('offset must be a whole number')
