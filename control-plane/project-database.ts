@@ -10,6 +10,7 @@ import { platformLoginName, platformLoginOf, platformLoginRoles } from '../lib/d
 import { adminUrlFor } from '../lib/db/server-url.ts'
 import { apiRoleLimit, planLimits } from '../lib/plans.ts'
 import * as db from './db/project-database.ts'
+import { installDefaultExtensions } from './default-extensions.ts'
 
 export interface ProjectDatabaseNames {
   database: string
@@ -185,7 +186,9 @@ export async function createProjectDatabase(serverUrl: string, names: ProjectDat
 export async function upgradeProjectDatabase(serverUrl: string, names: ProjectDatabaseNames): Promise<number[]> {
   return withClient(adminUrlFor(serverUrl, names.database), async (client) => {
     await ensurePlatformLogins(client, names)
-    return migrate(client, 'project', migrationVars(names))
+    const applied = await migrate(client, 'project', migrationVars(names))
+    await installDefaultExtensions(client, names.database)
+    return applied
   })
 }
 

@@ -40,7 +40,7 @@ export async function postgisServer(): Promise<{ url: string } | { skip: string 
 
 /**
  * A project on the PostGIS server with the extension in schema `extensions`
- * (usable by every role), then `setup` run as the project's owner; as
+ * (usable by the API roles and the owner), then `setup` run as the project's owner; as
  * graphqlProject, `gql` answers as the HTTP service does.
  */
 export async function postgisProject(t: Teardown, serverUrl: string, setup?: string): Promise<GraphqlProject> {
@@ -54,12 +54,8 @@ export async function postgisProject(t: Teardown, serverUrl: string, setup?: str
     await dropCatalogue()
     throw error
   }
-  // Extensions need a superuser: the server's admin, in the project's database.
+  // PostGIS is not trusted: the server's admin installs it, in the schema every project database has (sql/project/0060).
   const installPostgis = (project: ProjectRecord) =>
-    adminQuery(withDatabase(serverUrl, project.dbName), `
-      create schema extensions;
-      create extension postgis with schema extensions;
-      grant usage on schema extensions to public;
-    `)
+    adminQuery(withDatabase(serverUrl, project.dbName), `create extension postgis with schema extensions`)
   return projectFixture(t, controlPlane, 'postgis test', setup, { prepare: installPostgis, afterClose: dropCatalogue })
 }

@@ -85,7 +85,7 @@ t.test('by default the data API exposes public only', async (t) => {
 
   const path = await s.rpc('where_am_i')
   t.equal(path.error, null)
-  t.equal(path.data, '"public"', "the request's search path: its schema, quoted as PostgREST sets it")
+  t.equal(path.data, '"public", "extensions"', "the request's search path: its schema, quoted as PostgREST sets it")
 })
 
 t.test('a second schema, exposed by the admin API, is served from the next request', async (t) => {
@@ -112,7 +112,7 @@ t.test('a second schema, exposed by the admin API, is served from the next reque
   t.equal(got.data, 3, 'GET /rpc with Accept-Profile')
   const path = await api.rpc('where_am_i')
   t.equal(path.error, null)
-  t.equal(path.data, '"api", "public"', 'the schema first on the search path, then public (PostgREST)')
+  t.equal(path.data, '"api", "public", "extensions"', 'the schema first on the search path, then public and extensions (PostgREST as Supabase configures it)')
   const label = await api.rpc('which_label')
   t.same([label.error, label.data], [null, 'api'], "an unqualified name resolves in the request's schema first")
   const publicLabel = await s.rpc('which_label')
@@ -232,7 +232,7 @@ t.test('a change of the list is followed on the next request: the first schema i
   const notes = await s.from('notes').select()
   t.same(notes.error, { code: 'PGRST106', details: null, hint: 'Only the following schemas are exposed: api', message: 'Invalid schema: public' }, "supabase-js's default public is no longer exposed")
   const path = await f.raw('/rpc/where_am_i', { method: 'POST', body: {} })
-  t.equal(path.json, '"api", "public"')
+  t.equal(path.json, '"api", "public", "extensions"')
 
   await expose(['public'])
   const back = await s.from('notes').select('id')

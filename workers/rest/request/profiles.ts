@@ -28,14 +28,16 @@ export function profileOf(header: string | undefined, exposed: readonly string[]
 
 /**
  * The request's search path as PostgREST sets it, transaction-local: the
- * schema, then `public` (its `db-extra-search-path` default), so the
- * schema's own functions, types and operators win over public's in casts,
- * filters and the pre-request function's name. A select item of the identity
- * statement (settings.ts), so it costs no round trip.
+ * schema, then `public` and `extensions` (the `db-extra-search-path` Supabase
+ * configures, so pgcrypto's and uuid-ossp's functions resolve unqualified, as
+ * sql/project/0060 has them everywhere else), so the schema's own functions,
+ * types and operators win over public's in casts, filters and the
+ * pre-request function's name. A select item of the identity statement
+ * (settings.ts), so it costs no round trip.
  */
 export function searchPathSetting(schema: string, bind: Bind): string {
-  // Quoted, as PostgREST writes it (current_setting('search_path') reads `"api", "public"` there too).
-  const path = schema === 'public' ? ident(schema) : `${ident(schema)}, ${ident('public')}`
+  // Quoted, as PostgREST writes it (current_setting('search_path') reads `"api", "public", "extensions"` there too).
+  const path = [...new Set([schema, 'public', 'extensions'])].map(ident).join(', ')
   return `set_config('search_path', ${bind(path)}, true)`
 }
 
