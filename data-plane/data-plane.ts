@@ -31,6 +31,7 @@ import { restManifest } from '../workers/rest/manifest.ts'
 import { storageManifest } from '../workers/storage/manifest.ts'
 import type { Gate } from './gate.ts'
 import type { PlatformHealth } from './platform-health.ts'
+import { liveResponse, readyResponse } from './node-probes.ts'
 import type { ProjectDirectory } from './project-directory.ts'
 import type { Throttle } from './throttle.ts'
 import { LifecycleGate, type Waker } from './lifecycle-gate.ts'
@@ -369,6 +370,11 @@ export class DataPlane {
     if (request.path === '/health' && request.method === 'GET') {
       if (this.#deps.health) return this.#deps.health.response()
       return { status: 200, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'ok', version: this.#deps.version }) }
+    }
+    if ((request.method === 'GET' || request.method === 'HEAD') && (request.path === '/live' || request.path === '/ready')) {
+      if (request.path === '/live') return liveResponse()
+      const { dispatcher, directory, health } = this.#deps
+      return readyResponse({ health, threadsUp: () => dispatcher.threadsUp(), projectsLoaded: () => directory.projectsLoaded })
     }
     // The admin API and the dashboard change state: they wait, as a dispatch does, until the request may run.
     await request.body()

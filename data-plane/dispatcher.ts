@@ -5,6 +5,7 @@
 // (fair-share.ts), so its connections are opened once per concern, not once
 // per thread. Workers answer with plain data.
 import fs from 'node:fs'
+import type { Worker } from 'node:worker_threads'
 import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import type { Plan } from '../lib/catalogue.ts'
@@ -43,6 +44,8 @@ export interface ThreadReport {
 
 interface ConcernPool {
   shards: Piscina[]
+  /** Threads of each shard that have started and not exited (Piscina's workerCreate and workerDestroy). */
+  running: number[]
   share: FairShare
   limits: Record<Plan, Limits>
 }
@@ -118,6 +121,12 @@ export class Dispatcher {
       )
       // A thread that fails outside a task (an error no task awaited) is replaced by Piscina; it must never end the process.
       for (const shard of shards) shard.on('error', (error: unknown) => log.error('a worker thread failed outside a task', error, { concern }))
+      const running = shards.map(() => 0)
+      shards.forEach((shard, index) => {
+        // workerCreate comes once the thread has loaded its module; a thread that exits is destroyed.
+        shard.on('workerCreate', () => (running[index] = running[index]! + 1))
+        shard.on('workerDestroy', () => (running[index] = Math.max(0, running[index]! - 1)))
+      })
       const figures = options.figures
       const service = serviceIndexOf(concern)
       const observer: FairShareObserver | undefined = figures && {
@@ -125,7 +134,7 @@ export class Dispatcher {
         waited: (ref, millis) => figures.waited(ref, service, millis),
       }
       const share = new FairShare({ shards: threads, slotsPerShard: tasks, stickyMillis: options.stickyMillis, observer })
-      this.#pools.set(concern, { shards, share, limits: storage ? limitsFor(tasks, STORAGE_TRANSFERS_PER_REQUEST_SLOT) : this.#limits })
+      this.#pools.set(concern, { shards, running, share, limits: storage ? limitsFor(tasks, STORAGE_TRANSFERS_PER_REQUEST_SLOT) : this.#limits })
     }
   }
 
@@ -147,6 +156,23 @@ export class Dispatcher {
         throw platformErrors.internal()
       }
     })
+  }
+
+  /**
+   * Whether every concern's every shard has a running thread (/ready).
+   * Piscina replaces a thread that exits; until the new one has loaded its
+   * module, the shard has none. (One that fails while loading is not replaced
+   * again: the shard stays down, and /ready with it.)
+   */
+  threadsUp(): boolean {
+    if (this.#pools.size === 0) return false
+    for (const pool of this.#pools.values()) if (pool.running.some((count) => count < 1)) return false
+    return true
+  }
+
+  /** The threads of `concern`'s shards, as Piscina has them now (the tests end one to see /ready follow). */
+  threadsOf(concern: Concern): readonly Worker[] {
+    return this.#pools.get(concern)?.shards.flatMap((shard) => shard.threads) ?? []
   }
 
   /** Busy slots and placed projects per shard, per concern (tests and the benchmark). */

@@ -19,12 +19,19 @@ export class KnownRefs {
   /** Refs noted while a load is out, which its answer (a snapshot taken earlier) may lack. */
   #noted: Set<string> | undefined
   #loaded = false
+  /** Whether a load ever landed: the node has had the set since (/ready, node-probes.ts). */
+  #everLoaded = false
   /** Numbers the loads, so only the last one begun lands. */
   #loads = 0
 
   /** Whether the set was loaded on the link's current connection (the caller checks that the link is up). */
   get loaded(): boolean {
     return this.#loaded
+  }
+
+  /** Whether any load has landed since the node started (a reload after an outage keeps it true). */
+  get everLoaded(): boolean {
+    return this.#everLoaded
   }
 
   get size(): number {
@@ -63,6 +70,7 @@ export class KnownRefs {
     this.#refs = fresh
     this.#noted = undefined
     this.#loaded = true
+    this.#everLoaded = true
   }
 
   /** Whether `load` is still the last one begun (a failed load is retried only then). */

@@ -157,6 +157,11 @@ export class ProjectDirectory {
     return { projects: this.#projects.size, missing: this.#missing.size, known: this.#known.size }
   }
 
+  /** Whether the set of refs that exist was loaded once since start: the node can tell projects apart (/ready). */
+  get projectsLoaded(): boolean {
+    return this.#known.everLoaded
+  }
+
   /** Whether a ref outside the known set is answered "no such project" without a read: the set is loaded and the link listens and answers. */
   get knowsEveryRef(): boolean {
     return this.#known.loaded && this.#link.listening && Date.now() - this.#link.lastHeardAt <= FEED_SILENCE_MS

@@ -56,6 +56,8 @@ export interface RunningPlatform {
   dataPlane: DataPlane
   throttle: Throttle
   directory: ProjectDirectory
+  /** The concerns' worker threads (tests: readiness while a thread is replaced). */
+  dispatcher: Dispatcher
   /** This node's usage recorder (undefined when BASEPLANE_USAGE is off): its stats, and a flush now (tests, the benchmark). */
   usage: UsageRecorder | undefined
   /** This node's part in suspension, pause and the operator's events (server/lifecycle.ts): its request activity (flush() in tests). */
@@ -288,6 +290,7 @@ export async function startPlatform(config: PlatformConfig, databaseUrl: string,
     dataPlane,
     throttle,
     directory,
+    dispatcher,
     usage: usage?.recorder,
     lifecycle,
     fleetNodes: () => fleet.nodes,
