@@ -25,16 +25,17 @@ export function routineParams(fn: CatalogFunction): RoutineParam[] {
 
 /**
  * PostgREST exposes a function when all its parameters are named, or when
- * exactly one is unnamed and the first is of a type a body can be (its
- * query counts the unnamed ones and looks at the first parameter's type). Any
- * other is not in its schema cache: a call of it is PGRST202, never
- * PostgreSQL's 42883, and it is in no OpenAPI description.
+ * its one parameter is unnamed and of a type a body can be. Any other is not
+ * in its schema cache: a call of it is PGRST202, never PostgreSQL's 42883,
+ * and it is in no OpenAPI description. (PostgREST's query counts as unnamed
+ * only the parameters of a function with no names at all, so it also keeps
+ * `f(a int, numeric)`, which no request can then call but by the key `""`,
+ * and that fails in PostgreSQL; such a function is left out here.)
  */
 export function isCallable(fn: CatalogFunction): boolean {
   const params = routineParams(fn)
-  const unnamed = params.filter((p) => p.name === '').length
-  if (unnamed === 0) return true
-  return unnamed === 1 && UNNAMED_TYPES.has(params[0]!.type)
+  if (params.every((p) => p.name !== '')) return true
+  return params.length === 1 && UNNAMED_TYPES.has(params[0]!.type)
 }
 
 function compareText(a: string, b: string): number {
