@@ -112,6 +112,10 @@ t.test('the hint lists the parameters of a same-named function', async (t) => {
   // On GET, a value with an operator is a filter, not an argument.
   const viaGet = await f.raw('/rpc/g?a=1&b=2')
   t.same({ status: viaGet.status, body: viaGet.json }, { status: 200, body: 3 })
+  for (const filter of ['c=fts(english).word', 'c=not.eq.1', 'c=is.null', 'c=eq(any).{1,2}']) {
+    const withFilter = await f.raw(`/rpc/g?a=1&b=2&${filter}`)
+    t.same({ filter, status: withFilter.status, body: withFilter.json }, { filter, status: 200, body: 3 })
+  }
   const filtered = await f.raw('/rpc/g?a=1&b=eq.2')
   t.equal(filtered.status, 404)
   t.match(filtered.json, {

@@ -45,7 +45,7 @@ function isFilter(key: string, value: string): boolean {
   if (first === 'is' || first === 'in') return true
   if ((OPERATORS as readonly string[]).includes(first.replace(/\((any|all)\)$/, ''))) return true
   const paren = value.indexOf('(')
-  return paren > 0 && FTS_OPERATORS.has(value.slice(0, paren)) && value.slice(paren).includes(')')
+  return paren > 0 && FTS_OPERATORS.has(value.slice(0, paren))
 }
 
 const FTS_OPERATORS: ReadonlySet<string> = new Set(['fts', 'plfts', 'phfts', 'wfts'])
