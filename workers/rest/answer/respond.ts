@@ -132,6 +132,8 @@ export function respond(call: RestCall, planned: Planned, row: ResultRow, resolu
   const bodyOf = (text: string | null): string => {
     if (text === null) return ''
     if (call.media === 'csv' && planned.result === undefined) return csvOf(planned.csvHeader, rows, text)
+    // A function's one composite value that filters removed is `null`, as PostgREST's single-object aggregate gives.
+    if (planned.result === 'object' && rows === 0) return 'null'
     if (media === 'object' && planned.result !== 'scalar') return rows === 1 ? text.slice(1, -1).trim() : text
     return text
   }

@@ -262,7 +262,8 @@ function planRpc(model: RestModel, call: RestCall): Planned {
   if (!composite && !fn.returnsSet) {
     refuseEmbeds(call, alias)
     return {
-      sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, null::int8 as total, ${RESPONSE_COLUMNS} from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
+      // One value is one row: counted, its total is 1 (PostgREST's `Content-Range: 0-0/1`).
+      sql: (meta) => `select ${meta}1::int8 as rows, pg_catalog.to_json(pgrst_call.pgrst_scalar)::text as body, ${call.prefs.count === undefined ? 'null' : '1'}::int8 as total, ${RESPONSE_COLUMNS} from (select ${found.call} as pgrst_scalar ${found.from}) pgrst_call`,
       params: params.values,
       write,
       kind: 'rpc',

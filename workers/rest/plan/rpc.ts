@@ -1,17 +1,18 @@
-// Which function `/rpc/<fn>` calls and with what (shared/reference/postgrest.md
-// section 4): named arguments from a JSON object (POST) or the query string
-// (GET), overloads chosen by the set of keys, a single unnamed json/jsonb
-// parameter (or `Prefer: params=single-object`) taking the whole body; form
-// and CSV bodies as named arguments (their values text), and a `text/plain`,
-// `text/xml` or `application/octet-stream` body as the one argument of a
-// function whose only parameter is unnamed and of that type.
-// Arguments travel as one JSON parameter read by json_to_record with the
-// function's own types, so PostgreSQL converts each.
+// The call `/rpc/<fn>` makes (shared/reference/postgrest.md section 4), once
+// find-function.ts has chosen the overload as PostgREST does: named arguments
+// from a JSON object (POST), a form or CSV body (their values text) or the
+// query parameters that are no filters (GET); a function of one unnamed
+// parameter is passed the whole body (a JSON body as sent, a `text/plain`,
+// `text/xml` or `application/octet-stream` body as is), as PostgREST's
+// `OnePosParam`; `Prefer: params=single-object` passes it to the one json
+// parameter. Named arguments travel as one JSON parameter read by
+// json_to_record with the function's own types, so PostgreSQL converts each.
 import type { CatalogFunction, CatalogFunctionArg } from '../../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
 import type { BodyMedia } from '../request/bodies.ts'
 import { restErrors } from '../errors.ts'
-import { closest } from '../schema/closest.ts'
+import { OPERATORS } from '../request/filters.ts'
+import { findFunction, functionNotFound } from './find-function.ts'
 import type { RestModel } from '../schema/model.ts'
 import type { RestCall } from './plan.ts'
 import type { Params } from './sql.ts'
@@ -28,123 +29,98 @@ export interface FunctionCall {
 
 const inputs = (fn: CatalogFunction): CatalogFunctionArg[] => fn.args.filter((a) => a.mode === 'i' || a.mode === 'b' || a.mode === 'v')
 
-function required(fn: CatalogFunction): CatalogFunctionArg[] {
-  const all = inputs(fn)
-  return all.slice(0, all.length - fn.nDefaults)
-}
-
 const isJsonType = (arg: CatalogFunctionArg) => arg.typeName === 'json' || arg.typeName === 'jsonb'
 
-function matches(fn: CatalogFunction, keys: ReadonlySet<string>, exact: boolean): boolean {
-  const names = new Set(inputs(fn).map((a) => a.name))
-  if (names.has(null) && inputs(fn).length > 0) return false
-  if (!required(fn).every((a) => keys.has(a.name!))) return false
-  return !exact || [...keys].every((k) => names.has(k))
+/**
+ * A query value that is a filter, not an argument (PostgREST's QueryParams
+ * `hasOperator`, `hasFtsOperator`): `op.value`, `not.op.value`, `is.`/`in.`,
+ * `op(any|all).value`, `fts(config).value`. A key with a dot (an embed's
+ * filter) is a filter too.
+ */
+function isFilter(key: string, value: string): boolean {
+  if (key.includes('.')) return true
+  const parts = value.split('.')
+  const first = parts[0]!
+  if (first === 'not' && parts.length > 1) return true
+  if (first === 'is' || first === 'in') return true
+  if ((OPERATORS as readonly string[]).includes(first.replace(/\((any|all)\)$/, ''))) return true
+  const paren = value.indexOf('(')
+  return paren > 0 && FTS_OPERATORS.has(value.slice(0, paren))
 }
 
-function notFound(model: RestModel, call: RestCall, keys: string[], jsonBody: boolean): never {
-  const name = `${call.schema}.${call.name}`
-  const sorted = [...keys].sort()
-  const withParams = sorted.length > 0 ? `(${sorted.join(', ')})` : ' without parameters'
-  const searched = sorted.length > 0 ? `with parameters ${sorted.join(', ')}` : 'without parameters'
-  const details = `Searched for the function ${name} ${searched}${jsonBody ? ' or with a single unnamed json/jsonb parameter' : ''}, but no matches were found in the schema cache.`
-  const inSchema = [...model.functions.values()].flat().filter((f) => f.schema === call.schema).map((f) => f.name)
-  const near = closest(call.name, inSchema)
-  throw restErrors.noFunction(`Could not find the function ${name}${withParams} in the schema cache`, details, near ? `Perhaps you meant to call the function ${call.schema}.${near}` : null)
-}
+const FTS_OPERATORS: ReadonlySet<string> = new Set(['fts', 'plfts', 'phfts', 'wfts'])
 
-function signature(fn: CatalogFunction): string {
-  return `${fn.schema}.${fn.name}(${inputs(fn).map((a) => `${a.name ?? ''} => ${a.typeName}`).join(', ')})`
+/** The body of a POST as its arguments: a JSON object (or a form's pairs, a CSV body's first row), else nothing to name. */
+function bodyObject(call: RestCall): { value: unknown; object: Record<string, unknown> | undefined } {
+  let value: unknown
+  if (call.payload !== undefined) {
+    // A form's pairs are the arguments; a CSV body's first row is (its header names them).
+    value = Array.isArray(call.payload) ? call.payload[0] ?? {} : call.payload
+  } else {
+    try {
+      value = call.body.trim() === '' ? {} : JSON.parse(call.body)
+    } catch {
+      throw restErrors.invalidBody('Empty or invalid json')
+    }
+  }
+  const object = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined
+  return { value, object }
 }
 
 export function resolveFunction(model: RestModel, call: RestCall, params: Params): FunctionCall {
-  const candidates = model.functions.get(`${call.schema}\0${call.name}`) ?? []
   const target = qualified(call.schema, call.name)
+  const lookup = { schema: call.schema, name: call.name }
   if (call.method === 'POST') {
-    const rawType = RAW_TYPES[call.bodyMedia]
-    if (rawType !== undefined) return rawArgument(call, candidates, target, rawType, params)
-    const json = call.bodyMedia === 'json'
-    let body: unknown
-    if (call.payload !== undefined) {
-      // A form's pairs are the arguments; a CSV body's first row is (its header names them).
-      body = Array.isArray(call.payload) ? call.payload[0] ?? {} : call.payload
-    } else {
-      try {
-        body = call.body.trim() === '' ? {} : JSON.parse(call.body)
-      } catch {
-        throw restErrors.invalidBody('Empty or invalid json')
-      }
-    }
-    const single = (fn: CatalogFunction) => inputs(fn).length === 1 && isJsonType(inputs(fn)[0]!)
+    const raw = RAW_MEDIA.has(call.bodyMedia)
+    const { value, object } = raw ? { value: undefined, object: undefined } : bodyObject(call)
     if (call.prefs.params === 'single-object') {
-      const fn = candidates.find(single)
-      if (fn === undefined) notFound(model, call, [], true)
-      return { fn, call: `${target}(${params.add(JSON.stringify(body), inputs(fn)[0]!.typeName)})`, from: '', argKeys: new Set() }
+      const candidates = model.functions.get(`${call.schema}\0${call.name}`) ?? []
+      const fn = candidates.find((f) => inputs(f).length === 1 && isJsonType(inputs(f)[0]!))
+      if (fn === undefined) throw functionNotFound(model, { ...lookup, keys: [], post: 'json' })
+      return { fn, call: `${target}(${params.add(JSON.stringify(value), inputs(fn)[0]!.typeName)})`, from: '', argKeys: new Set() }
     }
-    const object = typeof body === 'object' && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined
     const keys = object ? Object.keys(object).filter((k) => call.query.columns === undefined || call.query.columns.includes(k)) : []
-    const keySet = new Set(keys)
-    const found = object ? candidates.filter((fn) => matches(fn, keySet, true)) : []
-    if (found.length > 1) throw restErrors.ambiguousFunction(found.map(signature).join(', '))
-    if (found.length === 1) {
-      const args: Record<string, unknown> = {}
-      for (const k of keys) args[k] = object![k]
-      return withArgs(found[0]!, target, args, params, new Set())
-    }
-    // The fallback: one unnamed json/jsonb parameter takes the whole body (a JSON one: PostgREST's hasSingleUnnamedParam).
-    const fallback = json ? candidates.find((fn) => single(fn) && inputs(fn)[0]!.name === null) : undefined
-    if (fallback) return { fn: fallback, call: `${target}(${params.add(call.body.trim() === '' ? '{}' : call.body, inputs(fallback)[0]!.typeName)})`, from: '', argKeys: new Set() }
-    notFound(model, call, keys, json)
+    const fn = findFunction(model, { ...lookup, keys, post: call.bodyMedia })
+    if (onlyUnnamed(fn)) return positional(fn, target, params, bodyArgument(call, fn))
+    const args: Record<string, unknown> = {}
+    for (const k of keys) args[k] = object![k]
+    return withArgs(fn, target, args, params, new Set())
   }
-  // GET and HEAD: the query keys naming a parameter are arguments; the others are filters.
-  const queryKeys = new Set(call.query.rawFilters.map(([k]) => k))
-  const found = candidates.filter((fn) => {
-    const names = inputs(fn).map((a) => a.name)
-    return matches(fn, new Set([...queryKeys].filter((k) => names.includes(k))), false)
-  })
-  if (found.length > 1) {
-    // The best candidate takes the most of the keys.
-    const taken = (fn: CatalogFunction) => inputs(fn).filter((a) => queryKeys.has(a.name ?? '')).length
-    const most = Math.max(...found.map(taken))
-    const best = found.filter((fn) => taken(fn) === most)
-    if (best.length > 1) throw restErrors.ambiguousFunction(best.map(signature).join(', '))
-    found.splice(0, found.length, best[0]!)
-  }
-  if (found.length === 0) notFound(model, call, [...queryKeys], false)
-  const fn = found[0]!
-  const names = new Set(inputs(fn).map((a) => a.name!))
+  // GET and HEAD: the query parameters that are no filters are the arguments (PostgREST's `qsParams`).
+  const argPairs = call.query.rawFilters.filter(([k, v]) => !isFilter(k, v))
+  const argKeys = new Set(argPairs.map(([k]) => k))
+  const fn = findFunction(model, { ...lookup, keys: [...argKeys] })
   const args: Record<string, unknown> = {}
-  for (const [k, v] of call.query.rawFilters) if (names.has(k)) args[k] = v
-  return withArgs(fn, target, args, params, new Set(Object.keys(args)))
+  for (const [k, v] of argPairs) args[k] = v
+  if (onlyUnnamed(fn)) return { ...positional(fn, target, params, JSON.stringify(args)), argKeys }
+  return withArgs(fn, target, args, params, argKeys)
 }
 
-/** The parameter type each raw body is for (`text/plain`, `text/xml`, `application/octet-stream`). */
-const RAW_TYPES: Partial<Record<BodyMedia, string>> = { text: 'text', xml: 'xml', binary: 'bytea' }
+/** The media whose body is itself the one argument (`text/plain`, `text/xml`, `application/octet-stream`). */
+const RAW_MEDIA: ReadonlySet<BodyMedia> = new Set(['text', 'xml', 'binary'])
 
-/**
- * A raw body, the one unnamed argument of the function's only overload that
- * takes exactly one unnamed parameter of its type (PostgREST 13); else
- * PGRST202 naming that parameter. Bytes travel in hex.
- */
-function rawArgument(call: RestCall, candidates: readonly CatalogFunction[], target: string, type: string, params: Params): FunctionCall {
-  const fn = candidates.find((f) => inputs(f).length === 1 && inputs(f)[0]!.name === null && inputs(f)[0]!.typeName === type)
-  if (fn === undefined) {
-    const name = `${call.schema}.${call.name}`
-    throw restErrors.noFunction(
-      `Could not find the function ${name} in the schema cache`,
-      `Searched for the function ${name} with a single unnamed ${type} parameter, but no matches were found in the schema cache.`,
-      null,
-    )
+/** A function of one unnamed parameter: PostgREST passes it the whole body (its `OnePosParam`), whatever the keys were. */
+const onlyUnnamed = (fn: CatalogFunction) => inputs(fn).length === 1 && inputs(fn)[0]!.name === null
+
+/** The whole body as the one argument: JSON as sent (`{}` when empty), a raw body as is (bytes in hex), a form or CSV row as JSON. */
+function bodyArgument(call: RestCall, fn: CatalogFunction): string {
+  if (inputs(fn)[0]!.typeName === 'bytea' && call.bodyMedia === 'binary') {
+    // An octet-stream body arrives one character per byte (lib/http/body.ts bodyText): its bytes, in hex.
+    return `\\x${Buffer.from(call.body, 'latin1').toString('hex')}`
   }
-  // An octet-stream body arrives one character per byte (lib/http/body.ts bodyText): its bytes, in hex.
-  const value = type === 'bytea' ? `\\x${Buffer.from(call.body, 'latin1').toString('hex')}` : call.body
-  return { fn, call: `${target}(${params.add(value, type)})`, from: '', argKeys: new Set() }
+  if (call.payload !== undefined) return JSON.stringify(Array.isArray(call.payload) ? call.payload[0] ?? {} : call.payload)
+  return RAW_MEDIA.has(call.bodyMedia) || call.body.trim() !== '' ? call.body : '{}'
+}
+
+function positional(fn: CatalogFunction, target: string, params: Params, value: string): FunctionCall {
+  return { fn, call: `${target}(${params.add(value, inputs(fn)[0]!.typeName)})`, from: '', argKeys: new Set() }
 }
 
 function withArgs(fn: CatalogFunction, target: string, args: Record<string, unknown>, params: Params, argKeys: Set<string>): FunctionCall {
-  const names = Object.keys(args)
+  const types = new Map(inputs(fn).map((a) => [a.name ?? '', a.typeName]))
+  // An unnamed parameter cannot be passed by name (PostgreSQL then finds no such call, as with PostgREST).
+  const names = Object.keys(args).filter((n) => n !== '' && types.has(n))
   if (names.length === 0) return { fn, call: `${target}()`, from: '', argKeys }
-  const types = new Map(inputs(fn).map((a) => [a.name!, a.typeName]))
   const record = names.map((n) => `${ident(n)} ${types.get(n)}`).join(', ')
   const json = params.add(JSON.stringify(args), 'json')
   return {

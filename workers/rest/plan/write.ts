@@ -7,7 +7,7 @@
 // form bodies arrive decoded into the same rows (bodies.ts), their values
 // text for PostgreSQL to read as each column's type.
 import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
-import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
+import { ident, qualified, quoteText } from '../../../lib/pg-catalog/quote.ts'
 import { restErrors } from '../errors.ts'
 import type { Condition } from '../request/filters.ts'
 import type { RestCall } from './plan.ts'
@@ -114,18 +114,38 @@ export function insertSql(parts: WriteParts): WriteCte | undefined {
     const insert = insertInto(parts, columns, rows, conflict, ret)
     return { sql: `with pgrst_source as (${insert.sql})`, upsertFlag, bare: insert.bare }
   }
-  // missing=default: rows grouped by the columns they carry, each group's absent columns take their DEFAULT.
-  const groups = new Map<string, { columns: string[]; rows: Row[] }>()
-  for (const row of rows) {
-    const present = columns.filter((c) => Object.hasOwn(row, c))
-    const key = present.join('\0')
-    const group = groups.get(key)
-    if (group) group.rows.push(row)
-    else groups.set(key, { columns: present, rows: [row] })
-  }
-  const ctes = [...groups.values()].map((g, i) => `pgrst_insert_${i} as (${insertInto(parts, g.columns, g.rows, conflictClause(parts, g.columns, prefs.resolution, target), ret).sql})`)
-  const union = ctes.map((_, i) => `select * from pgrst_insert_${i}`).join(' union all ')
-  return { sql: `with ${ctes.join(', ')}, pgrst_source as (${union})`, upsertFlag }
+  // missing=default with columns=: as PostgREST's `fromJsonBodyF`, each row is every listed column's DEFAULT (evaluated
+  // for that row: a sequence advances once per row, whatever it carries) overlaid by the row, in one insert, so the rows
+  // keep their order and an upsert sets every listed column from the incoming row.
+  const insert = insertWithDefaults(parts, columns, rows, conflict, ret)
+  return { sql: `with pgrst_source as (${insert.sql})`, upsertFlag, bare: insert.bare }
+}
+
+/** A column's DEFAULT as an expression: its own, or an identity column's next value; none for a generated column. */
+function defaultOf(table: CatalogTable, column: CatalogTable['columns'][number]): string | undefined {
+  if (column.generated) return undefined
+  if (column.defaultExpr !== null) return column.defaultExpr
+  if (!column.serial) return undefined
+  return `pg_catalog.nextval(pg_catalog.pg_get_serial_sequence(${quoteText(qualified(table.schema, table.name))}, ${quoteText(column.name)}))`
+}
+
+/** The INSERT of `rows`, each read from `jsonb_build_object(<listed columns' defaults>) || row`. */
+function insertWithDefaults(parts: WriteParts, columns: string[], rows: Row[], conflict: string, ret: string): { sql: string; bare: string } {
+  const table = parts.table
+  const target = qualified(table.schema, table.name)
+  const byName = new Map(table.columns.map((c) => [c.name, c]))
+  const defaults = columns.flatMap((name) => {
+    const expr = defaultOf(table, byName.get(name)!)
+    return expr === undefined ? [] : [`${quoteText(name)}, ${expr}`]
+  })
+  const json = parts.params.add(JSON.stringify(rows), 'jsonb')
+  const list = columns.map(ident).join(', ')
+  const values = columns.map((c) => `pgrst_body.${ident(c)}`).join(', ')
+  const bare =
+    `insert into ${target}${columns.length > 0 ? ` (${list})` : ''} select ${values} from pg_catalog.jsonb_array_elements(${json}) with ordinality as pgrst_row(value, n)` +
+    ` cross join lateral pg_catalog.jsonb_populate_record(null::${target}, pg_catalog.jsonb_build_object(${defaults.join(', ')}) || pgrst_row.value) as pgrst_body` +
+    ` order by pgrst_row.n${conflict}`
+  return { sql: `${bare} returning ${ret}`, bare }
 }
 
 function whereOf(parts: WriteParts): string {

@@ -29,3 +29,24 @@ function distance(a: string, b: string): number {
   }
   return row[b.length]!
 }
+
+/**
+ * The most similar of `names` to `name` scoring at least `minScore`, the
+ * score being 1 - edit distance / the longer length, of the lower-cased
+ * texts: the Levenshtein score PostgREST's fuzzy set ranks by. Used where
+ * PostgREST's threshold matters (a function's parameter lists: 0.33).
+ */
+export function mostSimilar(name: string, names: Iterable<string>, minScore: number): string | undefined {
+  let best: string | undefined
+  let bestScore = -Infinity
+  const wanted = name.toLowerCase()
+  for (const candidate of names) {
+    const longer = Math.max(wanted.length, candidate.length)
+    const score = longer === 0 ? 1 : 1 - distance(wanted, candidate.toLowerCase()) / longer
+    if (score > bestScore) {
+      bestScore = score
+      best = candidate
+    }
+  }
+  return best !== undefined && bestScore >= minScore ? best : undefined
+}

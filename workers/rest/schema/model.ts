@@ -9,6 +9,7 @@ import type pg from 'pg'
 import { readCatalog, type CatalogFunction, type CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import { VersionedCache, type Meta } from '../../../lib/pg-catalog/schema-version.ts'
 import { relationshipsOf, type Relationship } from './relationships.ts'
+import { isCallable } from './routines.ts'
 import { viewPrimaryKeys, viewSides } from './view-keys.ts'
 
 export interface RestModel {
@@ -16,7 +17,7 @@ export interface RestModel {
   schemas: readonly string[]
   /** Tables, views, materialized views and foreign tables by `schema\0name` (a view with the primary key it shows: view-keys.ts). */
   tables: Map<string, CatalogTable>
-  /** Functions by `schema\0name` (overloads together). */
+  /** Functions by `schema\0name` (overloads together): those PostgREST's schema cache holds (routines.ts `isCallable`). */
   functions: Map<string, CatalogFunction[]>
   /** Relationships for embedding, by the origin table's oid (relationships.ts). */
   relationships: Map<number, Relationship[]>
@@ -36,6 +37,7 @@ export function buildModel(catalog: Awaited<ReturnType<typeof readCatalog>>, exp
   for (const table of relations) tables.set(`${table.schema}\0${table.name}`, table)
   const functions = new Map<string, CatalogFunction[]>()
   for (const fn of catalog.functions) {
+    if (!isCallable(fn)) continue
     const key = `${fn.schema}\0${fn.name}`
     const list = functions.get(key)
     if (list) list.push(fn)
