@@ -17,12 +17,12 @@
 // Each embedded table is read under the caller's role like the parent, so
 // its own RLS policies decide which rows appear inside the embed. Every
 // identifier is quoted; filter values are parameters (sql.ts).
-import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
 import { restErrors } from '../errors.ts'
 import type { Condition, Logic, OrderTerm } from '../request/filters.ts'
 import type { RestModel } from '../schema/model.ts'
-import { findRelationship, isToOne, type Relationship } from '../schema/relationships.ts'
+import { findRelationship, type Origin } from '../schema/find-relationship.ts'
+import { isToOne, type Relationship } from '../schema/relationships.ts'
 import type { EmbedParam } from '../request/request.ts'
 import type { SelectItem } from '../request/select.ts'
 import { fieldSql, orderTermSql, outputName, selectListSql, whereSql, type FilterContext, type Params } from './sql.ts'
@@ -57,7 +57,7 @@ export interface RelationQuery {
   model: RestModel
   schema: string
   /** The relation's name in errors and its table (undefined: a function's rows of no table type, which have no relationships). */
-  origin: { name: string; table: CatalogTable | undefined }
+  origin: Origin
   /** The SQL name of the relation's rows. */
   alias: string
   items: readonly SelectItem[]
@@ -100,7 +100,7 @@ export function relationSql(q: RelationQuery): RelationSql {
   const planner = new EmbedPlanner(q.model, q.schema, q.params, q.aggregates)
   const nodes = planner.resolve(q.origin, q.items)
   planner.attach(nodes, q.embedParams)
-  return planner.level(
+  const sql = planner.level(
     { alias: q.alias, name: q.origin.name, columnType: q.columnType },
     nodes,
     q.items,
@@ -108,6 +108,25 @@ export function relationSql(q: RelationQuery): RelationSql {
     { filters: [...q.filters], order: [...q.order] },
     [],
   )
+  refuseSharedNames(nodes, 1)
+  return sql
+}
+
+/**
+ * Two embeds of one select list under one name (`clients(*),clients(id)`, or
+ * `x:clients(*),x:users(*)`) would give one key twice, the last one winning.
+ * PostgREST names each embed's lateral join `<parent>_<alias or name>_<depth>`,
+ * so PostgreSQL refuses the statement with 42712; the same error is given here,
+ * once the rest is planned (PostgREST's other errors come first).
+ */
+function refuseSharedNames(nodes: readonly Node[], depth: number): void {
+  const seen = new Set<string>()
+  for (const node of nodes) {
+    const name = node.item.alias ?? node.item.name
+    if (seen.has(name)) throw restErrors.duplicateAlias(`${node.rel.table.name}_${name}_${depth}`)
+    seen.add(name)
+  }
+  for (const node of nodes) refuseSharedNames(node.children, depth + 1)
 }
 
 /** Finds the embed a name refers to: by alias first, then by the relation's name. */
@@ -126,7 +145,7 @@ class EmbedPlanner {
   ) {}
 
   /** Resolves every embed of a select list (and theirs) to a relationship: PGRST200 or PGRST201 before any SQL. */
-  resolve(origin: { name: string; table: CatalogTable | undefined }, items: readonly SelectItem[]): Node[] {
+  resolve(origin: Origin, items: readonly SelectItem[]): Node[] {
     const nodes: Node[] = []
     for (const item of items) {
       if (item.kind === 'column' && item.aggregate !== undefined && !this.aggregates) throw restErrors.aggregates()
@@ -261,9 +280,12 @@ class EmbedPlanner {
     const orderBy = node.orderBy.map((sql, i) => `, ${sql} as pgrst_o${i}`).join('')
     let sql: string
     if (node.toOne) {
-      sql = node.item.spread
-        ? `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
-        : `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
+      if (node.item.spread) sql = `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
+      else if (inner.groupBy !== '') {
+        // With an aggregate the embed's row is a group (by its other items, a spread's columns among them),
+        // read from a subquery: a scalar subquery could not name the grouped expressions (an embed's `::text`).
+        sql = `select pg_catalog.row_to_json(pgrst_r) as body from (select ${inner.list} ${body}${inner.groupBy}) pgrst_r`
+      } else sql = `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
     } else {
       const limit = node.args.limit !== undefined ? ` limit ${this.params.rowCount(node.args.limit)}` : ''
       const offset = node.args.offset ? ` offset ${this.params.rowCount(node.args.offset)}` : ''
