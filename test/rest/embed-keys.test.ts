@@ -4,8 +4,9 @@
 // table embedded by its own name gives its children (one-to-many), its key
 // column its parent; two embeds under one name are PostgreSQL's 42712, as
 // PostgREST's two lateral joins of one alias are; aggregates beside a to-one
-// spread inside an embed group by the spread's columns; PGRST200's "Perhaps
-// you meant" names related tables, never a computed relationship's function.
+// spread inside an embed group by the spread's columns, and one inside a to-one
+// spread is done by the level above it; PGRST200's "Perhaps you meant" names
+// related tables, never a computed relationship's function.
 import t from 'tap'
 import { restProject } from './helpers.ts'
 
@@ -128,6 +129,29 @@ t.test('aggregates beside a to-one spread inside an embed group by the spread co
     { id: 3, projects: { sum: 1, name: 'Acme', users: { name: 'Uma' } } },
     { id: 4, projects: { sum: 2, name: 'Bolt', users: { name: 'Vic' } } },
   ])
+})
+
+t.test('an aggregate inside a to-one spread is done by the level above it (PostgREST 13 hoists it)', async (t) => {
+  const root = await s.from('projects').select('...users(owner:name, count())')
+  t.equal(root.error, null)
+  t.same((root.data as unknown as Array<{ owner: string }>).sort((a, b) => a.owner.localeCompare(b.owner)), [{ owner: 'Uma', count: 2 }, { owner: 'Vic', count: 1 }])
+  const inEmbed = await s.from('users').select('name, tasks(...projects(project:name, id.count()))').order('id')
+  t.equal(inEmbed.error, null)
+  type Row = { name: string; tasks: Array<{ project: string; count: number }> }
+  t.same((inEmbed.data as unknown as Row[]).map((u) => ({ ...u, tasks: [...u.tasks].sort((a, b) => a.project.localeCompare(b.project)) })), [
+    { name: 'Uma', tasks: [{ project: 'Apollo', count: 2 }] },
+    { name: 'Vic', tasks: [{ project: 'Apollo', count: 1 }, { project: 'Gemini', count: 1 }] },
+  ])
+  // Through two spreads, with the aggregate's cast: the sum of the client ids over the tasks.
+  const nested = await s.from('tasks').select('...projects(...clients(client:name, total:id.sum()::text))')
+  t.equal(nested.error, null)
+  t.same((nested.data as unknown as Array<{ client: string }>).sort((a, b) => a.client.localeCompare(b.client)), [
+    { client: 'Acme', total: '3' },
+    { client: 'Bolt', total: '4' },
+  ])
+  const toMany = await s.from('clients').select('name, ...projects(...users(id.count()))')
+  t.equal(toMany.status, 400)
+  t.equal(toMany.error?.code, 'PGRST127')
 })
 
 t.test("PGRST200's hint names a related table, never a function", async (t) => {
