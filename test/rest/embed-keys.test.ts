@@ -21,6 +21,8 @@ const f = await restProject(t, `
   );
   create table tasks (id int primary key, project_id int not null references projects(id), assignee_id int references users(id), hours int not null);
   create table employees (id int primary key, name text not null, manager_id int references employees(id));
+  create table people (id int primary key, name text not null, mentor_id int unique references people(id));
+  create table friendships (a_id int references people(id), b_id int references people(id), primary key (a_id, b_id));
   create view client_list as select id, name from clients;
   -- A computed relationship whose name is nearer to the misspelling below than any table's.
   create function clientx(projects) returns setof clients rows 1 language sql stable as $$ select * from clients where id = $1.client_id $$;
@@ -29,6 +31,8 @@ const f = await restProject(t, `
   insert into projects values (1, 'Apollo', 1, 1), (2, 'Gemini', 2, 2), (3, 'Mercury', null, 1);
   insert into tasks values (1, 1, 1, 3), (2, 1, 1, 5), (3, 1, 2, 2), (4, 2, 2, 7), (5, 2, null, 1);
   insert into employees values (1, 'Ada', null), (2, 'Bea', 1), (3, 'Cid', 1), (4, 'Dee', 2);
+  insert into people values (1, 'Pat', null), (2, 'Quinn', 1);
+  insert into friendships values (1, 2);
   grant select on all tables in schema public to anon;
 `, undefined, { BASEPLANE_REST_AGGREGATES: 'true' })
 const s = f.anon()
@@ -87,6 +91,23 @@ t.test('a self-referencing table: its own name gives the children, its key colum
   const nested = await s.from('employees').select('name, employees(name, employees(name))').eq('id', 1).order('id', { referencedTable: 'employees' })
   t.equal(nested.error, null)
   t.same(nested.data, [{ name: 'Ada', employees: [{ name: 'Bea', employees: [{ name: 'Dee' }] }, { name: 'Cid', employees: [] }] }])
+  // A constraint's name does not tell the two ways apart: PostgREST reads no key name on a self relationship.
+  const byConstraint = await s.from('employees').select('name, employees_manager_id_fkey(name)')
+  t.equal(byConstraint.status, 400)
+  t.equal(byConstraint.error?.code, 'PGRST200')
+})
+
+t.test('a self one-to-one by the same convention; a self many-to-many is not embedded', async (t) => {
+  // PostgREST 13 embeds neither (a TODO in its findRel); the one-to-one follows the one-to-many's convention here.
+  const oneToOne = await s.from('people').select('name, mentor:mentor_id(name), mentee:people(name)').order('id')
+  t.equal(oneToOne.error, null)
+  t.same(oneToOne.data, [
+    { name: 'Pat', mentor: null, mentee: { name: 'Quinn' } },
+    { name: 'Quinn', mentor: { name: 'Pat' }, mentee: null },
+  ])
+  const manyToMany = await s.from('people').select('name, people!friendships(name)')
+  t.equal(manyToMany.status, 400)
+  t.equal(manyToMany.error?.code, 'PGRST200')
 })
 
 t.test('two embeds under one name: 400 42712, as PostgreSQL answers PostgREST', async (t) => {

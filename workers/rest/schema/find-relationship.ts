@@ -16,8 +16,9 @@
 // manager_id(*),employees(*)`), and a hint with the table's name names the
 // children's column (`employees!manager_id`). PostgREST never embeds a
 // self-referencing one-to-one (a TODO in its source); here it follows the same
-// convention, the referenced side standing for the children. A self
-// many-to-many keeps the ordinary rules (the junction as its hint).
+// convention, the referenced side standing for the children. A many-to-many of
+// a table with itself is never matched, as in PostgREST: its two ways share
+// one junction, so no hint could tell them apart.
 import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import { restErrors } from '../errors.ts'
 import { closest } from './closest.ts'
@@ -59,7 +60,7 @@ const isView = (table: CatalogTable) => table.kind === 'v' || table.kind === 'm'
 
 function names(rel: Relationship, schema: string, target: string, hints: readonly string[]): boolean {
   if (rel.computed) return rel.computed.name === target && rel.computed.schema === schema
-  if (rel.foreign.schema !== schema) return false
+  if (rel.foreign.schema !== schema || (rel.junction && rel.table.oid === rel.foreign.oid)) return false
   if (isSelf(rel)) {
     if (hints.length === 0) return towardParent(rel) ? single(rel, 0) === target : rel.foreign.name === target
     return !towardParent(rel) && rel.foreign.name === target && hints.every((hint) => single(rel, 1) === hint)
