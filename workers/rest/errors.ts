@@ -98,6 +98,9 @@ export const restErrors = {
   // PostgreSQL's answer to a NUL in a text value (PostgREST passes it on with status 400): given before any SQL,
   // since a NUL cannot travel in a statement's text.
   nulByte: () => e('22021', 400, 'invalid byte sequence for encoding "UTF8": 0x00'),
+  // PostgreSQL's answer to PostgREST's statement when two embeds of one select list share a name (their
+  // lateral joins' alias `<parent>_<name>_<depth>`), given before any SQL (embed.ts).
+  duplicateAlias: (alias: string) => e('42712', 400, `table name "${alias}" specified more than once`),
   // Ours, in the same shape: limits measured before any SQL (limits.ts).
   tooLarge: (what: string, count: number, max: number) =>
     e('PGRST100', 400, `Request is too large: ${what} has ${count} items, more than the ${max} allowed`),

@@ -17,17 +17,32 @@
 // Each embedded table is read under the caller's role like the parent, so
 // its own RLS policies decide which rows appear inside the embed. Every
 // identifier is quoted; filter values are parameters (sql.ts).
-import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import { ident, qualified } from '../../../lib/pg-catalog/quote.ts'
 import { restErrors } from '../errors.ts'
 import type { Condition, Logic, OrderTerm } from '../request/filters.ts'
 import type { RestModel } from '../schema/model.ts'
-import { findRelationship, isToOne, type Relationship } from '../schema/relationships.ts'
+import { findRelationship, type Origin } from '../schema/find-relationship.ts'
+import { isToOne, type Relationship } from '../schema/relationships.ts'
 import type { EmbedParam } from '../request/request.ts'
 import type { SelectItem } from '../request/select.ts'
 import { fieldSql, orderTermSql, outputName, selectListSql, whereSql, type FilterContext, type Params } from './sql.ts'
 
 type EmbedItem = SelectItem & { kind: 'embed' }
+type ColumnItem = SelectItem & { kind: 'column' }
+
+const isAggregate = (item: SelectItem): item is ColumnItem => item.kind === 'column' && item.aggregate !== undefined
+
+/**
+ * An aggregate in a to-one spread (`...clients(name, id.count())`) is done by
+ * the nearest level that is not a to-one spread, grouped by its other items
+ * there, as PostgREST 13 hoists it (Plan.hs `hoistSpreadAggFunctions`): inside
+ * the spread it would count the one related row. The spread selects the plain
+ * value under a name of its own (`pgrst_a<n>`), lifted like its columns.
+ */
+interface Hoisted {
+  byItem: Map<SelectItem, string>
+  byName: Map<string, ColumnItem>
+}
 
 interface EmbedArgs {
   filters: Array<Condition | Logic>
@@ -57,7 +72,7 @@ export interface RelationQuery {
   model: RestModel
   schema: string
   /** The relation's name in errors and its table (undefined: a function's rows of no table type, which have no relationships). */
-  origin: { name: string; table: CatalogTable | undefined }
+  origin: Origin
   /** The SQL name of the relation's rows. */
   alias: string
   items: readonly SelectItem[]
@@ -100,7 +115,7 @@ export function relationSql(q: RelationQuery): RelationSql {
   const planner = new EmbedPlanner(q.model, q.schema, q.params, q.aggregates)
   const nodes = planner.resolve(q.origin, q.items)
   planner.attach(nodes, q.embedParams)
-  return planner.level(
+  const sql = planner.level(
     { alias: q.alias, name: q.origin.name, columnType: q.columnType },
     nodes,
     q.items,
@@ -108,6 +123,25 @@ export function relationSql(q: RelationQuery): RelationSql {
     { filters: [...q.filters], order: [...q.order] },
     [],
   )
+  refuseSharedNames(nodes, 1)
+  return sql
+}
+
+/**
+ * Two embeds of one select list under one name (`clients(*),clients(id)`, or
+ * `x:clients(*),x:users(*)`) would give one key twice, the last one winning.
+ * PostgREST names each embed's lateral join `<parent>_<alias or name>_<depth>`,
+ * so PostgreSQL refuses the statement with 42712; the same error is given here,
+ * once the rest is planned (PostgREST's other errors come first).
+ */
+function refuseSharedNames(nodes: readonly Node[], depth: number): void {
+  const seen = new Set<string>()
+  for (const node of nodes) {
+    const name = node.item.alias ?? node.item.name
+    if (seen.has(name)) throw restErrors.duplicateAlias(`${node.rel.table.name}_${name}_${depth}`)
+    seen.add(name)
+  }
+  for (const node of nodes) refuseSharedNames(node.children, depth + 1)
 }
 
 /** Finds the embed a name refers to: by alias first, then by the relation's name. */
@@ -117,6 +151,7 @@ function byName(nodes: readonly Node[], name: string): Node | undefined {
 
 class EmbedPlanner {
   private count = 0
+  private readonly hoisted: Hoisted = { byItem: new Map(), byName: new Map() }
 
   constructor(
     private readonly model: RestModel,
@@ -126,17 +161,14 @@ class EmbedPlanner {
   ) {}
 
   /** Resolves every embed of a select list (and theirs) to a relationship: PGRST200 or PGRST201 before any SQL. */
-  resolve(origin: { name: string; table: CatalogTable | undefined }, items: readonly SelectItem[]): Node[] {
+  resolve(origin: Origin, items: readonly SelectItem[]): Node[] {
     const nodes: Node[] = []
     for (const item of items) {
       if (item.kind === 'column' && item.aggregate !== undefined && !this.aggregates) throw restErrors.aggregates()
       if (item.kind !== 'embed') continue
       const rel = findRelationship(this.model.relationships, this.model.tables.values(), this.schema, origin, item.name, item.hints)
-      if (item.spread && !isToOne(rel) && item.select.some((i) => i.kind === 'column' && i.aggregate !== undefined)) {
-        throw restErrors.notImplemented('Aggregates are not implemented for one-to-many or many-to-many spreads.')
-      }
       const n = ++this.count
-      nodes.push({
+      const node: Node = {
         item,
         rel,
         lateral: `pgrst_e${n}`,
@@ -146,7 +178,19 @@ class EmbedPlanner {
         args: { filters: [], order: [] },
         filtering: item.inner,
         orderBy: [],
-      })
+      }
+      if (item.spread && !node.toOne && aggregatesIn(node)) {
+        throw restErrors.notImplemented('Aggregates are not implemented for one-to-many or many-to-many spreads.')
+      }
+      if (item.spread && node.toOne) {
+        for (const i of item.select) {
+          if (!isAggregate(i)) continue
+          const name = `pgrst_a${this.hoisted.byItem.size}`
+          this.hoisted.byItem.set(i, name)
+          this.hoisted.byName.set(name, i)
+        }
+      }
+      nodes.push(node)
     }
     return nodes
   }
@@ -177,6 +221,8 @@ class EmbedPlanner {
     star: string,
     args: EmbedArgs,
     conditions: string[],
+    /** A to-one spread's own level: its aggregates, and those of the spreads it lifts, go up plain. */
+    lifting = false,
   ): RelationSql {
     // Related orders first: they add columns to the to-one embeds' subqueries.
     const orderTerms: string[] = []
@@ -210,11 +256,15 @@ class EmbedPlanner {
     let joins = filteringJoins
     for (const node of nodes) if (!node.filtering) joins += this.join(node, relation.alias)
     // With an aggregate, the other items are the groups (PostgREST's rule); an embed groups by its JSON's text.
-    const grouped = items.some((i) => i.kind === 'column' && i.aggregate !== undefined)
+    // The aggregates of the to-one spreads below are this level's unless it is one itself.
+    const hoisted = this.hoisted
+    const grouped =
+      items.some((i) => isAggregate(i) && !hoisted.byItem.has(i)) || (!lifting && nodes.some((n) => n.toOne && n.item.spread && aggregatesIn(n)))
     const groups: string[] = []
-    const list = selectListSql(relation.alias, items, star, (item) => {
+    const embedItems = (item: EmbedItem) => {
       const node = nodes.find((n) => n.item === item)!
-      return outputOf(node).map(({ expr, key }) => {
+      return outputOf(node, hoisted).map(({ expr, key, aggregate }) => {
+        if (aggregate) return lifting ? `${expr} as ${key}` : hoistedAggregateSql(expr, aggregate)
         if (!grouped) return `${expr} as ${key}`
         if (node.item.spread) {
           groups.push(expr)
@@ -223,7 +273,15 @@ class EmbedPlanner {
         groups.push(`(${expr})::text`)
         return `((${expr})::text)::json as ${key}`
       })
-    }, (expr) => groups.push(expr))
+    }
+    const list = items
+      .map((item) => {
+        const name = hoisted.byItem.get(item)
+        if (name !== undefined) return plainSql(relation.alias, item as ColumnItem, name)
+        return selectListSql(relation.alias, [item], star, embedItems, (expr) => groups.push(expr))
+      })
+      .filter((sql) => sql !== '')
+      .join(', ')
     const groupBy = grouped && groups.length > 0 ? ` group by ${groups.join(', ')}` : ''
     return { list, where, whereParams, filteringJoins, joins, groupBy, order: orderTerms.length > 0 ? ` order by ${orderTerms.join(', ')}` : '' }
   }
@@ -255,21 +313,25 @@ class EmbedPlanner {
       `${rows}.*`,
       node.args,
       conditions,
+      node.toOne && node.item.spread,
     )
     const body = `from ${from}${inner.joins} where ${inner.where}`
     const lateral = ident(node.lateral)
     const orderBy = node.orderBy.map((sql, i) => `, ${sql} as pgrst_o${i}`).join('')
     let sql: string
     if (node.toOne) {
-      sql = node.item.spread
-        ? `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
-        : `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
+      if (node.item.spread) sql = `select ${inner.list}${inner.list === '' ? '' : ', '}1 as pgrst_hit${orderBy} ${body}`
+      else if (inner.groupBy !== '') {
+        // With an aggregate the embed's row is a group (by its other items, a spread's columns among them),
+        // read from a subquery: a scalar subquery could not name the grouped expressions (an embed's `::text`).
+        sql = `select pg_catalog.row_to_json(pgrst_r) as body from (select ${inner.list} ${body}${inner.groupBy}) pgrst_r`
+      } else sql = `select (select pg_catalog.row_to_json(pgrst_r) from (select ${inner.list}) pgrst_r) as body${orderBy} ${body}`
     } else {
       const limit = node.args.limit !== undefined ? ` limit ${this.params.rowCount(node.args.limit)}` : ''
       const offset = node.args.offset ? ` offset ${this.params.rowCount(node.args.offset)}` : ''
       const page = `(select ${inner.list} ${body}${inner.groupBy}${inner.order}${limit}${offset}) pgrst_r`
       if (node.item.spread) {
-        const arrays = spreadNames(node).map((n) => `coalesce(pg_catalog.json_agg(pgrst_r.${ident(n)}), '[]') as ${ident(n)}`)
+        const arrays = spreadNames(node, this.hoisted).map((n) => `coalesce(pg_catalog.json_agg(pgrst_r.${ident(n)}), '[]') as ${ident(n)}`)
         sql = `select ${arrays.map((a) => `${a}, `).join('')}case when pg_catalog.count(*) > 0 then 1 end as pgrst_hit from ${page}`
       } else sql = `select pg_catalog.json_agg(pgrst_r) as body from ${page}`
     }
@@ -283,21 +345,44 @@ function marker(node: Node): string {
   return `${ident(node.lateral)}.${node.item.spread ? 'pgrst_hit' : 'body'}`
 }
 
-/** The parent's select items for one embed: expressions and their (quoted) keys. */
-function outputOf(node: Node): Array<{ expr: string; key: string }> {
+/** The parent's select items for one embed: expressions, their (quoted) keys, and the aggregate a lifted value is for. */
+function outputOf(node: Node, hoisted: Hoisted): Array<{ expr: string; key: string; aggregate?: ColumnItem }> {
   const lateral = ident(node.lateral)
-  if (node.item.spread) return spreadNames(node).map((n) => ({ expr: `${lateral}.${ident(n)}`, key: ident(n) }))
+  if (node.item.spread) {
+    return spreadNames(node, hoisted).map((n) => ({ expr: `${lateral}.${ident(n)}`, key: ident(n), aggregate: hoisted.byName.get(n) }))
+  }
   if (node.item.select.length === 0) return []
   const key = ident(node.item.alias ?? node.item.name)
   return [{ expr: node.toOne ? `${lateral}.body` : `coalesce(${lateral}.body, '[]')`, key }]
 }
 
-/** The keys a spread lifts into its parent (its columns, `*` as the table's, its embeds', nested spreads'). */
-function spreadNames(node: Node): string[] {
+/** The keys a spread lifts into its parent (its columns, `*` as the table's, its embeds', nested spreads', its aggregates' values). */
+function spreadNames(node: Node, hoisted: Hoisted): string[] {
   const columns = node.rel.foreign.columns.map((c) => c.name)
   return node.item.select.flatMap((item) => {
+    const name = hoisted.byItem.get(item)
+    if (name !== undefined) return [name]
     if (item.kind !== 'embed') return outputNamesOf([item], columns)
     const child = node.children.find((n) => n.item === item)!
-    return child.item.spread ? spreadNames(child) : outputNamesOf([item], columns)
+    return child.item.spread ? spreadNames(child, hoisted) : outputNamesOf([item], columns)
   })
+}
+
+/** Whether a to-one spread, or one it spreads in turn, has an aggregate to hoist. */
+function aggregatesIn(node: Node): boolean {
+  return node.item.select.some(isAggregate) || node.children.some((c) => c.toOne && c.item.spread && aggregatesIn(c))
+}
+
+/** A hoisted aggregate's value in its spread: the column (cast as asked), or 1 for `count()` (null when no row). */
+function plainSql(alias: string, item: ColumnItem, name: string): string {
+  if (item.field.name === '*') return `1 as ${ident(name)}`
+  const field = fieldSql(alias, item.field)
+  return `${item.cast ? `(${field})::${item.cast}` : field} as ${ident(name)}`
+}
+
+/** The aggregate over a spread's lifted value, keyed as it would be in place (its alias, else its name). */
+function hoistedAggregateSql(expr: string, item: ColumnItem): string {
+  let sql = `pg_catalog.${item.aggregate}(${expr})`
+  if (item.aggregateCast) sql = `(${sql})::${item.aggregateCast}`
+  return `${sql} as ${ident(item.alias ?? item.aggregate!)}`
 }

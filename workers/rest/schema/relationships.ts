@@ -8,13 +8,11 @@
 // A view stands where its base table does on each side of a key it shows, so
 // views relate to tables, tables to views and views to views, with the base
 // key's name and cardinality. Computed relationships (computed.ts) come last
-// and replace those they override. Which one an embed means, with its
-// `!hint`, is `findRelationship`: none is PGRST200, several PGRST201.
+// and replace those they override. Which one an embed means is
+// find-relationship.ts.
 import type { CatalogFunction, CatalogTable, CatalogViewForeignKey } from '../../../lib/pg-catalog/catalog.ts'
 import { isUniqueKey, withinOneKey } from '../../../lib/pg-catalog/relationships.ts'
 import { addComputed, computedRelationships } from './computed.ts'
-import { restErrors } from '../errors.ts'
-import { closest } from './closest.ts'
 import type { KeySide, ViewSides } from './view-keys.ts'
 
 export type Cardinality = 'many-to-one' | 'one-to-many' | 'one-to-one' | 'many-to-many'
@@ -133,76 +131,4 @@ export function relationshipsOf(
   }
   addComputed(byOrigin, computedRelationships(functions, tables))
   return byOrigin
-}
-
-/**
- * PostgREST's `findRel`: the target table's name, narrowed by a hint (a
- * constraint, a column of a one-column key on either side, or a junction
- * table); or a computed relationship's name, in the request's schema, which
- * takes no hint.
- */
-export function findRelationship(
-  relationships: ReadonlyMap<number, Relationship[]>,
-  tables: Iterable<CatalogTable>,
-  schema: string,
-  origin: { name: string; table: CatalogTable | undefined },
-  target: string,
-  hints: readonly string[],
-): Relationship {
-  const all = origin.table ? relationships.get(origin.table.oid) ?? [] : []
-  const found = all.filter((rel) =>
-    rel.computed
-      ? rel.computed.name === target && rel.computed.schema === schema
-      : rel.foreign.name === target && rel.foreign.schema === schema && hints.every((hint) => matchesHint(rel, hint)),
-  )
-  if (found.length === 1) return found[0]!
-  if (found.length > 1) throw restErrors.ambiguousRelationship(origin.name, target, found.map(describe), found.map((rel) => `'${target}!${hintOf(rel)}'`))
-  throw restErrors.noRelationship(origin.name, target, schema, hints[0] ?? null, suggestion(relationships, tables, schema, origin, target, all))
-}
-
-function matchesHint(rel: Relationship, hint: string): boolean {
-  if (rel.junction) return rel.junction.table.name === hint
-  if (rel.constraint === hint) return true
-  return rel.columns.length === 1 && (rel.columns[0]![0] === hint || rel.columns[0]![1] === hint)
-}
-
-const hintOf = (rel: Relationship) => (rel.junction ? rel.junction.table.name : rel.constraint)
-
-const list = (names: readonly string[]) => `(${names.join(', ')})`
-
-/** One candidate in PGRST201's details, as PostgREST words it. */
-function describe(rel: Relationship): { cardinality: string; embedding: string; relationship: string } {
-  const embedding = `${rel.table.name} with ${rel.foreign.name}`
-  const j = rel.junction
-  if (j) {
-    const relationship = `${j.table.name} using ${j.sourceConstraint}${list(j.source.map((p) => p[1]))} and ${j.targetConstraint}${list(j.target.map((p) => p[1]))}`
-    return { cardinality: rel.cardinality, embedding, relationship }
-  }
-  const relationship = `${rel.constraint} using ${rel.table.name}${list(rel.columns.map((p) => p[0]))} and ${rel.foreign.name}${list(rel.columns.map((p) => p[1]))}`
-  return { cardinality: rel.cardinality, embedding, relationship }
-}
-
-/**
- * PostgREST's hint for PGRST200: when the origin has relationships, a close
- * name among its targets (none when the target is one of them: the hint was
- * wrong); otherwise a close name among the tables that have relationships.
- */
-function suggestion(
-  relationships: ReadonlyMap<number, Relationship[]>,
-  tables: Iterable<CatalogTable>,
-  schema: string,
-  origin: { name: string; table: CatalogTable | undefined },
-  target: string,
-  ofOrigin: readonly Relationship[],
-): string | null {
-  if (ofOrigin.length > 0) {
-    const targets = new Set(ofOrigin.map((r) => r.computed?.name ?? r.foreign.name))
-    if (targets.has(target)) return null
-    const near = closest(target, targets)
-    return near ? `Perhaps you meant '${near}' instead of '${target}'.` : null
-  }
-  const parents = [...tables].filter((t) => t.schema === schema && relationships.has(t.oid)).map((t) => t.name)
-  if (parents.includes(origin.name)) return null
-  const near = closest(origin.name, parents)
-  return near ? `Perhaps you meant '${near}' instead of '${origin.name}'.` : null
 }
