@@ -140,8 +140,8 @@ function functionReason(f: CatalogFunction, nameCounts: Map<string, number>, inf
   if (nameCounts.get(f.name)! > 1) return REASONS.overloaded
   const field = functionFieldName(f.name, optionalString(parseDirective(f.comment), 'name'), inflect)
   if (!isValidName(field)) return REASONS.unusableName
-  // A computed field whose name a column or relation already has.
-  if (owner && (owner.columnByField.has(field) || owner.relations.some((r) => r.field === field) || field === 'nodeId')) return REASONS.nameTaken
+  // A computed field whose name another computed field or nodeId has (it takes a column's or a relation's: model/field-names.ts).
+  if (owner && (owner.computed.some((c) => c.field === field) || field === 'nodeId')) return REASONS.nameTaken
   const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b')
   if (inArgs.length > 1 && inArgs.some((a) => !a.name)) return REASONS.unnamedArgument
   return REASONS.unsupportedSignature
@@ -170,7 +170,12 @@ function leftOutRelations(
   const out: { constraint: string; field: string; reason: string }[] = []
   const usable = (local: TableModel, fk: CatalogForeignKey, foreign: TableModel) =>
     fk.columns.every((n) => local.columns.some((c) => c.name === n)) && fk.refColumns.every((n) => foreign.columns.some((c) => c.name === n))
-  const why = (field: string, ok: boolean) => (!ok ? REASONS.keyNotInSchema : !isValidName(field) ? REASONS.unusableName : REASONS.sharedName)
+  const why = (field: string, ok: boolean) =>
+    !ok ? REASONS.keyNotInSchema
+      : !isValidName(field) ? REASONS.unusableName
+      // A computed field answers under the name (model/field-names.ts).
+      : m.computed.some((c) => c.field === field) ? REASONS.nameTaken
+      : REASONS.sharedName
   // Its own foreign keys: the referenced row.
   for (const fk of t.foreignKeys) {
     const foreign = modelOf.get(fk.refTable)

@@ -48,7 +48,7 @@ export function functionsOf(
       if (!args || (returns.kind === 'connection' && args.some((a) => CONNECTION_ARGS.includes(a.field)))) continue
       // Filterable when the filter can call it with the row alone: its other arguments have defaults.
       const filterable = shapes !== undefined && returns.kind === 'scalar' && args.every((a) => !a.required)
-      if (fields.claim(owner, field)) owner.computed.push({ ...base, args, ...(filterable ? { filterable } : {}) })
+      if (fields.claimComputed(owner, field)) owner.computed.push({ ...base, args, ...(filterable ? { filterable } : {}) })
       continue
     }
     const args = functionArgsOf(f, inArgs, settings, byReltype, shapes)

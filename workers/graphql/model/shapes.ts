@@ -26,6 +26,12 @@ export interface ColumnModel {
   insertable: boolean
   updatable: boolean
   description: string | undefined
+  /**
+   * A computed field has the column's field name and answers under it
+   * (model/field-names.ts): the column is no field of the row type, but is
+   * still in its filter, ordering and inputs.
+   */
+  shadowed?: true
 }
 
 export interface RelationModel {

@@ -24,6 +24,7 @@ export function nodeType(b: SchemaBuild, table: TableModel): GraphQLObjectType {
           nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' },
         }
         for (const c of table.columns) {
+          if (c.shadowed) continue
           const type = valueType(b, c.type)
           fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
         }
