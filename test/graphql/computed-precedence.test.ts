@@ -40,7 +40,7 @@ t.test('a computed field over a column of the same name (issue_337)', async (t) 
       orderBy: __type(name: "parentOrderBy") { inputFields { name } }
       insert: __type(name: "parentInsertInput") { inputFields { name } }
     }`)
-    t.notOk(answer.errors)
+    t.notOk('errors' in answer, 'no errors')
     const data = answer.data as Record<string, { fields?: { name: string; type: { name: string } }[]; inputFields?: { name: string }[] }>
     t.strictSame(data.parent!.fields!.map((f) => f.name), ['nodeId', 'id', 'childCollection', 'count'])
     t.strictSame(data.parent!.fields!.find((f) => f.name === 'count')!.type, { name: 'Int' })
