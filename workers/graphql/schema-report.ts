@@ -20,6 +20,7 @@ import type pg from 'pg'
 import { readCatalog, type Catalog, type CatalogForeignKey, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { isTrue, optionalString, optionalStringList, parseDirective } from './directives.ts'
 import type { Model, TableModel } from './model/index.ts'
+import { overloadedFunctions } from './model/overloads.ts'
 import { baseTypeName, functionFieldName, isValidName, relationFieldName } from '../../lib/pg-catalog/names.ts'
 
 export const REASONS = {
@@ -101,9 +102,8 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
   for (const f of model.queryFunctions) served.set(f.oid, { field: f.field, on: 'Query' })
   for (const f of model.mutationFunctions) served.set(f.oid, { field: f.field, on: 'Mutation' })
   for (const t of model.tables) for (const f of t.computed) served.set(f.oid, { field: f.field, on: t.typeName })
-  const nameCounts = new Map<string, number>()
-  for (const f of catalog.functions) nameCounts.set(f.name, (nameCounts.get(f.name) ?? 0) + 1)
   const byReltype = new Map(catalog.tables.filter((t) => modelOf.has(t.oid)).map((t) => [t.reltype, modelOf.get(t.oid)!]))
+  const overloaded = overloadedFunctions(catalog.functions, new Set(byReltype.keys()))
   const ownerOf = (f: CatalogFunction) => {
     const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b')
     return inArgs.length === 1 ? byReltype.get(inArgs[0]!.oid) : undefined
@@ -114,7 +114,7 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
     const base = { schema: f.schema, name: f.name, signature: signatureOf(f) }
     const found = served.get(f.oid)
     if (found) functions.push({ ...base, inSchema: true, ...found })
-    else functions.push({ ...base, inSchema: false, reason: functionReason(f, nameCounts, inflect.get(f.schemaOid)!, ownerOf(f)) })
+    else functions.push({ ...base, inSchema: false, reason: functionReason(f, overloaded, inflect.get(f.schemaOid)!, ownerOf(f)) })
   }
   return { schemas: [...schemas], tables, functions }
 }
@@ -133,11 +133,11 @@ function tableReason(t: CatalogTable, inflect: boolean): string {
 }
 
 /** Why the model left a function out (model/functions.ts functionsOf), in its order. */
-function functionReason(f: CatalogFunction, nameCounts: Map<string, number>, inflect: boolean, owner: TableModel | undefined): string {
+function functionReason(f: CatalogFunction, overloaded: ReadonlySet<number>, inflect: boolean, owner: TableModel | undefined): string {
   if (!f.canExecute) return REASONS.noGrant
   if (f.variadic) return REASONS.variadic
   // Overloads clash by name across the served schemas, as in the model.
-  if (nameCounts.get(f.name)! > 1) return REASONS.overloaded
+  if (overloaded.has(f.oid)) return REASONS.overloaded
   const field = functionFieldName(f.name, optionalString(parseDirective(f.comment), 'name'), inflect)
   if (!isValidName(field)) return REASONS.unusableName
   // A computed field whose name another computed field or nodeId has (it takes a column's or a relation's: model/field-names.ts).

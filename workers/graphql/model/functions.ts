@@ -7,6 +7,7 @@ import { columnFieldName, functionFieldName, isValidName } from '../../../lib/pg
 import { descriptionOf, optionalString, parseDirective } from '../directives.ts'
 import { valueTypeOf, type EnumModel, type TypeScope, type ValueType } from '../types.ts'
 import { argDefaultsOf } from './function-defaults.ts'
+import { overloadedFunctions } from './overloads.ts'
 import type { FieldNames } from './field-names.ts'
 import type { PendingTable, SchemaSettings } from './settings.ts'
 import type { FunctionArgModel, FunctionModel, FunctionReturn } from './shapes.ts'
@@ -23,8 +24,7 @@ export function functionsOf(
   fields: FieldNames,
 ): { queryFunctions: FunctionModel[]; mutationFunctions: FunctionModel[] } {
   const byReltype = new Map(pending.map((p) => [p.catalog.reltype, p]))
-  const nameCounts = new Map<string, number>()
-  for (const f of catalog.functions) nameCounts.set(f.name, (nameCounts.get(f.name) ?? 0) + 1)
+  const overloaded = overloadedFunctions(catalog.functions, new Set(byReltype.keys()))
   const queryFunctions: FunctionModel[] = []
   const mutationFunctions: FunctionModel[] = []
   for (const f of catalog.functions) {
@@ -33,7 +33,7 @@ export function functionsOf(
     // functionShapes: the enums its signature may use; undefined while the schema keeps pg_graphql's rules.
     const shapes = settings.features.has('functionShapes') ? enumByOid : undefined
     // An overload is left out unless functionShapes is on and its own comment names it apart.
-    if (nameCounts.get(f.name)! > 1 && !(shapes && optionalString(parseDirective(f.comment), 'name') !== undefined)) continue
+    if (overloaded.has(f.oid) && !(shapes && optionalString(parseDirective(f.comment), 'name') !== undefined)) continue
     const d = parseDirective(f.comment)
     const field = functionFieldName(f.name, optionalString(d, 'name'), settings.inflect)
     if (!isValidName(field)) continue

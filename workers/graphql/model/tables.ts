@@ -74,8 +74,10 @@ export function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Ma
       features: featuresOf(directive, TABLE_FEATURES, settings.tableFeatures),
       root: enabled(directive, 'root') !== false,
       conflictConstraints: t.uniqueConstraints.map((u) => u.name).filter((n) => isValidName(n) && !['true', 'false', 'null'].includes(n)),
-      canInsert: t.canInsert,
-      canUpdate: t.canUpdate,
+      // A column-level grant is enough, as in pg_graphql (any column insertable, or updatable): the
+      // input then holds the granted columns only (ColumnModel insertable, updatable).
+      canInsert: t.canInsert || t.columns.some((c) => c.canInsert),
+      canUpdate: t.canUpdate || t.columns.some((c) => c.canUpdate),
       canDelete: t.canDelete,
       rls: t.rls,
       isTable,
