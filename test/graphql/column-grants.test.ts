@@ -3,7 +3,8 @@
 // limited to the granted columns (pg_graphql's is_any_column_insertable and
 // its InsertInput of insertable columns); overloads of one function name that
 // each take a different table's row are a computed field of each table (its
-// issue 334).
+// issue 334); a computed field returning one row of a view without a key
+// gives the view an object type (no collection) and is a nullable object.
 import t from 'tap'
 import { graphqlProject } from './helpers.ts'
 
@@ -87,4 +88,57 @@ t.test('overloads taking different tables\' rows are a computed field of each ta
     { signature: '_label(rec recipe)', inSchema: false, reason: 'overloaded function' },
     { signature: '_label(rec recipe, n integer)', inSchema: false, reason: 'overloaded function' },
   ])
+})
+
+t.test('a computed field returning one row of a view without a key: an object type, no collection, a nullable field', async (t) => {
+  const p = await graphqlProject(t, `
+    comment on schema public is e'@graphql({"inflect_names": true, "introspection": true})';
+    create table person (id int primary key, name text, phone text);
+    create view person_card as select name, phone from person;
+    create table post (id int primary key, person_id int references person (id), title text);
+    create function _author(rec post) returns person_card stable language sql as $$ select name, phone from person_card c where c.name = (select name from person where id = rec.person_id) $$;
+    create function _first_card(rec post) returns setof person_card rows 1 stable language sql as $$ select * from person_card limit 1 $$;
+    create function _cards(rec post) returns setof person_card stable language sql as $$ select * from person_card $$;
+    create function top_card() returns person_card stable language sql as $$ select * from person_card limit 1 $$;
+    insert into person values (1, 'Ann', null), (2, null, null);
+    insert into post values (10, 1, 'hello'), (11, 2, 'empty'), (12, null, 'nobody');
+  `)
+  const answer = await p.gql(`{
+    card: __type(name: "PersonCard") { kind interfaces { name } fields { name type { kind name } } }
+    post: __type(name: "Post") { fields { name type { kind name } } }
+    query: __type(name: "Query") { fields { name } }
+  }`)
+  t.notOk('errors' in answer, 'no errors')
+  t.strictSame(answer.data, {
+    card: { kind: 'OBJECT', interfaces: [], fields: [{ name: 'name', type: { kind: 'SCALAR', name: 'String' } }, { name: 'phone', type: { kind: 'SCALAR', name: 'String' } }] },
+    post: {
+      fields: [
+        { name: 'nodeId', type: { kind: 'NON_NULL', name: null } },
+        { name: 'id', type: { kind: 'NON_NULL', name: null } },
+        { name: 'personId', type: { kind: 'SCALAR', name: 'Int' } },
+        { name: 'title', type: { kind: 'SCALAR', name: 'String' } },
+        { name: 'person', type: { kind: 'OBJECT', name: 'Person' } },
+        { name: 'author', type: { kind: 'OBJECT', name: 'PersonCard' } },
+        { name: 'firstCard', type: { kind: 'OBJECT', name: 'PersonCard' } },
+      ],
+    },
+    // No collection of the view, and a root function returning it stays hidden (pg_graphql's function_return_view_has_pkey).
+    query: { fields: [{ name: 'node' }, { name: 'personByPk' }, { name: 'personCollection' }, { name: 'postByPk' }, { name: 'postCollection' }] },
+  })
+  // A row whose columns are all null is no row, as for any function returning a row.
+  t.strictSame(await p.gql(`{ postCollection { edges { node { id author { name phone __typename } firstCard { name } } } } }`), {
+    data: {
+      postCollection: {
+        edges: [
+          { node: { id: 10, author: { name: 'Ann', phone: null, __typename: 'PersonCard' }, firstCard: { name: 'Ann' } } },
+          { node: { id: 11, author: null, firstCard: { name: 'Ann' } } },
+          { node: { id: 12, author: null, firstCard: { name: 'Ann' } } },
+        ],
+      },
+    },
+  })
+  t.strictSame(await p.gql(`{ personCardCollection { edges { node { name } } } }`), {
+    data: null,
+    errors: [{ message: 'Cannot query field "personCardCollection" on type "Query". Did you mean "personCollection" or "postCollection"?' }],
+  })
 })

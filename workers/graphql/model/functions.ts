@@ -8,6 +8,7 @@ import { descriptionOf, optionalString, parseDirective } from '../directives.ts'
 import { valueTypeOf, type EnumModel, type TypeScope, type ValueType } from '../types.ts'
 import { argDefaultsOf } from './function-defaults.ts'
 import { overloadedFunctions } from './overloads.ts'
+import { keylessViewsOf } from './tables.ts'
 import type { FieldNames } from './field-names.ts'
 import type { PendingTable, SchemaSettings } from './settings.ts'
 import type { FunctionArgModel, FunctionModel, FunctionReturn } from './shapes.ts'
@@ -25,6 +26,7 @@ export function functionsOf(
 ): { queryFunctions: FunctionModel[]; mutationFunctions: FunctionModel[] } {
   const byReltype = new Map(pending.map((p) => [p.catalog.reltype, p]))
   const overloaded = overloadedFunctions(catalog.functions, new Set(byReltype.keys()))
+  const keyless = keylessViewsOf(catalog, byReltype, settingsBySchema, enumByOid)
   const queryFunctions: FunctionModel[] = []
   const mutationFunctions: FunctionModel[] = []
   for (const f of catalog.functions) {
@@ -37,11 +39,12 @@ export function functionsOf(
     const d = parseDirective(f.comment)
     const field = functionFieldName(f.name, optionalString(d, 'name'), settings.inflect)
     if (!isValidName(field)) continue
-    const returns = returnOf(f, byReltype, enumByOid, shapes !== undefined, settings.types)
-    if (!returns) continue
     const inArgs = f.args.filter((a) => INPUT_MODES.has(a.mode))
-    const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
     const owner = inArgs.length === 1 || (shapes && inArgs.length > 1) ? byReltype.get(inArgs[0]!.oid)?.model : undefined
+    // A computed field may return one row of a view without a key; a root function may not (pg_graphql hides it).
+    const returns = returnOf(f, owner ? (oid) => byReltype.get(oid) ?? keyless.get(oid) : (oid) => byReltype.get(oid), enumByOid, shapes !== undefined, settings.types)
+    if (!returns) continue
+    const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
     if (owner) {
       // functionShapes: the arguments after the row are the field's own.
       const args = inArgs.length === 1 ? [] : functionArgsOf(f, inArgs, settings, byReltype, shapes, 1)
@@ -135,15 +138,15 @@ const BPCHAR_ARRAY_OID = 1014
 
 function returnOf(
   f: CatalogFunction,
-  byReltype: Map<number, PendingTable>,
+  rowTable: (reltype: number) => PendingTable | undefined,
   enums: Map<number, EnumModel>,
   shapes: boolean,
   scope?: TypeScope,
 ): FunctionReturn | undefined {
   const r = f.returnType
-  const table = byReltype.get(r.oid)
+  const table = rowTable(r.oid)
   if (table) {
-    if (f.returnsSet && f.rows !== 1) return { kind: 'connection', table: table.model }
+    if (f.returnsSet && f.rows !== 1) return table.model.keyless ? undefined : { kind: 'connection', table: table.model }
     return { kind: 'row', table: table.model }
   }
   // Enum results are left out, as in pg_graphql, unless functionShapes serves them (a served enum only).

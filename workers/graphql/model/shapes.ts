@@ -111,6 +111,12 @@ export interface TableModel {
   canDelete: boolean
   rls: boolean
   isTable: boolean
+  /**
+   * A view without a key, served only as the object type a computed field
+   * returns one row of (model/tables.ts keylessViewsOf): no nodeId, no Node,
+   * no collection, no mutations, and not among the model's `tables`.
+   */
+  keyless?: true
 }
 
 export interface Model {
