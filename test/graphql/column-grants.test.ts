@@ -92,7 +92,7 @@ t.test('overloads taking different tables\' rows are a computed field of each ta
 
 t.test('a computed field returning one row of a view without a key: an object type, no collection, a nullable field', async (t) => {
   const p = await graphqlProject(t, `
-    comment on schema public is e'@graphql({"inflect_names": true, "introspection": true})';
+    comment on schema public is e'@graphql({"inflect_names": true, "introspection": true, "schemaReport": {"enabled": true}})';
     create table person (id int primary key, name text, phone text);
     create view person_card as select name, phone from person;
     create table post (id int primary key, person_id int references person (id), title text);
@@ -140,5 +140,11 @@ t.test('a computed field returning one row of a view without a key: an object ty
   t.strictSame(await p.gql(`{ personCardCollection { edges { node { name } } } }`), {
     data: null,
     errors: [{ message: 'Cannot query field "personCardCollection" on type "Query". Did you mean "personCollection" or "postCollection"?' }],
+  })
+  const report = await p.gql(`{ __typename }`, { extensions: { schemaReport: true } })
+  const tables = (report as { extensions?: { schemaReport?: { tables: { name: string }[] } } }).extensions!.schemaReport!.tables
+  t.strictSame(tables.find((x) => x.name === 'person_card'), {
+    schema: 'public', name: 'person_card', kind: 'view', inSchema: true, type: 'PersonCard',
+    reason: 'no primary key: only the type of a computed field returning one of its rows, without a collection',
   })
 })

@@ -11,7 +11,8 @@
 //   {"schemas": ["public"],
 //    "tables": [{"schema", "name", "kind", "inSchema": true, "type": "Blog",
 //                "leftOut"?: [{"constraint", "field", "reason"}], "upsert"?: "<why upsert is left out>"},
-//               {"schema", "name", "kind", "inSchema": false, "reason": "no primary key"}],
+//               {"schema", "name", "kind", "inSchema": false, "reason": "no primary key"},
+//               {"schema", "name", "kind", "inSchema": true, "type", "reason": "no primary key: only the type of a computed field ..."}],
 //    "functions": [{"schema", "name", "signature", "inSchema": true, "field", "on": "Query" | "Mutation" | "<Type>"},
 //                  {"schema", "name", "signature", "inSchema": false, "reason": "overloaded function"}]}
 // `leftOut` lists a table's foreign keys (in either direction) that give its
@@ -36,6 +37,7 @@ export const REASONS = {
   unsupportedSignature: 'unsupported argument or result type',
   keyNotInSchema: 'a key column is not in the schema',
   nameTaken: 'its field name is taken by another field of the type',
+  keylessRow: 'no primary key: only the type of a computed field returning one of its rows, without a collection',
   upsertNamesTaken: 'upsert left out: a type name it needs (<Type>Constraint, <Type>UpdateField or <Type>OnConflict) is taken by another type',
 } as const
 
@@ -81,11 +83,19 @@ export async function schemaReport(client: pg.ClientBase, model: Model, schemas:
 export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<string>): SchemaReport {
   const inflect = new Map(catalog.schemas.map((s) => [s.oid, isTrue(parseDirective(s.comment), 'inflect_names')]))
   const modelOf = new Map<number, TableModel>(model.tables.map((t) => [t.oid, t]))
+  // Views without a key that a served computed field returns a row of: a type, though no table of the model.
+  const keyless = new Map<number, TableModel>()
+  for (const t of model.tables) for (const f of t.computed) if (f.returns.kind === 'row' && f.returns.table.keyless) keyless.set(f.returns.table.oid, f.returns.table)
   const tables: TableReport[] = []
   for (const t of catalog.tables) {
     if (!schemas.has(t.schema)) continue
     const base = { schema: t.schema, name: t.name, kind: KINDS[t.kind] ?? t.kind }
     const m = modelOf.get(t.oid)
+    const row = keyless.get(t.oid)
+    if (row) {
+      tables.push({ ...base, inSchema: true, type: row.typeName, reason: REASONS.keylessRow })
+      continue
+    }
     if (!m) {
       tables.push({ ...base, inSchema: false, reason: tableReason(t, inflect.get(t.schemaOid)!) })
       continue
