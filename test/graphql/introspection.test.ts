@@ -269,12 +269,12 @@ t.test('introspection', async (t) => {
         __schema: {
           directives: [
             {
-              name: 'include', description: 'Directs the executor to include this field or fragment only when the `if` argument is true.',
-              locations: ['FIELD', 'FRAGMENT_SPREAD', 'INLINE_FRAGMENT'], args: [{ name: 'if', description: 'Included when true.' }],
+              name: 'include', description: 'This field or fragment will be included only when the `if` argument is true.',
+              locations: ['FIELD', 'FRAGMENT_SPREAD', 'INLINE_FRAGMENT'], args: [{ name: 'if', description: 'Included when true' }],
             },
             {
-              name: 'skip', description: 'Directs the executor to skip this field or fragment when the `if` argument is true.',
-              locations: ['FIELD', 'FRAGMENT_SPREAD', 'INLINE_FRAGMENT'], args: [{ name: 'if', description: 'Skipped when true.' }],
+              name: 'skip', description: 'This field or fragment will be skipped when the `if` argument is true.',
+              locations: ['FIELD', 'FRAGMENT_SPREAD', 'INLINE_FRAGMENT'], args: [{ name: 'if', description: 'Skipped when true' }],
             },
           ],
         },

@@ -79,13 +79,16 @@ t.test('on: every table and function, in or out and why, as the caller sees them
     errors: [{ message: 'Cannot query field "secretCollection" on type "Query". Did you mean "postCollection" or "blogCollection"?' }],
     extensions: reportFor({ secret: false, hidden: false }),
   })
-  // Other reasons: no grant on a key column, a computed field whose name a column has.
+  // Other reasons: no grant on a key column, a computed field named nodeId. A computed field
+  // named as a column is served: it answers under the name, as in pg_graphql.
   await p.sql(`
     revoke select on secret from authenticated; grant select (v) on secret to authenticated;
     create function title(blog) returns text language sql stable as 'select $1.title';
+    create function "nodeId"(blog) returns text language sql stable as 'select $1.title';
   `)
   const after = await ask(p, TITLES, 'authenticated', ANN, { schemaReport: true })
   const report = (after as unknown as { extensions: ReturnType<typeof reportFor> }).extensions.schemaReport
   t.same(report.tables.find((x) => x.name === 'secret'), table('secret', { inSchema: false, reason: 'no grant on a primary key column' }))
-  t.same(report.functions.find((x) => x.name === 'title'), fn('title', 'title(blog)', { inSchema: false, reason: 'its field name is taken by another field of the type' }))
+  t.same(report.functions.find((x) => x.name === 'title'), fn('title', 'title(blog)', { inSchema: true, field: 'title', on: 'blog' }))
+  t.same(report.functions.find((x) => x.name === 'nodeId'), fn('nodeId', 'nodeId(blog)', { inSchema: false, reason: 'its field name is taken by another field of the type' }))
 })

@@ -28,6 +28,16 @@ export class GraphqlError extends Error {
 
 const e = (code: string, message: string) => new GraphqlError(code, message)
 
+/** pg_graphql's texts for an unknown field of an introspection type (its builder.rs), which differ per type. */
+const INTROSPECTION_UNKNOWN: Record<string, (field: string) => string> = {
+  __Schema: (f) => `unknown field in __Schema: ${f}`,
+  __Type: (f) => `unknown field on __Type: ${f}`,
+  __Field: (f) => `unknown field in __Field ${f}`,
+  __InputValue: (f) => `unknown field in __InputValue: ${f}`,
+  __EnumValue: (f) => `unknown field in __EnumValue: ${f}`,
+  __Directive: (f) => `unknown field ${f} in __Directive`,
+}
+
 export const graphqlErrors = {
   // Request shape.
   noQuery: () => e('no_query', 'Must provide query string.'),
@@ -70,6 +80,8 @@ export const graphqlErrors = {
   emptySet: () => e('empty_set', 'At least one mapping must be provided to set argument'),
   tooLong: (max: number) => e('too_long', `Invalid input for String type. Maximum character length ${max}`),
   invalidInput: (type: string) => e('invalid_input', `Invalid input for ${type} type`),
+  // Introspection: a field graphql-js's introspection types have and pg_graphql's do not (`isOneOf`), in pg_graphql's words per type.
+  unknownIntrospectionField: (type: string, field: string) => e('unknown_field', INTROSPECTION_UNKNOWN[type]?.(field) ?? `unknown field on ${type}: ${field}`),
   unknownConnectionField: () => e('unknown_field', 'unknown field in connection'),
   unknownEdgeField: () => e('unknown_field', 'unknown field in edge'),
   unknownPageInfoField: () => e('unknown_field', 'unknown field in pageInfo'),

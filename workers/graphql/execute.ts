@@ -1,9 +1,9 @@
 // Runs a prepared operation: picks the operation, coerces variables, plans
 // SQL for each root field and runs it on the caller's connection. A query is
 // one statement for all its root fields; mutation fields run one statement
-// each, in order. Introspection root fields are answered by graphql-js.
+// each, in order. Introspection root fields are answered by introspection/.
 import {
-  execute as executeGraphql, getVariableValues, Kind, typeFromAST,
+  getVariableValues, Kind,
   type DocumentNode, type FragmentDefinitionNode, type GraphQLObjectType, type OperationDefinitionNode,
 } from 'graphql'
 import type pg from 'pg'
@@ -11,10 +11,11 @@ import type { SchemaEntry } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { explainSql, planOf, type ExplainedStatement } from './explain.ts'
 import { checkCount, countOperation } from './limits.ts'
-import { collectFields, type CollectedField, type PlanContext } from './plan/context.ts'
+import { collectFields, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
 import { recordSql } from './plan/select.ts'
-import { introspectedSchemaOf, withPgGraphqlScalarDescriptions } from './schema/index.ts'
+import { introspectionAnswer } from './introspection/resolve.ts'
+import { introspectedSchemaOf } from './schema/index.ts'
 import { jsonObject, SqlValues, text } from './sql.ts'
 import { preparedCall } from '../../lib/db/prepared-statements.ts'
 
@@ -40,22 +41,6 @@ export function selectOperation(document: DocumentNode, operationName: string | 
   if (!operation) throw graphqlErrors.noOperation()
   if (operation.operation === 'subscription') throw graphqlErrors.subscription()
   return operation
-}
-
-function introspect(entry: SchemaEntry, document: DocumentNode, operation: OperationDefinitionNode, field: CollectedField, rawVariables: Record<string, unknown>): unknown {
-  const fragments = document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION)
-  const schema = introspectedSchemaOf(entry.schema)
-  // The variables were checked against the whole schema; a part of it may lack the types of some.
-  const variableDefinitions = operation.variableDefinitions?.filter((d) => typeFromAST(schema, d.type) !== undefined)
-  const single: DocumentNode = {
-    kind: Kind.DOCUMENT,
-    definitions: [{ ...operation, variableDefinitions, selectionSet: { kind: Kind.SELECTION_SET, selections: field.nodes } }, ...fragments],
-  }
-  const result = withPgGraphqlScalarDescriptions(() => executeGraphql({ schema, document: single, variableValues: rawVariables }))
-  if ('then' in result) throw graphqlErrors.internal()
-  if (result.errors && result.errors.length > 0) throw new RequestErrors(result.errors.map((e) => e.message))
-  // graphql-js builds null-prototype objects; the response is plain JSON data.
-  return JSON.parse(JSON.stringify(result.data?.[field.key] ?? null))
 }
 
 export interface RunOptions {
@@ -125,7 +110,8 @@ export function planQuery(
     if (field.name === '__typename') sqlPairs.push([field.key, text(rootType.name)])
     else if (field.name === '__schema' || field.name === '__type') {
       if (!entry.model.introspection) throw graphqlErrors.unknownField(field.name, 'Query')
-      introspected.set(field.key, introspect(entry, document, operation, field, rawVariables))
+      const scope = { schema: introspectedSchemaOf(entry.schema), fragments: ctx.fragments, variables: ctx.variables }
+      introspected.set(field.key, introspectionAnswer(scope, field.name, field.nodes))
     } else sqlPairs.push([field.key, queryFieldSql(ctx, rootType, field)])
   }
   return {

@@ -11,7 +11,8 @@
 //   {"schemas": ["public"],
 //    "tables": [{"schema", "name", "kind", "inSchema": true, "type": "Blog",
 //                "leftOut"?: [{"constraint", "field", "reason"}], "upsert"?: "<why upsert is left out>"},
-//               {"schema", "name", "kind", "inSchema": false, "reason": "no primary key"}],
+//               {"schema", "name", "kind", "inSchema": false, "reason": "no primary key"},
+//               {"schema", "name", "kind", "inSchema": true, "type", "reason": "no primary key: only the type of a computed field ..."}],
 //    "functions": [{"schema", "name", "signature", "inSchema": true, "field", "on": "Query" | "Mutation" | "<Type>"},
 //                  {"schema", "name", "signature", "inSchema": false, "reason": "overloaded function"}]}
 // `leftOut` lists a table's foreign keys (in either direction) that give its
@@ -20,6 +21,7 @@ import type pg from 'pg'
 import { readCatalog, type Catalog, type CatalogForeignKey, type CatalogFunction, type CatalogTable } from '../../lib/pg-catalog/catalog.ts'
 import { isTrue, optionalString, optionalStringList, parseDirective } from './directives.ts'
 import type { Model, TableModel } from './model/index.ts'
+import { overloadedFunctions } from './model/overloads.ts'
 import { baseTypeName, functionFieldName, isValidName, relationFieldName } from '../../lib/pg-catalog/names.ts'
 
 export const REASONS = {
@@ -35,6 +37,7 @@ export const REASONS = {
   unsupportedSignature: 'unsupported argument or result type',
   keyNotInSchema: 'a key column is not in the schema',
   nameTaken: 'its field name is taken by another field of the type',
+  keylessRow: 'no primary key: only the type of a computed field returning one of its rows, without a collection',
   upsertNamesTaken: 'upsert left out: a type name it needs (<Type>Constraint, <Type>UpdateField or <Type>OnConflict) is taken by another type',
 } as const
 
@@ -80,11 +83,19 @@ export async function schemaReport(client: pg.ClientBase, model: Model, schemas:
 export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<string>): SchemaReport {
   const inflect = new Map(catalog.schemas.map((s) => [s.oid, isTrue(parseDirective(s.comment), 'inflect_names')]))
   const modelOf = new Map<number, TableModel>(model.tables.map((t) => [t.oid, t]))
+  // Views without a key that a served computed field returns a row of: a type, though no table of the model.
+  const keyless = new Map<number, TableModel>()
+  for (const t of model.tables) for (const f of t.computed) if (f.returns.kind === 'row' && f.returns.table.keyless) keyless.set(f.returns.table.oid, f.returns.table)
   const tables: TableReport[] = []
   for (const t of catalog.tables) {
     if (!schemas.has(t.schema)) continue
     const base = { schema: t.schema, name: t.name, kind: KINDS[t.kind] ?? t.kind }
     const m = modelOf.get(t.oid)
+    const row = keyless.get(t.oid)
+    if (row) {
+      tables.push({ ...base, inSchema: true, type: row.typeName, reason: REASONS.keylessRow })
+      continue
+    }
     if (!m) {
       tables.push({ ...base, inSchema: false, reason: tableReason(t, inflect.get(t.schemaOid)!) })
       continue
@@ -101,9 +112,8 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
   for (const f of model.queryFunctions) served.set(f.oid, { field: f.field, on: 'Query' })
   for (const f of model.mutationFunctions) served.set(f.oid, { field: f.field, on: 'Mutation' })
   for (const t of model.tables) for (const f of t.computed) served.set(f.oid, { field: f.field, on: t.typeName })
-  const nameCounts = new Map<string, number>()
-  for (const f of catalog.functions) nameCounts.set(f.name, (nameCounts.get(f.name) ?? 0) + 1)
   const byReltype = new Map(catalog.tables.filter((t) => modelOf.has(t.oid)).map((t) => [t.reltype, modelOf.get(t.oid)!]))
+  const overloaded = overloadedFunctions(catalog.functions, new Set(byReltype.keys()))
   const ownerOf = (f: CatalogFunction) => {
     const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b')
     return inArgs.length === 1 ? byReltype.get(inArgs[0]!.oid) : undefined
@@ -114,7 +124,7 @@ export function reportOf(catalog: Catalog, model: Model, schemas: ReadonlySet<st
     const base = { schema: f.schema, name: f.name, signature: signatureOf(f) }
     const found = served.get(f.oid)
     if (found) functions.push({ ...base, inSchema: true, ...found })
-    else functions.push({ ...base, inSchema: false, reason: functionReason(f, nameCounts, inflect.get(f.schemaOid)!, ownerOf(f)) })
+    else functions.push({ ...base, inSchema: false, reason: functionReason(f, overloaded, inflect.get(f.schemaOid)!, ownerOf(f)) })
   }
   return { schemas: [...schemas], tables, functions }
 }
@@ -133,15 +143,15 @@ function tableReason(t: CatalogTable, inflect: boolean): string {
 }
 
 /** Why the model left a function out (model/functions.ts functionsOf), in its order. */
-function functionReason(f: CatalogFunction, nameCounts: Map<string, number>, inflect: boolean, owner: TableModel | undefined): string {
+function functionReason(f: CatalogFunction, overloaded: ReadonlySet<number>, inflect: boolean, owner: TableModel | undefined): string {
   if (!f.canExecute) return REASONS.noGrant
   if (f.variadic) return REASONS.variadic
   // Overloads clash by name across the served schemas, as in the model.
-  if (nameCounts.get(f.name)! > 1) return REASONS.overloaded
+  if (overloaded.has(f.oid)) return REASONS.overloaded
   const field = functionFieldName(f.name, optionalString(parseDirective(f.comment), 'name'), inflect)
   if (!isValidName(field)) return REASONS.unusableName
-  // A computed field whose name a column or relation already has.
-  if (owner && (owner.columnByField.has(field) || owner.relations.some((r) => r.field === field) || field === 'nodeId')) return REASONS.nameTaken
+  // A computed field whose name another computed field or nodeId has (it takes a column's or a relation's: model/field-names.ts).
+  if (owner && (owner.computed.some((c) => c.field === field) || field === 'nodeId')) return REASONS.nameTaken
   const inArgs = f.args.filter((a) => a.mode === 'i' || a.mode === 'b')
   if (inArgs.length > 1 && inArgs.some((a) => !a.name)) return REASONS.unnamedArgument
   return REASONS.unsupportedSignature
@@ -170,7 +180,12 @@ function leftOutRelations(
   const out: { constraint: string; field: string; reason: string }[] = []
   const usable = (local: TableModel, fk: CatalogForeignKey, foreign: TableModel) =>
     fk.columns.every((n) => local.columns.some((c) => c.name === n)) && fk.refColumns.every((n) => foreign.columns.some((c) => c.name === n))
-  const why = (field: string, ok: boolean) => (!ok ? REASONS.keyNotInSchema : !isValidName(field) ? REASONS.unusableName : REASONS.sharedName)
+  const why = (field: string, ok: boolean) =>
+    !ok ? REASONS.keyNotInSchema
+      : !isValidName(field) ? REASONS.unusableName
+      // A computed field answers under the name (model/field-names.ts).
+      : m.computed.some((c) => c.field === field) ? REASONS.nameTaken
+      : REASONS.sharedName
   // Its own foreign keys: the referenced row.
   for (const fk of t.foreignKeys) {
     const foreign = modelOf.get(fk.refTable)

@@ -7,6 +7,8 @@ import { columnFieldName, functionFieldName, isValidName } from '../../../lib/pg
 import { descriptionOf, optionalString, parseDirective } from '../directives.ts'
 import { valueTypeOf, type EnumModel, type TypeScope, type ValueType } from '../types.ts'
 import { argDefaultsOf } from './function-defaults.ts'
+import { overloadedFunctions } from './overloads.ts'
+import { keylessViewsOf } from './tables.ts'
 import type { FieldNames } from './field-names.ts'
 import type { PendingTable, SchemaSettings } from './settings.ts'
 import type { FunctionArgModel, FunctionModel, FunctionReturn } from './shapes.ts'
@@ -23,8 +25,8 @@ export function functionsOf(
   fields: FieldNames,
 ): { queryFunctions: FunctionModel[]; mutationFunctions: FunctionModel[] } {
   const byReltype = new Map(pending.map((p) => [p.catalog.reltype, p]))
-  const nameCounts = new Map<string, number>()
-  for (const f of catalog.functions) nameCounts.set(f.name, (nameCounts.get(f.name) ?? 0) + 1)
+  const overloaded = overloadedFunctions(catalog.functions, new Set(byReltype.keys()))
+  const keyless = keylessViewsOf(catalog, byReltype, settingsBySchema, enumByOid)
   const queryFunctions: FunctionModel[] = []
   const mutationFunctions: FunctionModel[] = []
   for (const f of catalog.functions) {
@@ -33,22 +35,23 @@ export function functionsOf(
     // functionShapes: the enums its signature may use; undefined while the schema keeps pg_graphql's rules.
     const shapes = settings.features.has('functionShapes') ? enumByOid : undefined
     // An overload is left out unless functionShapes is on and its own comment names it apart.
-    if (nameCounts.get(f.name)! > 1 && !(shapes && optionalString(parseDirective(f.comment), 'name') !== undefined)) continue
+    if (overloaded.has(f.oid) && !(shapes && optionalString(parseDirective(f.comment), 'name') !== undefined)) continue
     const d = parseDirective(f.comment)
     const field = functionFieldName(f.name, optionalString(d, 'name'), settings.inflect)
     if (!isValidName(field)) continue
-    const returns = returnOf(f, byReltype, enumByOid, shapes !== undefined, settings.types)
-    if (!returns) continue
     const inArgs = f.args.filter((a) => INPUT_MODES.has(a.mode))
-    const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
     const owner = inArgs.length === 1 || (shapes && inArgs.length > 1) ? byReltype.get(inArgs[0]!.oid)?.model : undefined
+    // A computed field may return one row of a view without a key; a root function may not (pg_graphql hides it).
+    const returns = returnOf(f, owner ? (oid) => byReltype.get(oid) ?? keyless.get(oid) : (oid) => byReltype.get(oid), enumByOid, shapes !== undefined, settings.types)
+    if (!returns) continue
+    const base = { oid: f.oid, schema: f.schema, name: f.name, field, description: descriptionOf(f.comment, d), volatile: f.volatility === 'v', returns }
     if (owner) {
       // functionShapes: the arguments after the row are the field's own.
       const args = inArgs.length === 1 ? [] : functionArgsOf(f, inArgs, settings, byReltype, shapes, 1)
       if (!args || (returns.kind === 'connection' && args.some((a) => CONNECTION_ARGS.includes(a.field)))) continue
       // Filterable when the filter can call it with the row alone: its other arguments have defaults.
       const filterable = shapes !== undefined && returns.kind === 'scalar' && args.every((a) => !a.required)
-      if (fields.claim(owner, field)) owner.computed.push({ ...base, args, ...(filterable ? { filterable } : {}) })
+      if (fields.claimComputed(owner, field)) owner.computed.push({ ...base, args, ...(filterable ? { filterable } : {}) })
       continue
     }
     const args = functionArgsOf(f, inArgs, settings, byReltype, shapes)
@@ -135,15 +138,15 @@ const BPCHAR_ARRAY_OID = 1014
 
 function returnOf(
   f: CatalogFunction,
-  byReltype: Map<number, PendingTable>,
+  rowTable: (reltype: number) => PendingTable | undefined,
   enums: Map<number, EnumModel>,
   shapes: boolean,
   scope?: TypeScope,
 ): FunctionReturn | undefined {
   const r = f.returnType
-  const table = byReltype.get(r.oid)
+  const table = rowTable(r.oid)
   if (table) {
-    if (f.returnsSet && f.rows !== 1) return { kind: 'connection', table: table.model }
+    if (f.returnsSet && f.rows !== 1) return table.model.keyless ? undefined : { kind: 'connection', table: table.model }
     return { kind: 'row', table: table.model }
   }
   // Enum results are left out, as in pg_graphql, unless functionShapes serves them (a served enum only).

@@ -26,6 +26,12 @@ export interface ColumnModel {
   insertable: boolean
   updatable: boolean
   description: string | undefined
+  /**
+   * A computed field has the column's field name and answers under it
+   * (model/field-names.ts): the column is no field of the row type, but is
+   * still in its filter, ordering and inputs.
+   */
+  shadowed?: true
 }
 
 export interface RelationModel {
@@ -105,6 +111,12 @@ export interface TableModel {
   canDelete: boolean
   rls: boolean
   isTable: boolean
+  /**
+   * A view without a key, served only as the object type a computed field
+   * returns one row of (model/tables.ts keylessViewsOf): no nodeId, no Node,
+   * no collection, no mutations, and not among the model's `tables`.
+   */
+  keyless?: true
 }
 
 export interface Model {

@@ -1,7 +1,7 @@
 // The served tables and views: a table with a key (its own, or a
 // `primary_key_columns` directive) and a column of a supported type, with its
 // columns, per-table settings and upsert's constraint names.
-import type { CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
+import type { Catalog, CatalogTable } from '../../../lib/pg-catalog/catalog.ts'
 import { baseTypeName, columnFieldName, isValidName, lowerFirst } from '../../../lib/pg-catalog/names.ts'
 import { descriptionOf, enabled, foreignKeysOf, optionalString, optionalStringList, optionalU64, parseDirective } from '../directives.ts'
 import { builtInAndEnumTypeNames, TABLE_TYPE_SUFFIXES, UPSERT_TYPE_SUFFIXES, valueTypeOf, type EnumModel } from '../types.ts'
@@ -33,15 +33,20 @@ function selectableColumnsOf(t: CatalogTable, settings: SchemaSettings, enumByOi
   return columns
 }
 
-/** A table or view with a key (its own, or a `primary_key_columns` directive); undefined when it is left out. */
-export function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>): PendingTable | undefined {
+/**
+ * A table or view with a key (its own, or a `primary_key_columns` directive);
+ * undefined when it is left out. With `keyless`, a view without a key is kept
+ * too, as the row type of a computed field returning one of its rows (see
+ * keylessViewsOf).
+ */
+export function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Map<number, EnumModel>, keyless = false): PendingTable | undefined {
   const directive = parseDirective(t.comment)
   const typeName = baseTypeName(t.name, optionalString(directive, 'name'), settings.inflect)
   const selectable = selectableColumnsOf(t, settings, enumByOid)
   const columns = selectable.filter((c) => isValidName(c.field))
   const isTable = t.kind === 'r' || t.kind === 'p'
   const directiveKey = optionalStringList(directive, 'primary_key_columns')
-  const keyNames = (isTable ? t.primaryKey : null) ?? directiveKey ?? null
+  const keyNames = (isTable ? t.primaryKey : null) ?? directiveKey ?? (keyless && !isTable ? [] : null)
   const maxRows = optionalU64(directive, 'max_rows') ?? settings.maxRows
   // Validated even when the table ends up hidden: a bad directive fails every request.
   foreignKeysOf(directive)
@@ -74,13 +79,42 @@ export function tableOf(t: CatalogTable, settings: SchemaSettings, enumByOid: Ma
       features: featuresOf(directive, TABLE_FEATURES, settings.tableFeatures),
       root: enabled(directive, 'root') !== false,
       conflictConstraints: t.uniqueConstraints.map((u) => u.name).filter((n) => isValidName(n) && !['true', 'false', 'null'].includes(n)),
-      canInsert: t.canInsert,
-      canUpdate: t.canUpdate,
+      // A column-level grant is enough, as in pg_graphql (any column insertable, or updatable): the
+      // input then holds the granted columns only (ColumnModel insertable, updatable).
+      canInsert: t.canInsert || t.columns.some((c) => c.canInsert),
+      canUpdate: t.canUpdate || t.columns.some((c) => c.canUpdate),
       canDelete: t.canDelete,
       rls: t.rls,
       isTable,
+      ...(keyNames.length === 0 ? { keyless: true as const, root: false, canInsert: false, canUpdate: false, canDelete: false } : {}),
     },
   }
+}
+
+/**
+ * The views without a key whose rows a computed field returns one of (`returns
+ * v` or `setof v rows 1`), by row type. Such a view is no collection and no
+ * Node (nothing identifies its rows), but the computed field gives it an object
+ * type of its columns, and the field is a nullable object of it.
+ */
+export function keylessViewsOf(
+  catalog: Catalog,
+  keyed: ReadonlyMap<number, PendingTable>,
+  settingsBySchema: Map<number, SchemaSettings>,
+  enumByOid: Map<number, EnumModel>,
+): Map<number, PendingTable> {
+  const returned = new Set<number>()
+  for (const f of catalog.functions) {
+    const first = f.args.find((a) => a.mode === 'i' || a.mode === 'b')
+    if (first && keyed.has(first.oid) && (!f.returnsSet || f.rows === 1)) returned.add(f.returnType.oid)
+  }
+  const views = new Map<number, PendingTable>()
+  for (const t of catalog.tables) {
+    if (!returned.has(t.reltype) || keyed.has(t.reltype) || t.kind === 'r' || t.kind === 'p') continue
+    const view = tableOf(t, settingsBySchema.get(t.schemaOid)!, enumByOid, true)
+    if (view?.model.keyless) views.set(t.reltype, view)
+  }
+  return views
 }
 
 /**

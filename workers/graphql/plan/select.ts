@@ -57,7 +57,7 @@ function recordFieldSql(ctx: PlanContext, table: TableModel, type: GraphQLObject
     return base64JsonArray([`${text(table.schema)}::text`, `${text(table.name)}::text`, ...table.primaryKey.map((c) => row.column(c.name))])
   }
   const column = table.columnByField.get(field.name)
-  if (column) {
+  if (column && !column.shadowed) {
     const c = column.type.composite
     return c ? compositeSql(ctx, c, row.column(column.name), subSelections(field)) : output(column.type, row.column(column.name))
   }

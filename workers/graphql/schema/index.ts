@@ -19,8 +19,6 @@ import { connectionArgs, connectionType, functionField, nodeType } from './nodes
 import { SCALAR_FILTERS } from './scalar-filters.ts'
 import { enumType, inputType } from './values.ts'
 
-export { withPgGraphqlScalarDescriptions } from './scalar-descriptions.ts'
-
 /**
  * The schemas introspection answers from when only some served schemas
  * switch it on: their part alone, as pg_graphql shows it (other schemas'

@@ -18,12 +18,14 @@ export function nodeType(b: SchemaBuild, table: TableModel): GraphQLObjectType {
     new GraphQLObjectType({
       name: table.typeName,
       description: table.description,
-      interfaces: [NodeInterface],
+      // A view without a key (the row type of a computed field) has no nodeId: nothing identifies its rows.
+      interfaces: table.keyless ? [] : [NodeInterface],
       fields: () => {
-        const fields: GraphQLFieldConfigMap<unknown, unknown> = {
-          nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' },
-        }
+        const fields: GraphQLFieldConfigMap<unknown, unknown> = table.keyless
+          ? {}
+          : { nodeId: { type: nn(GraphQLID), description: 'Globally Unique Record Identifier' } }
         for (const c of table.columns) {
+          if (c.shadowed) continue
           const type = valueType(b, c.type)
           fields[c.field] = { type: c.notNull && table.isTable ? nn(type) : type, description: c.description }
         }
