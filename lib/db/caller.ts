@@ -4,12 +4,17 @@
 import type pg from 'pg'
 import type { QuotaCaps, RoleTimeouts } from '../plans.ts'
 import type { RequestIdentity } from '../roles.ts'
+import type { DatabaseLocation } from './database-errors.ts'
 
 /** Who asks, and of which project: the role and claims the request runs with, and the project's timeouts. */
 export interface Caller {
   identity: RequestIdentity
-  /** `readOnly` past the project's database size cap: reads answer, writes are refused with the quota's sentence. */
-  project: { ref: string; roleTimeouts: RoleTimeouts; readOnly?: boolean; caps?: QuotaCaps }
+  /**
+   * `readOnly` past the project's database size cap: reads answer, writes are refused with the quota's sentence.
+   * `database`, where the project's database lives, names the incident an outage belongs to (a caller on a
+   * connection of its own has none: its outages are the project's).
+   */
+  project: { ref: string; roleTimeouts: RoleTimeouts; readOnly?: boolean; caps?: QuotaCaps; database?: DatabaseLocation }
 }
 
 /** Where the request runs: a connection for its first round trip, given back afterwards. */

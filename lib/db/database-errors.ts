@@ -139,16 +139,28 @@ export function unavailableAs(error: unknown, answer: () => BaseplaneError): Bas
  * each thread tells of what it met.
  */
 export class Incidents {
-  readonly #open = new Map<string, { since: number; failures: number }>()
+  readonly #open = new Map<string, { since: number; failures: number; toldAt: number; toldFailures: number }>()
+  readonly #progressMs: number
 
-  /** `source` failed; logs "<source> is unavailable" if it was not failing already. */
+  /** `progressMs`: how often a lasting incident says it still lasts, on its next failure (a count, never a line per failure). */
+  constructor(progressMs = INCIDENT_PROGRESS_MS) {
+    this.#progressMs = progressMs
+  }
+
+  /** `source` failed; logs "<source> is unavailable" if it was not failing already, and a count every `progressMs` while it lasts. */
   failed(source: string, error: unknown, fields: Record<string, unknown> = {}): void {
     const open = this.#open.get(source)
+    const now = Date.now()
     if (open !== undefined) {
       open.failures += 1
+      if (now - open.toldAt >= this.#progressMs) {
+        log.info(`${source} is still unavailable`, { ...fields, unavailableMs: now - open.since, since: new Date(open.since).toISOString(), failures: open.failures, failuresSinceLastLine: open.failures - open.toldFailures })
+        open.toldAt = now
+        open.toldFailures = open.failures
+      }
       return
     }
-    this.#open.set(source, { since: Date.now(), failures: 1 })
+    this.#open.set(source, { since: now, failures: 1, toldAt: now, toldFailures: 1 })
     const code = (error as { code?: unknown } | undefined)?.code
     log.error(`${source} is unavailable`, undefined, {
       ...fields,
@@ -166,11 +178,64 @@ export class Incidents {
     log.info(`${source} answers again`, { ...fields, unavailableMs: Date.now() - open.since, failures: open.failures })
   }
 
+  /** Whether any incident is open (a success then checks its sources; otherwise it costs nothing). */
+  get anyOpen(): boolean {
+    return this.#open.size > 0
+  }
+
   /** Whether `source` is failing now. */
   failing(source: string): boolean {
     return this.#open.has(source)
   }
 }
 
+/** How often a lasting incident logs its count (on a failure, so a quiet outage logs nothing more). */
+export const INCIDENT_PROGRESS_MS = 30_000
+
 /** This thread's incidents. */
 export const incidents = new Incidents()
+
+/** Where a project database lives, as its failures are told. */
+export interface DatabaseLocation {
+  ref: string
+  /** The server, when known; without it an outage is the project's own incident. */
+  host?: string
+  port?: number
+}
+
+/**
+ * Failures of one database or one project's own connections, not its server's: the database is gone
+ * (3D000) or closed to connections (55000), the project's role is at its CONNECTION LIMIT (53300), its
+ * pool had no connection free in time. Their incident is the project's; any other is its server's, so
+ * a server that goes away with a thousand projects on it is one incident, not a thousand.
+ */
+const PROJECT_OWN_FAILURES: ReadonlySet<string> = new Set(['3D000', '55000', '53300', 'database_busy'])
+
+const serverSource = (db: DatabaseLocation) => `the database server ${db.host}:${db.port}`
+const projectSource = (db: DatabaseLocation) => `the database of project ${db.ref}`
+
+/**
+ * Tells of a failure a project's request met, once, whatever the service:
+ * an outage as its incident (one line when it begins, a count while it
+ * lasts, one when it heals; no stack, which says nothing of an outage), a
+ * cancelled statement as one short line (the request's own time ran out), and
+ * anything else, which is not a known outage, with its stack. Returns how the
+ * failure classifies, for the answer.
+ */
+export function reportDatabaseFailure(error: unknown, db: DatabaseLocation, what: string): DatabaseFailure | undefined {
+  const failure = classifyDatabaseError(error)
+  if (failure === 'unavailable') {
+    const code = (error as { code?: unknown } | undefined)?.code
+    const own = db.host === undefined || (typeof code === 'string' && PROJECT_OWN_FAILURES.has(code))
+    incidents.failed(own ? projectSource(db) : serverSource(db), error, { ref: db.ref })
+  } else if (failure === 'timeout') log.info(`${what}: a statement ran out of time`, { ref: db.ref, error: describeError(error) })
+  else log.error(`${what} failed`, error, { ref: db.ref })
+  return failure
+}
+
+/** A request of the project's was answered by its database: closes its server's and its own incidents, if open. */
+export function databaseAnswered(db: DatabaseLocation): void {
+  if (!incidents.anyOpen) return
+  if (db.host !== undefined) incidents.recovered(serverSource(db), { ref: db.ref })
+  incidents.recovered(projectSource(db), { ref: db.ref })
+}

@@ -2,7 +2,7 @@
 // which errors mean "a database is unavailable" (503 with Retry-After), and the
 // incident log that says so once, and once again when it ends.
 import t from 'tap'
-import { classifyDatabaseError, databaseErrors, Incidents, isConnectionLost, unavailableAs } from '../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseAnswered, databaseErrors, Incidents, isConnectionLost, reportDatabaseFailure, unavailableAs } from '../../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
 import { logLevel, setLogLevel } from '../../lib/log.ts'
 
@@ -88,4 +88,72 @@ t.test('an incident is logged when it begins and when it ends, not per failure',
     process.stderr.write = write
     setLogLevel(level)
   }
+})
+
+/** The log lines `work` writes, at level info. */
+async function logged(work: () => void | Promise<void>): Promise<Array<Record<string, unknown>>> {
+  const lines: Array<Record<string, unknown>> = []
+  const write = process.stderr.write.bind(process.stderr)
+  const level = logLevel()
+  setLogLevel('info')
+  process.stderr.write = ((chunk: string) => {
+    lines.push(JSON.parse(String(chunk)))
+    return true
+  }) as typeof process.stderr.write
+  try {
+    await work()
+  } finally {
+    process.stderr.write = write
+    setLogLevel(level)
+  }
+  return lines
+}
+
+t.test('a lasting incident says so with a count, not a line per failure', async (t) => {
+  const lines = await logged(async () => {
+    const incidents = new Incidents(50)
+    for (let i = 0; i < 10; i++) incidents.failed('the catalogue', coded('ECONNREFUSED', 'connect ECONNREFUSED'))
+    await new Promise((resolve) => setTimeout(resolve, 60))
+    for (let i = 0; i < 5; i++) incidents.failed('the catalogue', coded('ECONNREFUSED', 'connect ECONNREFUSED'))
+    incidents.recovered('the catalogue')
+  })
+  t.same(
+    lines.map((line) => [line.level, line.message, line.failures, line.failuresSinceLastLine]),
+    [
+      ['error', 'the catalogue is unavailable', undefined, undefined],
+      ['info', 'the catalogue is still unavailable', 11, 10],
+      ['info', 'the catalogue answers again', 15, undefined],
+    ],
+  )
+  t.type(lines[1]!.since, 'string', 'since when, as a time')
+})
+
+t.test("a server's outage met by many projects' requests is one incident of that server", async (t) => {
+  const server = { host: '10.0.0.7', port: 5432 }
+  const lines = await logged(() => {
+    for (let i = 0; i < 300; i++) {
+      const failure = reportDatabaseFailure(coded('ECONNREFUSED', 'connect ECONNREFUSED 10.0.0.7:5432'), { ref: `p${i % 30}`, ...server }, 'rest request')
+      if (failure !== 'unavailable') throw new Error(`classified ${failure}`)
+    }
+    // One project's own database gone is that project's incident, apart from its server's.
+    reportDatabaseFailure(coded('3D000', 'database "bp_p1" does not exist'), { ref: 'p1', ...server }, 'rest request')
+    databaseAnswered({ ref: 'p2', ...server })
+    databaseAnswered({ ref: 'p1', ...server })
+    // A statement out of time is the request's own: one short line, no stack.
+    reportDatabaseFailure(Object.assign(coded('57014', 'canceling statement due to statement timeout'), { severity: 'ERROR' }), { ref: 'p3', ...server }, 'graphql request')
+    // Anything else is no known outage: its stack is kept.
+    reportDatabaseFailure(new TypeError('a bug'), { ref: 'p4', ...server }, 'rest request')
+  })
+  t.same(
+    lines.map((line) => [line.level, line.message, line.failures]),
+    [
+      ['error', 'the database server 10.0.0.7:5432 is unavailable', undefined],
+      ['error', 'the database of project p1 is unavailable', undefined],
+      ['info', 'the database server 10.0.0.7:5432 answers again', 300],
+      ['info', 'the database of project p1 answers again', 1],
+      ['info', 'graphql request: a statement ran out of time', undefined],
+      ['error', 'rest request failed', undefined],
+    ],
+  )
+  t.same(lines.map((line) => 'stack' in line), [false, false, false, false, false, true], 'a stack only for what is no known outage')
 })

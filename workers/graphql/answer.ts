@@ -11,7 +11,7 @@
 // database is unavailable. Routing and the body's parsing stay in worker.ts.
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
-import { classifyDatabaseError, isConnectionLost, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseAnswered, isConnectionLost, reportDatabaseFailure, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
 import { identityStatement } from '../../lib/db/request-transaction.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
@@ -67,10 +67,10 @@ export async function answerGraphql<C extends pg.ClientBase>(
     connection.release(client, isConnectionLost(internal) ? (internal as Error) : undefined)
     // The connection broke mid-request: the database is unavailable, not the query wrong.
     if (classifyDatabaseError(internal) === 'unavailable') return unavailable()
+    databaseAnswered(project.database ?? project)
     return json(200, result)
   } catch (error) {
-    const failure = classifyDatabaseError(error)
-    log.error(failure === 'unavailable' ? 'project database unavailable' : 'graphql request failed', error, { ref: project.ref })
+    const failure = reportDatabaseFailure(error, project.database ?? project, 'graphql request')
     // pg_graphql answers PostgreSQL's own text for a cancelled statement.
     if (failure === 'timeout') return graphqlDataErrorResponse((error as Error).message)
     if (failure === 'unavailable') return unavailable()

@@ -11,9 +11,8 @@
 import type pg from 'pg'
 import { authSessions, withAuthTransaction } from '../../../lib/db/auth-transaction.ts'
 import { firstRoundTrip } from '../../../lib/db/stale-retry.ts'
-import { classifyDatabaseError } from '../../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseAnswered, reportDatabaseFailure, type DatabaseLocation } from '../../../lib/db/database-errors.ts'
 import type { DatabasePool, ProjectDatabase } from '../../../lib/db/project-pools.ts'
-import { log } from '../../../lib/log.ts'
 import { projectPools } from '../../../lib/worker-context.ts'
 import { authErrors } from '../errors.ts'
 
@@ -27,23 +26,26 @@ export interface Queryable {
 export interface AuthDb extends Queryable {
   readonly ref: string
   readonly pool: DatabasePool
+  /** Where it lives, for the log of outages (lib/db/database-errors.ts). */
+  readonly database: DatabaseLocation
 }
 
-/** The catalogue error a database failure answers as (its cause logged), or the error itself. */
-function translated(error: unknown, ref: string): unknown {
-  const failure = classifyDatabaseError(error)
-  if (failure === undefined) return error
-  log.error(failure === 'timeout' ? 'auth statement timed out' : 'project database unavailable', error, { ref })
+/** The catalogue error a database failure answers as (told once, as an outage's incident), or the error itself, for the handler. */
+function translated(error: unknown, database: DatabaseLocation): unknown {
+  if (classifyDatabaseError(error) === undefined) return error
+  const failure = reportDatabaseFailure(error, database, 'auth')
   return failure === 'timeout' ? authErrors.requestTimeout() : authErrors.databaseUnavailable()
 }
 
 /** `pool`'s single statements, a database failure answered in GoTrue's shapes. */
-function translatingQuery(pool: DatabasePool, ref: string): Queryable['query'] {
+function translatingQuery(pool: DatabasePool, database: DatabaseLocation): Queryable['query'] {
   return (async (config: pg.QueryConfig | string, values?: unknown[]) => {
     try {
-      return await pool.query(config as pg.QueryConfig, values)
+      const result = await pool.query(config as pg.QueryConfig, values)
+      databaseAnswered(database)
+      return result
     } catch (error) {
-      throw translated(error, ref)
+      throw translated(error, database)
     }
   }) as Queryable['query']
 }
@@ -54,7 +56,7 @@ export function authPool(database: ProjectDatabase): AuthDb {
   const pool = projectPools().get(database)
   let db = dbs.get(pool)
   if (db === undefined) {
-    db = { ref: database.ref, pool, query: translatingQuery(authSessions(pool), database.ref) }
+    db = { ref: database.ref, pool, database, query: translatingQuery(authSessions(pool), database) }
     dbs.set(pool, db)
   }
   return db
@@ -71,7 +73,7 @@ export function platformQueries(database: ProjectDatabase): Queryable {
   const pool = projectPools().get(database)
   let db = platformDbs.get(pool)
   if (db === undefined) {
-    db = { query: translatingQuery(pool, database.ref) }
+    db = { query: translatingQuery(pool, database) }
     platformDbs.set(pool, db)
   }
   return db
@@ -95,15 +97,17 @@ export async function translating<T>(db: AuthDb, work: () => Promise<T>): Promis
   try {
     return await work()
   } catch (error) {
-    throw translated(error, db.ref)
+    throw translated(error, db.database)
   }
 }
 
 /** Runs `work` in one transaction (as baseplane_auth_admin); rolls back when it throws. */
 export async function transaction<T>(db: AuthDb, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   try {
-    return await withAuthTransaction(db.pool, work)
+    const result = await withAuthTransaction(db.pool, work)
+    databaseAnswered(db.database)
+    return result
   } catch (error) {
-    throw translated(error, db.ref)
+    throw translated(error, db.database)
   }
 }

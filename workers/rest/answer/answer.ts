@@ -23,14 +23,13 @@
 // in the statement's message too (response-settings.ts).
 import type pg from 'pg'
 import type { Caller, Connection } from '../../../lib/db/caller.ts'
-import { classifyDatabaseError, isConnectionLost } from '../../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseAnswered, isConnectionLost, reportDatabaseFailure } from '../../../lib/db/database-errors.ts'
 import { preparedCall, resync, type Bind } from '../../../lib/db/prepared-statements.ts'
 import { identityCall, OWN_TRANSACTION } from '../../../lib/db/request-transaction.ts'
 import { keyMoved, lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../../lib/db/schema-keyed-run.ts'
 import { metaColumns, type Meta, type Probe } from '../../../lib/pg-catalog/schema-version.ts'
 import { preRequestCall } from '../../../lib/pg-catalog/pre-request.ts'
 import { quotaRefusal } from '../../../lib/plans.ts'
-import { log } from '../../../lib/log.ts'
 import type { ServiceResponse } from '../../../lib/service.ts'
 import { RestError, restErrors } from '../errors.ts'
 import type { ModelCache, RestModel } from '../schema/model.ts'
@@ -167,11 +166,12 @@ async function guarded<C extends pg.ClientBase>(caller: Caller, connection: Conn
   try {
     const { client, result } = await connection.firstRoundTrip(work)
     connection.release(client)
+    databaseAnswered(project.database ?? project)
     return result
   } catch (error) {
     if (RestError.is(error)) return restErrorResponse(error)
-    const failure = classifyDatabaseError(error)
-    log.error(failure === 'unavailable' ? 'project database unavailable' : 'rest request failed', error, { ref: project.ref })
+    // A PostgreSQL error of the request's own (a constraint, a policy) is its answer, not something to log.
+    const failure = isPgError(error) && classifyDatabaseError(error) === undefined ? undefined : reportDatabaseFailure(error, project.database ?? project, 'rest request')
     if (failure === 'unavailable') return unavailableResponse()
     if (isPgError(error)) return pgErrorResponse(error, identity.role)
     return restErrorResponse(restErrors.internal())
