@@ -17,10 +17,10 @@ export function readPlans(value: unknown, field = 'plans', label = field): boole
   return value
 }
 
-/** A value as typed on a command line or in a form: on or off (also true/false, yes/no). */
+/** A value as typed on a command line or in a form: true or false, as every switch of the CLI takes. */
 export function plansFromText(text: string, field = 'plans', label = field): boolean {
   const typed = text.trim().toLowerCase()
-  if (typed === 'on' || typed === 'true' || typed === 'yes') return true
-  if (typed === 'off' || typed === 'false' || typed === 'no') return false
-  throw platformErrors.invalidArgument(`${label} must be on or off, got ${JSON.stringify(text.slice(0, 40))}`, field)
+  if (typed === 'true') return true
+  if (typed === 'false') return false
+  throw platformErrors.invalidArgument(`${label} must be true or false, got ${JSON.stringify(text.slice(0, 40))}`, field)
 }

@@ -1,6 +1,6 @@
 // Plans on request (PostgREST's db-plan-enabled), the project's setting
 // beside the max rows (admin API `plans`, CLI `baseplane projects rest
-// --plans on|off`): with it, `Accept: application/vnd.pgrst.plan[+json|+text]`
+// --plans true|false`): with it, `Accept: application/vnd.pgrst.plan[+json|+text]`
 // (supabase-js `.explain()`) answers the EXPLAIN of the statement the request
 // would run, as the caller (its role and policies), for the `for=` media,
 // with the `options=`; the plan's transaction is always rolled back, so
@@ -141,14 +141,14 @@ t.test('refusals of the admin API and the CLI write nothing; off again from the 
   const cli = (args: string[]) => runCli(['projects', 'rest', f.project.ref, ...args], { DATABASE_URL: platform.catalogueUrl })
   const shown = await cli([])
   t.equal(shown.code, 0, shown.stderr)
-  t.match(shown.stdout, /plans\s+on \(Accept: application\/vnd\.pgrst\.plan answers the statement's EXPLAIN\)/)
+  t.match(shown.stdout, /plans\s+true \(Accept: application\/vnd\.pgrst\.plan answers the statement's EXPLAIN\)/)
   const refused = await cli(['--plans', 'maybe'])
   t.equal(refused.code, 1)
   t.equal(refused.stdout, '')
-  t.match(refused.stderr, /--plans must be on or off, got "maybe"/)
-  const changed = await cli(['--plans', 'off'])
+  t.match(refused.stderr, /--plans must be true or false, got "maybe"/)
+  const changed = await cli(['--plans', 'false'])
   t.equal(changed.code, 0, changed.stderr)
-  t.match(changed.stdout, /plans\s+off/)
+  t.match(changed.stdout, /plans\s+false/)
   t.equal((await settings(f)).json.plans, false)
   const plan = await f.anon().from('items').select('*').explain()
   t.equal(plan.status, 406, 'served as the CLI set it, on the next request')

@@ -121,7 +121,7 @@ export const TX_PLANS_FORM = 'rest_tx_plans'
 function txPlansSection(project: ProjectRecord, state: FormState): Safe {
   const ref = project.ref
   const txEnd = state.value(TX_PLANS_FORM, 'tx_end', project.restTxEnd)
-  const plans = state.value(TX_PLANS_FORM, 'plans', project.restPlans ? 'on' : 'off')
+  const plans = state.value(TX_PLANS_FORM, 'plans', String(project.restPlans))
   return html`<section><h2>Transactions and plans</h2>
 <p>How each request's transaction ends. With an override allowed, a request may ask for the other end with <code>Prefer: tx=rollback</code> (supabase-js <code>.rollback()</code>) or <code>tx=commit</code>: it is answered as usual, then rolled back, and <code>Preference-Applied</code> says so.</p>
 <p>Plans: <code>Accept: application/vnd.pgrst.plan+json</code> (supabase-js <code>.explain()</code>) answers the statement's <code>EXPLAIN</code>, run as the caller under its policies and always rolled back. Off by default: a plan shows the project's tables, indexes and policies' conditions to whoever may call the API.</p>
@@ -130,7 +130,7 @@ function txPlansSection(project: ProjectRecord, state: FormState): Safe {
 <select id="rest-tx-end" name="tx_end" ${state.attrs(TX_PLANS_FORM, 'tx_end')}>${TX_END_VALUES.map((value) => html`<option value="${value}" ${value === txEnd ? 'selected' : ''}>${value}: ${TX_END_MEANINGS[value]}</option>`)}</select>
 ${state.error(TX_PLANS_FORM, 'tx_end')}
 <label for="rest-plans">Plans</label>
-<select id="rest-plans" name="plans" ${state.attrs(TX_PLANS_FORM, 'plans')}><option value="off" ${plans === 'off' ? 'selected' : ''}>off: a plan is refused (406)</option><option value="on" ${plans === 'on' ? 'selected' : ''}>on: a plan is answered</option></select>
+<select id="rest-plans" name="plans" ${state.attrs(TX_PLANS_FORM, 'plans')}><option value="false" ${plans === 'false' ? 'selected' : ''}>off: a plan is refused (406)</option><option value="true" ${plans === 'true' ? 'selected' : ''}>on: a plan is answered</option></select>
 ${state.error(TX_PLANS_FORM, 'plans')}
 <p><button class="secondary" id="rest-tx-plans-save">Save transactions and plans</button></p></form></section>`
 }
