@@ -125,6 +125,34 @@ t.test('analyze on a write keeps nothing', async (t) => {
   t.equal(refused.error?.code, '42501')
 })
 
+t.test("PostgreSQL's refusal of the options, and the pre-request function before the plan", async (t) => {
+  const wal = await f.raw('/items', { headers: { accept: 'application/vnd.pgrst.plan+json; options=wal' } })
+  t.equal(wal.status, 400, 'wal needs analyze, as PostgreSQL says')
+  t.equal((wal.json as { code: string }).code, '22023')
+  const head = await f.raw('/items', { method: 'HEAD', headers: { accept: 'application/vnd.pgrst.plan' } })
+  t.equal(head.status, 200)
+  t.equal(head.headers['content-type'], 'application/vnd.pgrst.plan+text; for="application/json"; charset=utf-8')
+
+  // PostgREST's recipe: a pre-request function that refuses plans but to some callers.
+  await f.sql(`create function public.no_plans() returns void language plpgsql as $$
+    begin
+      if current_setting('request.headers', true)::json->>'accept' like 'application/vnd.pgrst.plan%'
+         and current_setting('request.headers', true)::json->>'x-planner' is distinct from 'me' then
+        raise insufficient_privilege using message = 'Not allowed to use application/vnd.pgrst.plan';
+      end if;
+    end $$;
+    grant execute on function public.no_plans() to anon, authenticated, service_role;`)
+  t.equal((await settings(f, 'PATCH', { pre_request: 'public.no_plans' })).status, 200)
+  const refused = await f.anon().from('items').select('*').explain()
+  t.equal(refused.status, 401)
+  t.equal(refused.error?.message, 'Not allowed to use application/vnd.pgrst.plan')
+  const allowed = await f.raw('/items', { headers: { accept: 'application/vnd.pgrst.plan', 'x-planner': 'me' } })
+  t.equal(allowed.status, 200)
+  const plain = await f.anon().from('items').select('id')
+  t.equal(plain.error, null, 'other requests pass')
+  t.equal((await settings(f, 'PATCH', { pre_request: null })).status, 200)
+})
+
 t.test('refusals of the admin API and the CLI write nothing; off again from the next request', async (t) => {
   for (const [body, message] of [
     [{ plans: 'yes' }, /^plans must be true or false, got "yes"$/],
