@@ -2,10 +2,12 @@
 // sets them through the admin API (admin-api/rest.ts), the CLI (`baseplane
 // projects rest`) and the dashboard's REST tab: the exposed schemas,
 // PostgREST's `db-schemas`, the max rows, its `db-max-rows` (null: the node's
-// BASEPLANE_REST_MAX_ROWS), and the pre-request function, its
-// `db-pre-request` (null: none). A change is checked whole before anything is
-// saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows,
-// lib/pg-catalog/pre-request.ts), saved on the project's row, and the
+// BASEPLANE_REST_MAX_ROWS), the pre-request function, its
+// `db-pre-request` (null: none), how transactions end, its `db-tx-end`
+// (lib/rest-tx-end.ts), and whether plans are answered, its
+// `db-plan-enabled` (lib/rest-plans.ts). A change is checked whole before
+// anything is saved (lib/pg-catalog/exposed-schemas.ts, readMaxRows,
+// lib/pg-catalog/pre-request.ts, readTxEnd, readPlans), saved on the project's row, and the
 // operation waits until every node has it, so the next request is served
 // with it. A schema that does not exist yet may be named: it serves nothing
 // until it is created (and its grants given). A pre-request function must be
@@ -19,6 +21,8 @@ import { API_ROLES } from '../lib/roles.ts'
 import { platformErrors } from '../lib/errors.ts'
 import { readExposedSchemas } from '../lib/pg-catalog/exposed-schemas.ts'
 import { readPreRequest } from '../lib/pg-catalog/pre-request.ts'
+import { readPlans } from '../lib/rest-plans.ts'
+import { readTxEnd, type TxEnd } from '../lib/rest-tx-end.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { preRequestProblem } from './pre-request-check.ts'
 import { runInProjectDatabase } from './project-database.ts'
@@ -36,6 +40,10 @@ export interface RestSettingsView {
   pre_request: string | null
   /** Why the pre-request function cannot be called now (dropped, revoked since it was named), so every request fails; null: none named, or it can be. */
   pre_request_problem: string | null
+  /** How a request's transaction ends (PostgREST's db-tx-end): commit, commit-allow-override, rollback or rollback-allow-override. */
+  tx_end: TxEnd
+  /** Whether Accept: application/vnd.pgrst.plan answers the statement's EXPLAIN (PostgREST's db-plan-enabled). */
+  plans: boolean
 }
 
 /** What to change: each setting given, the others kept. */
@@ -43,10 +51,12 @@ export interface RestSettingsChange {
   schemas?: string[]
   max_rows?: number | null
   pre_request?: string | null
+  tx_end?: TxEnd
+  plans?: boolean
 }
 
 /** The admin API's settings, in the order its messages name them. */
-const SETTINGS = ['schemas', 'max_rows', 'pre_request'] as const
+const SETTINGS = ['schemas', 'max_rows', 'pre_request', 'tx_end', 'plans'] as const
 
 /** The largest max rows an operator may set (Supabase's own ceiling). */
 export const MAX_MAX_ROWS = 1_000_000
@@ -74,7 +84,7 @@ export function maxRowsFromText(text: string, field = 'max_rows', label = field)
 
 export async function getRestSettings(controlPlane: ControlPlane, ref: string): Promise<RestSettingsView> {
   const project = await getProject(controlPlane, ref)
-  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows, pre_request: project.restPreRequest, pre_request_problem: await currentPreRequestProblem(controlPlane, project) }
+  return { ref: project.ref, schemas: project.restSchemas, max_rows: project.restMaxRows, pre_request: project.restPreRequest, pre_request_problem: await currentPreRequestProblem(controlPlane, project), tx_end: project.restTxEnd, plans: project.restPlans }
 }
 
 /** Why `name` cannot be called before the requests of `project` exposing `schemas`, as its API roles; undefined when it can (pre-request-check.ts). */
@@ -95,13 +105,13 @@ export async function currentPreRequestProblem(controlPlane: ControlPlane, proje
   }
 }
 
-/** The admin API's body, `{schemas?: [...], max_rows?: n | null, pre_request?: name | null}`, checked whole before anything is saved. */
+/** The admin API's body, `{schemas?: [...], max_rows?: n | null, pre_request?: name | null, tx_end?: value, plans?: boolean}`, checked whole before anything is saved. */
 export function restSettingsChangeFromBody(body: Record<string, unknown>): RestSettingsChange {
   const unknown = Object.keys(body).find((key) => !(SETTINGS as readonly string[]).includes(key))
-  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas, max_rows or pre_request`, unknown)
+  if (unknown !== undefined) throw platformErrors.invalidArgument(`Unknown setting "${unknown.slice(0, 40)}": use schemas, max_rows, pre_request, tx_end or plans`, unknown)
   if (!SETTINGS.some((setting) => setting in body)) {
     throw platformErrors.invalidArgument(
-      'Give schemas (the list of exposed schemas, such as ["public", "api"]), max_rows (a whole number, or null for the default) or pre_request (a function as schema.function, or null for none)',
+      'Give schemas (the list of exposed schemas, such as ["public", "api"]), max_rows (a whole number, or null for the default), pre_request (a function as schema.function, or null for none), tx_end (commit, commit-allow-override, rollback or rollback-allow-override) or plans (true or false)',
       'schemas',
     )
   }
@@ -109,6 +119,8 @@ export function restSettingsChangeFromBody(body: Record<string, unknown>): RestS
   if ('schemas' in body) change.schemas = readExposedSchemas(body.schemas)
   if ('max_rows' in body) change.max_rows = readMaxRows(body.max_rows)
   if ('pre_request' in body) change.pre_request = readPreRequest(body.pre_request)
+  if ('tx_end' in body) change.tx_end = readTxEnd(body.tx_end)
+  if ('plans' in body) change.plans = readPlans(body.plans)
   return change
 }
 
@@ -119,12 +131,14 @@ export async function setRestSettings(controlPlane: ControlPlane, ref: string, c
   const schemas = change.schemas === undefined ? undefined : readExposedSchemas(change.schemas)
   const maxRows = change.max_rows === undefined ? undefined : readMaxRows(change.max_rows)
   const preRequest = change.pre_request === undefined ? undefined : readPreRequest(change.pre_request)
+  const txEnd = change.tx_end === undefined ? undefined : readTxEnd(change.tx_end)
+  const plans = change.plans === undefined ? undefined : readPlans(change.plans)
   if (preRequest !== undefined && preRequest !== null) {
     // Named, it runs before every request: one that cannot be called would fail them all (a server that does not answer refuses the change too).
     const problem = await preRequestProblemOf(controlPlane, project, preRequest, schemas ?? project.restSchemas)
     if (problem !== undefined) throw platformErrors.invalidArgument(`The pre-request function ${preRequest} cannot be called: ${problem}`, 'pre_request')
   }
-  if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows, preRequest }))) throw platformErrors.unknownProject(ref)
+  if (!(await db.writeRestSettings(controlPlane.catalogue, project.ref, { schemas, maxRows, preRequest, txEnd, plans }))) throw platformErrors.unknownProject(ref)
   await controlPlane.changed()
   return getRestSettings(controlPlane, ref)
 }

@@ -282,6 +282,8 @@ export class DataPlane {
               schemas: project.restSchemas,
               maxRows: project.restMaxRows,
               preRequest: project.restPreRequest,
+              txEnd: project.restTxEnd,
+              plans: project.restPlans,
             }
           : undefined
       const storage: StorageProjectContext | undefined =

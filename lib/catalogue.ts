@@ -4,6 +4,7 @@ import { platformLoginOf, type PlatformLogin } from './db/platform-logins.ts'
 import type pg from 'pg'
 import type { ProjectDatabase } from './db/project-pools.ts'
 import type { SigningKey } from './jwt.ts'
+import type { TxEnd } from './rest-tx-end.ts'
 import { DEFAULT_ROLE_TIMEOUTS, type Plan, type QuotaOverrides, type RoleTimeouts } from './plans.ts'
 
 export { PLANS, type Plan } from './plans.ts'
@@ -73,6 +74,10 @@ export interface ProjectRecord {
   restMaxRows: number | null
   /** The function its data API calls before every request's statement, `schema.fn` or `fn`, null for none (sql/catalogue/0019; lib/pg-catalog/pre-request.ts). */
   restPreRequest: string | null
+  /** How its data API ends a request's transaction, PostgREST's db-tx-end (sql/catalogue/0023; lib/rest-tx-end.ts). */
+  restTxEnd: TxEnd
+  /** Whether its data API answers plans (Accept: application/vnd.pgrst.plan), PostgREST's db-plan-enabled (sql/catalogue/0023). */
+  restPlans: boolean
   version: number
   createdAt: string
   /** Host and port of the server the database lives on (resolved from db_servers). */
@@ -86,7 +91,7 @@ const columns = `
   p.ref, p.name, p.plan, p.db_server, p.db_name, p.db_api_role, p.db_api_password,
   p.db_owner_role, p.db_owner_password, p.jwt_secret, p.anon_key, p.service_role_key,
   p.auth_enabled, p.push_enabled, p.auth_settings, p.role_timeouts, p.state, p.state_reason, p.state_changed_at,
-  p.quota_overrides, p.read_only, p.storage_egress_capped, p.rest_schemas, p.rest_max_rows, p.rest_pre_request,
+  p.quota_overrides, p.read_only, p.storage_egress_capped, p.rest_schemas, p.rest_max_rows, p.rest_pre_request, p.rest_tx_end, p.rest_plans,
   p.version, p.created_at, s.admin_url, s.connection_budget,
   array(select r.name from baseplane.project_roles r where r.ref = p.ref order by r.name) as project_roles,
   coalesce((select json_agg(json_build_object(
@@ -123,6 +128,8 @@ interface Row {
   rest_schemas: string[]
   rest_max_rows: number | null
   rest_pre_request: string | null
+  rest_tx_end: TxEnd
+  rest_plans: boolean
   version: string
   created_at: Date
   admin_url: string | null
@@ -200,6 +207,8 @@ function toRecord(row: Row, defaultServerUrl: string): ProjectRecord {
     restSchemas: row.rest_schemas,
     restMaxRows: row.rest_max_rows,
     restPreRequest: row.rest_pre_request,
+    restTxEnd: row.rest_tx_end,
+    restPlans: row.rest_plans,
     version: Number(row.version),
     createdAt: row.created_at.toISOString(),
     dbHost: server.hostname,

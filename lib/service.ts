@@ -6,6 +6,7 @@ import type { ProjectDatabase } from './db/project-pools.ts'
 import type { RequestIdentity } from './roles.ts'
 import type { SigningKey } from './jwt.ts'
 import type { QuotaCaps, RoleTimeouts } from './plans.ts'
+import type { TxEnd } from './rest-tx-end.ts'
 
 export type Concern = 'auth' | 'graphql' | 'push' | 'rest' | 'storage'
 
@@ -44,6 +45,10 @@ export interface RestProjectContext extends ProjectContext {
   maxRows: number | null
   /** The function called as the caller before every request's statement (PostgREST's `db-pre-request`; lib/pg-catalog/pre-request.ts), as the operator named it for the project; null: none. */
   preRequest: string | null
+  /** How a request's transaction ends (PostgREST's `db-tx-end`; lib/rest-tx-end.ts), as the operator set it for the project. */
+  txEnd: TxEnd
+  /** Whether `Accept: application/vnd.pgrst.plan` answers the statement's EXPLAIN (PostgREST's `db-plan-enabled`), as the operator set it for the project. */
+  plans: boolean
 }
 
 /** What Storage's worker knows besides: it signs and checks signed URLs with the project's secret, and names its public URLs. */

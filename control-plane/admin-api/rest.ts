@@ -1,8 +1,10 @@
 // The admin API's data API settings of a project
 // (`/platform/v1/projects/{ref}/rest`): GET them, PATCH any of `{schemas:
-// [...], max_rows: n | null, pre_request: "schema.fn" | null}` (the exposed
-// schemas, the default first; the most rows a response carries; the function
-// called before every request), the others kept; the operations of
+// [...], max_rows: n | null, pre_request: "schema.fn" | null, tx_end:
+// "commit" | "commit-allow-override" | "rollback" | "rollback-allow-override",
+// plans: boolean}` (the exposed schemas, the default first; the most rows a
+// response carries; the function called before every request; how
+// transactions end; whether plans are answered), the others kept; the operations of
 // rest-settings.ts, as the CLI's `projects rest`.
 import type { ControlPlane } from '../control-plane.ts'
 import { getRestSettings, restSettingsChangeFromBody, setRestSettings } from '../rest-settings.ts'

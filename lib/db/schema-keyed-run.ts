@@ -145,6 +145,8 @@ export interface Speculation<A> {
   text: string
   /** Whether the message opens a block (a write whose result is checked before its commit). */
   inBlock: boolean
+  /** What ends the block once its answer is checked: COMMIT unless given (REST's `Prefer: tx=rollback` ends it in ROLLBACK). */
+  end?: string
   /** The key the statement read back; undefined when a guard in the set-up already held it. */
   keyRead: (results: pg.QueryResult[]) => Omit<Meta, 'db'> | undefined
   /** Checks the answer before the block commits; throws to refuse it. */
@@ -186,7 +188,7 @@ export async function speculate<A>(s: Speculation<A>): Promise<A | undefined> {
   }
   try {
     s.check?.(results)
-    if (inBlock) await client.query(OWN_TRANSACTION.commit)
+    if (inBlock) await client.query(s.end ?? OWN_TRANSACTION.commit)
     return s.answer(results)
   } catch (error) {
     if (inBlock) await client.query(OWN_TRANSACTION.rollback).catch(() => {})

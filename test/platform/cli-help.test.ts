@@ -37,6 +37,14 @@ t.test('projects rest takes --pre-request NAME|none, and says what none means', 
   t.match(help, /\n {2}--pre-request NAME\|none +the function called as the caller before every request's statement \(PostgREST's db-pre-request\).*none: no function/)
 })
 
+t.test('projects rest takes --tx-end VALUE and --plans true|false, and says what each value does', async (t) => {
+  const rest = commands.find((command) => command.words.join(' ') === 'projects rest')!
+  const help = commandHelp(rest, '')
+  t.match(help, /^Usage: baseplane projects rest REF .*\[--pre-request NAME\|none\] \[--tx-end VALUE\] \[--plans true\|false\]/)
+  t.match(help, /\n {2}--tx-end VALUE +how a request's transaction ends \(PostgREST's db-tx-end\): commit: .*; commit-allow-override: committed unless the request says Prefer: tx=rollback .*; rollback: .*; rollback-allow-override: rolled back unless the request says Prefer: tx=commit/)
+  t.match(help, /\n {2}--plans true\|false +true: Accept: application\/vnd\.pgrst\.plan .* \(PostgREST's db-plan-enabled\); false: it answers 406 \(default false/)
+})
+
 /** Whether a usage line names `--name`. */
 const inUsage = (usage: string, name: string) => new RegExp(`--${name}(?![a-z0-9-])`).test(usage)
 

@@ -399,6 +399,46 @@ if (haveChromium(t)) {
     t.equal(await page.inputValue('#rest-pre-request'), '')
   })
 
+  t.test('the transaction end and the plans: refused beside their fields, saved, and back to the defaults', async (t) => {
+    const settings = `${platform.origin}/platform/v1/projects/${project.ref}/rest`
+    const admin = { authorization: `Bearer ${platform.config.adminToken}` }
+    const saved = async () => {
+      const { tx_end, plans } = (await request<{ tx_end: string; plans: boolean }>(settings, { headers: admin })).json
+      return { tx_end, plans }
+    }
+    const save = () => Promise.all([page.waitForNavigation(), page.click('#rest-tx-plans-save')])
+    await page.goto(rest)
+    t.equal(await page.inputValue('#rest-tx-end'), 'commit', "PostgREST's default")
+    t.equal(await page.inputValue('#rest-plans'), 'false', 'off by default')
+
+    // A value the choices do not offer (a hand-made post) is refused beside its field.
+    await page.evaluate(() => {
+      for (const [id, value] of [['rest-tx-end', 'sometimes'], ['rest-plans', 'maybe']]) {
+        const option = document.createElement('option')
+        option.value = value!
+        document.getElementById(id!)!.append(option)
+        ;(document.getElementById(id!) as HTMLSelectElement).value = value!
+      }
+    })
+    await save()
+    t.match(await text('#rest_tx_plans-tx_end-error'), 'Transaction end must be one of commit, commit-allow-override, rollback, rollback-allow-override, got "sometimes"')
+    t.match(await text('#rest_tx_plans-plans-error'), 'Plans must be true or false, got "maybe"', 'each refusal beside its own field')
+    t.same(await saved(), { tx_end: 'commit', plans: false }, 'nothing saved')
+
+    await page.selectOption('#rest-tx-end', 'commit-allow-override')
+    await page.selectOption('#rest-plans', 'true')
+    await save()
+    t.equal(await text('[role=status]'), 'Transaction end and plans saved. It applies from the next request.')
+    t.same(await saved(), { tx_end: 'commit-allow-override', plans: true })
+    t.equal(await page.inputValue('#rest-tx-end'), 'commit-allow-override', 'shown as saved')
+    t.equal(await page.inputValue('#rest-plans'), 'true')
+
+    await page.selectOption('#rest-tx-end', 'commit')
+    await page.selectOption('#rest-plans', 'false')
+    await save()
+    t.same(await saved(), { tx_end: 'commit', plans: false }, 'the defaults again')
+  })
+
   t.test('no request left 127.0.0.1', async (t) => {
     t.same(offsite, [])
   })

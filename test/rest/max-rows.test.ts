@@ -28,7 +28,7 @@ const settings = (ref: string, method = 'GET', body?: unknown) =>
 const s = f.anon()
 
 t.test("by default a response carries the node's max rows", async (t) => {
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null })
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
   const page = await s.from('many').select('id', { count: 'exact' })
   t.equal(page.error, null)
   t.equal(page.data!.length, 20)
@@ -38,7 +38,7 @@ t.test("by default a response carries the node's max rows", async (t) => {
 t.test("the project's own max rows, from the next request, for that project only", async (t) => {
   const set = await settings(project.ref, 'PATCH', { max_rows: 7 })
   t.equal(set.status, 200)
-  t.same(set.json, { ref: project.ref, schemas: ['public'], max_rows: 7, pre_request: null, pre_request_problem: null }, 'the schemas kept')
+  t.same(set.json, { ref: project.ref, schemas: ['public'], max_rows: 7, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false }, 'the schemas kept')
 
   const page = await s.from('many').select('id', { count: 'exact' }).order('id')
   t.equal(page.error, null)
@@ -67,7 +67,7 @@ t.test("the project's own max rows, from the next request, for that project only
   t.equal(above.json.max_rows, 60)
   t.equal((await s.from('many').select('id')).data!.length, 60, "set above the node's, the project's holds")
   const back = await settings(project.ref, 'PATCH', { max_rows: null, pre_request: null })
-  t.same(back.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null })
+  t.same(back.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
   t.equal((await s.from('many').select('id')).data!.length, 20, "null: the node's again")
   const both = await settings(project.ref, 'PATCH', { schemas: ['public'], max_rows: 1_000_000 })
   t.equal(both.json.max_rows, 1_000_000)
@@ -86,8 +86,8 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
     [{ max_rows: [10] }, /max_rows must be a whole number/],
     [{ schemas: ['public', 'api'], max_rows: 0 }, /max_rows must be a whole number/],
     [{ schemas: ['auth'], max_rows: 5 }, /schemas may not name "auth"/],
-    [{ maxRows: 5 }, /Unknown setting "maxRows": use schemas, max_rows or pre_request/],
-    [{}, /Give schemas .*, max_rows .* or pre_request/],
+    [{ maxRows: 5 }, /Unknown setting "maxRows": use schemas, max_rows, pre_request, tx_end or plans/],
+    [{}, /Give schemas .*, max_rows .*, pre_request .*, tx_end .* or plans/],
   ]
   for (const [body, message] of bad) {
     const reply = await settings(project.ref, 'PATCH', body)
@@ -95,7 +95,7 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
     t.equal(reply.json.code, 'invalid_argument')
     t.match(reply.json.message, message)
   }
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null }, 'nothing was written')
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false }, 'nothing was written')
   t.equal((await s.from('many').select('id')).data!.length, 9)
   t.equal((await settings('nosuchproject00000000', 'PATCH', { max_rows: 5 })).status, 404)
 
@@ -116,13 +116,13 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
   }
   const both = await cli(['--schemas', 'auth', '--max-rows', '5'])
   t.equal(both.code, 1, 'one refused value refuses the whole change')
-  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null }, 'nothing was written by the CLI either')
+  t.same((await settings(project.ref)).json, { ref: project.ref, schemas: ['public'], max_rows: 9, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false }, 'nothing was written by the CLI either')
 
   const changed = await cli(['--max-rows', '25,000'])
   t.equal(changed.code, 0, changed.stderr)
   t.match(changed.stdout, /max rows\s+25,000 per response/)
   const json = await cli(['--json'])
-  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['public'], max_rows: 25000, pre_request: null, pre_request_problem: null })
+  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['public'], max_rows: 25000, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
   const reset = await cli(['--max-rows', 'default'])
   t.equal(reset.code, 0, reset.stderr)
   t.match(reset.stdout, /max rows\s+default \(the node's BASEPLANE_REST_MAX_ROWS/)

@@ -44,6 +44,8 @@ const view = (preRequest: string | null, maxRows: number | null = null, problem:
   max_rows: maxRows,
   pre_request: preRequest,
   pre_request_problem: problem,
+  tx_end: 'commit',
+  plans: false,
 })
 const MESSAGE = 'must name a function as schema.function or function (letters, digits, _ and $, each starting with a letter or _, at most 63), or be null for none, got '
 
@@ -91,8 +93,8 @@ t.test('refusals name the field and save nothing', async (t) => {
     [{ schemas: ['public', 'api'], max_rows: 5, pre_request: 'x;drop' }, /^pre_request must name a function/],
     [{ schemas: ['auth'], pre_request: null }, /schemas may not name "auth"/],
     [{ max_rows: 0, pre_request: null }, /max_rows must be a whole number/],
-    [{ preRequest: 'public.check' }, /^Unknown setting "preRequest": use schemas, max_rows or pre_request$/],
-    [{}, /^Give schemas .*, max_rows .* or pre_request \(a function as schema\.function, or null for none\)$/],
+    [{ preRequest: 'public.check' }, /^Unknown setting "preRequest": use schemas, max_rows, pre_request, tx_end or plans$/],
+    [{}, /^Give schemas .*, max_rows .*, pre_request \(a function as schema\.function, or null for none\), tx_end \(commit, commit-allow-override, rollback or rollback-allow-override\) or plans \(true or false\)$/],
   ]
   for (const [body, message] of bad) {
     const reply = await settings('PATCH', body)

@@ -64,7 +64,7 @@ const s = f.anon()
 t.test('by default the data API exposes public only', async (t) => {
   const view = await settings(project.ref)
   t.equal(view.status, 200)
-  t.same(view.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null })
+  t.same(view.json, { ref: project.ref, schemas: ['public'], max_rows: null, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
 
   const notes = await s.from('notes').select('id, body')
   t.equal(notes.error, null)
@@ -90,7 +90,7 @@ t.test('by default the data API exposes public only', async (t) => {
 
 t.test('a second schema, exposed by the admin API, is served from the next request', async (t) => {
   const set = await expose(['public', 'api'])
-  t.same(set.json, { ref: project.ref, schemas: ['public', 'api'], max_rows: null, pre_request: null, pre_request_problem: null })
+  t.same(set.json, { ref: project.ref, schemas: ['public', 'api'], max_rows: null, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
   t.same((await settings(project.ref)).json.schemas, ['public', 'api'])
 
   const api = s.schema('api')
@@ -262,7 +262,7 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
     [{ schemas: ['api', 'api'] }, /schemas names "api" twice/],
     [{ schemas: Array.from({ length: 21 }, (_, i) => `s${i}`) }, /schemas may name at most 20 schemas, got 21/],
     [{}, /Give schemas/],
-    [{ schemas: ['public'], db_schemas: 5 }, /Unknown setting "db_schemas": use schemas, max_rows or pre_request/],
+    [{ schemas: ['public'], db_schemas: 5 }, /Unknown setting "db_schemas": use schemas, max_rows, pre_request, tx_end or plans/],
     [{ schemas: ['auth'], max_rows: 5 }, /schemas may not name "auth"/],
   ]
   for (const [body, message] of bad) {
@@ -297,7 +297,7 @@ t.test('refusals of the admin API and the CLI write nothing', async (t) => {
   t.match(changed.stdout, /exposed schemas\s+api, public/)
   t.match(changed.stdout, /default schema\s+api/)
   const json = await cli(['--json'])
-  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['api', 'public'], max_rows: null, pre_request: null, pre_request_problem: null })
+  t.same(JSON.parse(json.stdout), { ref: project.ref, schemas: ['api', 'public'], max_rows: null, pre_request: null, pre_request_problem: null, tx_end: 'commit', plans: false })
   const bare = await f.raw('/authors?select=id&limit=1')
   t.equal(bare.status, 200, 'served as the CLI set it, on the next request')
   await expose(['public', 'api'])

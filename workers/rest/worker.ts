@@ -7,6 +7,7 @@ import { connectAs } from '../../lib/db/round-trip-deadline.ts'
 import { firstRoundTrip } from '../../lib/db/stale-retry.ts'
 import { DEFAULT_EXPOSED_SCHEMAS } from '../../lib/pg-catalog/exposed-schemas.ts'
 import { Router } from '../../lib/http/router.ts'
+import { DEFAULT_TX_END, transactionEnd, type TxEnd } from '../../lib/rest-tx-end.ts'
 import type { RestProjectContext, ServiceHandler, ServiceRequest, ServiceResponse } from '../../lib/service.ts'
 import { projectPools, workerOptions } from '../../lib/worker-context.ts'
 import { answerRest, answerRoot, type ParsedCall, type RootCall } from './answer/answer.ts'
@@ -26,6 +27,14 @@ const DEFAULT_MAX_ROWS = 1000
 const cache = new ModelCache(MODELS_PER_THREAD)
 const router = new Router(restManifest.routes)
 
+/** What the project allows a request to ask of its transaction: its end (PostgREST's db-tx-end) and a plan (db-plan-enabled). */
+export interface TransactionSettings {
+  txEnd: TxEnd
+  plans: boolean
+}
+
+const NO_OVERRIDES: TransactionSettings = { txEnd: DEFAULT_TX_END, plans: false }
+
 /** Everything the request says that needs no schema, and its schema among `exposed`, checked before a connection is taken. */
 export function parseCall(
   request: Pick<ServiceRequest, 'method' | 'path' | 'query' | 'headers' | 'body'>,
@@ -33,6 +42,7 @@ export function parseCall(
   aggregates = false,
   exposed: readonly string[] = DEFAULT_EXPOSED_SCHEMAS,
   preRequest: string | null = null,
+  transaction: TransactionSettings = NO_OVERRIDES,
 ): ParsedCall {
   const match = router.match(request.method, request.path)
   if (match.kind === 'not_found') throw restErrors.invalidPath()
@@ -49,7 +59,10 @@ export function parseCall(
   // A DELETE's body is never read (PostgREST parses none for it), so its Content-Type does not matter.
   const body = read || method === 'DELETE' ? { media: 'json' as const } : decodeBody(headers['content-type'], request.body, rpc)
   const prefs = parsePrefer(headers.prefer)
-  const { media, stripNulls } = parseAccept(headers.accept)
+  // Prefer: tx= counts (and is echoed) only where the project allows the override.
+  const end = transactionEnd(transaction.txEnd, prefs.tx)
+  prefs.tx = end.honoured
+  const { media, stripNulls, plan } = parseAccept(headers.accept, transaction.plans)
   const query = parseQuery(request.query)
   let name: string
   try {
@@ -74,6 +87,8 @@ export function parseCall(
     profile,
     facts: { method, path: request.path, headers, schema: profile.schema },
     preRequest,
+    rollback: end.rollback,
+    plan,
   }
 }
 
@@ -122,7 +137,8 @@ const handler: ServiceHandler<RestProjectContext> = async (request): Promise<Ser
     const options = workerOptions().rest
     // The project's own max rows when the operator set one, else the node's (BASEPLANE_REST_MAX_ROWS).
     const maxRows = request.project.maxRows ?? options?.maxRows ?? DEFAULT_MAX_ROWS
-    call = parseCall(request, maxRows, options?.aggregates ?? false, request.project.schemas, request.project.preRequest)
+    const { txEnd, plans } = request.project
+    call = parseCall(request, maxRows, options?.aggregates ?? false, request.project.schemas, request.project.preRequest, { txEnd, plans })
   } catch (error) {
     if (!RestError.is(error)) throw error
     return restErrorResponse(error)

@@ -20,7 +20,11 @@
 // twice). Otherwise (a cold thread, a moved schema, an error): BEGIN with the
 // identity and the key, the model from the cache (built on a miss), the
 // statement, COMMIT. What SQL set of the reply's status and headers is read
-// in the statement's message too (response-settings.ts).
+// in the statement's message too (response-settings.ts). A request whose
+// transaction is to be rolled back (`Prefer: tx=rollback` where the project
+// allows it, lib/rest-tx-end.ts) and that may write is inside BEGIN, ended
+// by ROLLBACK once its answer is checked (deferred constraints checked
+// first); a plan (plans.ts) takes the ordinary path.
 import type pg from 'pg'
 import type { Caller, Connection } from '../../../lib/db/caller.ts'
 import { classifyDatabaseError, databaseAnswered, isConnectionLost, reportDatabaseFailure } from '../../../lib/db/database-errors.ts'
@@ -34,6 +38,8 @@ import type { ServiceResponse } from '../../../lib/service.ts'
 import { RestError, restErrors } from '../errors.ts'
 import type { ModelCache, RestModel } from '../schema/model.ts'
 import { openApiDocument } from './openapi.ts'
+import { answerPlan } from './plans.ts'
+import type { PlanMedia } from '../request/plan-media.ts'
 import { plan, type Planned, type RestCall } from '../plan/plan.ts'
 import { profileHeaders, type Profile } from '../request/profiles.ts'
 import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
@@ -45,9 +51,18 @@ export type { Caller, Connection }
 
 /**
  * A request whose schema-free parts are parsed, its schema chosen among the
- * exposed ones (profiles.ts), with the project's pre-request function (null: none).
+ * exposed ones (profiles.ts), with the project's pre-request function (null:
+ * none), whether its transaction ends in ROLLBACK (lib/rest-tx-end.ts), and
+ * the plan asked for, where the project answers plans (plan-media.ts).
  */
-export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts; preRequest: string | null }
+export type ParsedCall = Omit<RestCall, 'schema'> & { profile: Profile; facts: RequestFacts; preRequest: string | null; rollback?: boolean; plan?: PlanMedia }
+
+/**
+ * How a transaction that may have written ends: COMMIT, or for a request
+ * that asked for it, ROLLBACK once its deferred constraints were checked (so
+ * it is refused as a committed one would be, as PostgREST's).
+ */
+const endOf = (call: ParsedCall): string => (call.rollback ? `set constraints all immediate; ${OWN_TRANSACTION.rollback}` : OWN_TRANSACTION.commit)
 
 /** The schema key last read per project and role on this thread: what a request is planned against before it is read again. */
 const schemaKeys = new SchemaKeys()
@@ -202,7 +217,7 @@ async function run(client: pg.ClientBase, call: ParsedCall, caller: Caller, cach
   const memory: KeyMemory = { keys: schemaKeys, key: schemaKeys.keyOf(client, `${project.ref}\0${identity.role}`) }
   const last = schemaKeys.last(memory.key)
   const model = last && probe.versioned ? cache.peek(serverOf(client), last) : undefined
-  if (last && model && call.prefs.count !== 'planned' && call.prefs.count !== 'estimated') {
+  if (last && model && call.prefs.count !== 'planned' && call.prefs.count !== 'estimated' && call.plan === undefined) {
     const answer = await speculateRest(client, call, caller, readOnly, memory, last, model, probe)
     if (answer !== undefined) return answer
   }
@@ -224,7 +239,9 @@ async function speculateRest(client: pg.ClientBase, call: ParsedCall, caller: Ca
   // A write with nothing to check before its commit is one implicit transaction behind a guard on the key
   // (one round trip; the guard is part of the setup, so the statement needs no key of its own); any other
   // write is inside BEGIN, committed once its result and the key are seen.
-  const guarded = planned.write && !resultChecked(full, planned)
+  // A transaction to roll back that may write (not read-only) is a block too: an implicit one would commit.
+  const rollsBack = call.rollback === true && !readOnly
+  const guarded = planned.write && !resultChecked(full, planned) && !rollsBack
   const sent = statementOf(planned, guarded ? '' : `${metaColumns(true, call.profile.exposed)}, `, readOnly)
   const statement = preparedCall(client, caller.identity.role, sent.sql, planned.params)
   // What SQL set of the reply's status and headers: a write's, read right after its statement in the same message.
@@ -232,7 +249,7 @@ async function speculateRest(client: pg.ClientBase, call: ParsedCall, caller: Ca
   // The pre-request function is called in the same message, after the PREPAREs, so its refusal does not leave
   // our list of prepared statements wrong; a guard that stops the message before them does, and is followed by a resync.
   const setup = setupOf(client, caller, readOnly, call.facts, guarded ? { meta: last, served: call.profile.exposed } : undefined)
-  const inBlock = planned.write && !guarded
+  const inBlock = (planned.write && !guarded) || rollsBack
   const opening = [...(inBlock ? [OWN_TRANSACTION.open] : []), ...setup]
   const rowOf = (results: pg.QueryResult[]) => sent.rowOf(statementResult(results, response !== undefined))
   return speculate<ServiceResponse>({
@@ -242,6 +259,7 @@ async function speculateRest(client: pg.ClientBase, call: ParsedCall, caller: Ca
     probe,
     text: [...opening, ...statement.before, ...(response?.before ?? []), ...beforeStatement(call), statement.execute, ...(response ? [response.execute] : [])].join('; '),
     inBlock,
+    end: endOf(call),
     // A guarded write is committed: its guard held, so it ran on the key it was planned for.
     keyRead: (results) => (guarded ? undefined : (rowOf(results) as ResultRow & Omit<Meta, 'db'>)),
     check: (results) => checkResult(full, planned, rowOf(results)),
@@ -275,6 +293,10 @@ function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache
     work: async (meta) => {
       const model = await cache.get(client, serverOf(client), meta)
       const { planned, full } = planFor(model, call)
+      if (call.plan !== undefined) {
+        const statement = planned.empty ? undefined : { sql: statementOf(planned, '', readOnly).sql, params: planned.params }
+        return answerPlan({ client, role: meta.role, plan: call.plan, method: call.method, profile: call.profile, statement, before: pre })
+      }
       let row: ResultRow
       let settings: ResponseSettings | undefined
       if (planned.empty) {
@@ -295,7 +317,7 @@ function ordinary(client: pg.ClientBase, call: ParsedCall, caller: Caller, cache
         if (planned.countSql && (call.prefs.count === 'planned' || Number(row.total) > full.maxRows)) row.total = await plannedCount(client, meta.role, planned.countSql)
       }
       checkResult(full, planned, row)
-      await client.query(OWN_TRANSACTION.commit)
+      await client.query(endOf(call))
       return withResponseSettings(respond(full, planned, row, resolutionUsed(model, full)), settings)
     },
     failed: (error) => failed(error, call, caller),

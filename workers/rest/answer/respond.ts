@@ -81,6 +81,7 @@ function preferenceApplied(call: RestCall, planned: Pick<Planned, 'kind'>, resol
   if ((m === 'POST' || m === 'PATCH') && !rpcPost && p.missing) out.push(`missing=${p.missing}`)
   if (write && !rpcPost && p.return) out.push(`return=${p.return}`)
   if (p.count) out.push(`count=${p.count}`)
+  if (p.tx) out.push(`tx=${p.tx}`)
   if (p.handling) out.push(`handling=${p.handling}`)
   if (p.timezone !== undefined) out.push(`timezone=${p.timezone}`)
   if (p.handling === 'strict' && p.maxAffected !== undefined && (m === 'PATCH' || m === 'DELETE' || planned.kind === 'rpc')) out.push(`max-affected=${p.maxAffected}`)

@@ -7,6 +7,7 @@
 import { restErrors } from '../errors.ts'
 import { ConditionBudget, parseColumns, parseFilter, parseFilterKey, parseLogic, parseOrder, type Condition, type Logic, type OrderTerm } from './filters.ts'
 import { parseSelect, type SelectItem } from './select.ts'
+import { planMediaOf, type PlanMedia } from './plan-media.ts'
 
 export interface Preferences {
   return?: 'minimal' | 'headers-only' | 'representation'
@@ -18,7 +19,9 @@ export interface Preferences {
   params?: 'single-object'
   /** The zone asked for, as written; once checked against the server's zones (timezones.ts), the zone honoured or undefined. */
   timezone?: string
-  /** Preferences not understood (or not honoured here: `tx`), for handling=strict. */
+  /** How the transaction should end; kept only where the project allows the override (lib/rest-tx-end.ts), and then echoed. */
+  tx?: 'commit' | 'rollback'
+  /** Preferences not understood, for handling=strict. */
   invalid: string[]
 }
 
@@ -150,8 +153,12 @@ export function parsePrefer(header: string | undefined): Preferences {
         if (value !== '') prefs.timezone ??= value
         else prefs.invalid.push(item)
         break
+      case 'tx':
+        // Never invalid, even where the project allows no override (PostgREST's acceptedPrefs): then only ignored.
+        if (value === 'commit' || value === 'rollback') prefs.tx ??= value
+        else prefs.invalid.push(item)
+        break
       default:
-        // tx needs db-tx-end's override (off, as PostgREST's default): not honoured.
         prefs.invalid.push(item)
     }
   }
@@ -159,12 +166,17 @@ export function parsePrefer(header: string | undefined): Preferences {
   return prefs
 }
 
-/** The first acceptable type of `Accept` (PostgREST 13: 406 PGRST107 when none is). */
-export function parseAccept(header: string | undefined): { media: Media; stripNulls: boolean } {
+/**
+ * The first acceptable type of `Accept` (PostgREST 13: 406 PGRST107 when none
+ * is); a plan of the statement (plan-media.ts) only where `plans` allows it.
+ */
+export function parseAccept(header: string | undefined, plans = false): { media: Media; stripNulls: boolean; plan?: PlanMedia } {
   if (!header || header.trim() === '') return { media: 'json', stripNulls: false }
   for (const raw of header.split(',')) {
     const [type, ...params] = raw.split(';').map((part) => part.trim().toLowerCase())
     const stripNulls = params.includes('nulls=stripped')
+    const plan = plans ? planMediaOf(type!, params) : undefined
+    if (plan !== undefined) return { media: plan.for, stripNulls: false, plan }
     switch (type) {
       case 'application/json':
       case 'application/*':

@@ -1,6 +1,7 @@
 // The REST tab's call, posted by its script (assets/rest.js): run a request
 // on the project's data API as a chosen role; and its forms, the exposed
-// schemas, and the max rows with the pre-request function (rest-settings.ts,
+// schemas, the max rows with the pre-request function, and the transactions'
+// end with the plans (rest-settings.ts,
 // as the CLI and the admin API change them). Unlike the GraphQL
 // explorer, which runs GraphQL's code in this process, the request goes
 // through this process's data plane (DashboardContext.dataPlane, handed in by
@@ -18,9 +19,11 @@ import { getProject } from '../../../projects.ts'
 import { maxRowsFromText, setRestSettings, type RestSettingsChange } from '../../../rest-settings.ts'
 import { exposedSchemasFromText } from '../../../../lib/pg-catalog/exposed-schemas.ts'
 import { preRequestFromText } from '../../../../lib/pg-catalog/pre-request.ts'
+import { plansFromText } from '../../../../lib/rest-plans.ts'
+import { txEndFromText } from '../../../../lib/rest-tx-end.ts'
 import { Checks, refusable, type FormState, type Saved } from '../../form-state.ts'
 import { NEXT_REQUEST, projectCall, projectForm, USER_TOKEN_SECONDS, type CallInput, type DashboardContext, type FormInput, type FormsPart } from '../../module.ts'
-import { METHODS, PREFER_CHOICES, REQUESTS_FORM, restScreen, WRITE_CONFIRMATION } from './screen.ts'
+import { METHODS, PREFER_CHOICES, REQUESTS_FORM, restScreen, TX_PLANS_FORM, WRITE_CONFIRMATION } from './screen.ts'
 
 const ROLES = ['anon', 'user', 'service_role'] as const
 /** The HTTP servers refuse a request line and headers past 16 KB (README: Data API, Limits). */
@@ -206,17 +209,31 @@ async function saveRequests(context: DashboardContext, input: FormInput): Promis
   return { to: `/projects/${ref}/rest`, notice: REQUESTS_FORM }
 }
 
+/** Saves how transactions end and whether plans are answered, as chosen, both checked first. */
+async function saveTxPlans(context: DashboardContext, input: FormInput): Promise<Saved> {
+  const ref = input.params.ref!
+  const change: RestSettingsChange = {}
+  const checks = new Checks()
+  checks.check(() => (change.tx_end = txEndFromText(input.field('tx_end'), 'tx_end', 'Transaction end')))
+  checks.check(() => (change.plans = plansFromText(input.field('plans'), 'plans', 'Plans')))
+  checks.settle()
+  await setRestSettings(context.controlPlane, ref, change)
+  return { to: `/projects/${ref}/rest`, notice: TX_PLANS_FORM }
+}
+
 export function restForms(context: DashboardContext): FormsPart {
   const screen = (input: FormInput, state: FormState) => restScreen(context, input.params.ref!, state)
   return {
     forms: [
       projectForm('/rest/schemas', refusable({ form: 'rest_schemas', fields: ['schemas'], run: (input) => saveSchemas(context, input), screen })),
       projectForm('/rest/requests', refusable({ form: REQUESTS_FORM, fields: ['max_rows', 'pre_request'], run: (input) => saveRequests(context, input), screen })),
+      projectForm('/rest/transactions', refusable({ form: TX_PLANS_FORM, fields: ['tx_end', 'plans'], run: (input) => saveTxPlans(context, input), screen })),
     ],
     calls: [projectCall('POST', '/rest/run', (ref, input) => call(context, ref, input))],
     notices: {
       rest_schemas: () => `Exposed schemas saved (the first is the default). ${NEXT_REQUEST}`,
       [REQUESTS_FORM]: () => `Max rows and pre-request function saved. ${NEXT_REQUEST}`,
+      [TX_PLANS_FORM]: () => `Transaction end and plans saved. ${NEXT_REQUEST}`,
     },
   }
 }

@@ -6,7 +6,8 @@
 // functions to pick from, read by the platform from the database's catalogue
 // (rest-schema.ts), which the page's script (assets/rest.js) reads as
 // schema.json; and the exposed schemas, the max rows and the pre-request
-// function, which the operator may change. The request itself is forms.ts's
+// function, how transactions end and whether plans are answered, which the
+// operator may change. The request itself is forms.ts's
 // call, the settings' forms its forms.
 import { restSchema } from '../../../rest-schema.ts'
 import { getProject } from '../../../projects.ts'
@@ -16,6 +17,7 @@ import { NO_STATE, type FormState } from '../../form-state.ts'
 import { html, type Safe } from '../../html.ts'
 import { projectCall, projectPage, runAsChoice, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import { TX_END_MEANINGS, TX_END_VALUES } from '../../../../lib/rest-tx-end.ts'
 
 /** The methods the tab sends (HEAD and PUT are the endpoint's too, but the form offers what apps mostly send). */
 export const METHODS = ['GET', 'POST', 'PATCH', 'DELETE'] as const
@@ -112,11 +114,32 @@ ${state.error(REQUESTS_FORM, 'pre_request')}
 <p><button class="secondary" id="rest-requests-save">Save max rows and pre-request function</button></p></form></section>`
 }
 
+/** The form of how transactions end and whether plans are answered (forms.ts saves them together). */
+export const TX_PLANS_FORM = 'rest_tx_plans'
+
+/** PostgREST's db-tx-end and db-plan-enabled: one form, as both say what a request may ask of its transaction. */
+function txPlansSection(project: ProjectRecord, state: FormState): Safe {
+  const ref = project.ref
+  const txEnd = state.value(TX_PLANS_FORM, 'tx_end', project.restTxEnd)
+  const plans = state.value(TX_PLANS_FORM, 'plans', String(project.restPlans))
+  return html`<section><h2>Transactions and plans</h2>
+<p>How each request's transaction ends. With an override allowed, a request may ask for the other end with <code>Prefer: tx=rollback</code> (supabase-js <code>.rollback()</code>) or <code>tx=commit</code>: it is answered as usual, then rolled back, and <code>Preference-Applied</code> says so.</p>
+<p>Plans: <code>Accept: application/vnd.pgrst.plan+json</code> (supabase-js <code>.explain()</code>) answers the statement's <code>EXPLAIN</code>, run as the caller under its policies and always rolled back. Off by default: a plan shows the project's tables, indexes and policies' conditions to whoever may call the API.</p>
+<form method="post" action="/dashboard/projects/${ref}/rest/transactions">
+<label for="rest-tx-end">Transaction end</label>
+<select id="rest-tx-end" name="tx_end" ${state.attrs(TX_PLANS_FORM, 'tx_end')}>${TX_END_VALUES.map((value) => html`<option value="${value}" ${value === txEnd ? 'selected' : ''}>${value}: ${TX_END_MEANINGS[value]}</option>`)}</select>
+${state.error(TX_PLANS_FORM, 'tx_end')}
+<label for="rest-plans">Plans</label>
+<select id="rest-plans" name="plans" ${state.attrs(TX_PLANS_FORM, 'plans')}><option value="false" ${plans === 'false' ? 'selected' : ''}>off: a plan is refused (406)</option><option value="true" ${plans === 'true' ? 'selected' : ''}>on: a plan is answered</option></select>
+${state.error(TX_PLANS_FORM, 'plans')}
+<p><button class="secondary" id="rest-tx-plans-save">Save transactions and plans</button></p></form></section>`
+}
+
 /** The REST tab of project `ref`, with a form's state. */
 export async function restScreen(context: DashboardContext, ref: string, state: FormState = NO_STATE): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
   const keys = keysView(project, context.addressing)
-  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${requestsSection(project, state, await currentPreRequestProblem(context.controlPlane, project))}`, project, tab: 'rest', scripts: ['rest.js'] }
+  return { title: 'REST', body: html`${requestForm(project, keys.base_url)}${schemaSection}${exposedSection(project, state)}${requestsSection(project, state, await currentPreRequestProblem(context.controlPlane, project))}${txPlansSection(project, state)}`, project, tab: 'rest', scripts: ['rest.js'] }
 }
 
 export function restScreens(context: DashboardContext): ScreenPart {
