@@ -170,7 +170,7 @@ t.test('the pods and the image run as a non-root user on a read-only root', asyn
   t.match(containerfile, /^ARG NODE_IMAGE=node:22-bookworm-slim$/m, 'Node 22 on Debian 12')
   t.match(containerfile, /BASEPLANE_HOME=\/var\/lib\/baseplane/, 'the image\'s home is the one the pods mount')
   t.match(containerfile, /^CMD \["node", "dist\/cli\/main.js", "start"\]$/m, 'the image runs what npm start runs')
-  t.same(container.args.slice(0, 3), ['node', 'dist/cli/main.js', 'start'], 'the pods run the same, with --no-demo')
+  t.same(container.command, ['node', 'dist/cli/main.js', 'start', '--no-demo'], 'the pods run the same as PID 1 (command replaces the entrypoint script), with --no-demo')
 })
 
 t.test('the Containerfile builds every folder tsconfig.build.json compiles and copies what the runtime reads', async (t) => {
