@@ -95,8 +95,23 @@ export function isCancelled(error: unknown): error is Error {
 }
 
 /** What `error` means for the request, or undefined when it is not a database failure. */
-export function classifyDatabaseError(error: unknown): DatabaseFailure | undefined {
+/**
+ * What the caller knows of the transaction that failed. `readOnlyByPlatform`:
+ * whether the platform itself made it read-only (a read, a project past its
+ * size cap); given false, a read-only refusal (25006) is the server's (a
+ * standby, or one being promoted, which HAProxy may route writes to for a
+ * moment): unavailable, answered 503 with Retry-After like any outage.
+ */
+export interface FailureContext {
+  readOnlyByPlatform: boolean
+}
+
+/** SQLSTATE read_only_sql_transaction. */
+export const READ_ONLY_TRANSACTION = '25006'
+
+export function classifyDatabaseError(error: unknown, context?: FailureContext): DatabaseFailure | undefined {
   if (typeof error !== 'object' || error === null) return undefined
+  if (context !== undefined && !context.readOnlyByPlatform && (error as PgLikeError).code === READ_ONLY_TRANSACTION) return 'unavailable'
   if (BaseplaneError.is(error)) return UNAVAILABLE_CODES.has(error.code) ? 'unavailable' : undefined
   const { code, message } = error as PgLikeError
   // query_canceled is also a user's pg_cancel_backend; only the timeout is the request's time running out.
@@ -222,8 +237,8 @@ const projectSource = (db: DatabaseLocation) => `the database of project ${db.re
  * anything else, which is not a known outage, with its stack. Returns how the
  * failure classifies, for the answer.
  */
-export function reportDatabaseFailure(error: unknown, db: DatabaseLocation, what: string): DatabaseFailure | undefined {
-  const failure = classifyDatabaseError(error)
+export function reportDatabaseFailure(error: unknown, db: DatabaseLocation, what: string, context?: FailureContext): DatabaseFailure | undefined {
+  const failure = classifyDatabaseError(error, context)
   if (failure === 'unavailable') {
     const code = (error as { code?: unknown } | undefined)?.code
     const own = db.host === undefined || (typeof code === 'string' && PROJECT_OWN_FAILURES.has(code))

@@ -42,6 +42,7 @@ export async function answerGraphql<C extends pg.ClientBase>(
     if (tooLarge) return graphqlDataErrorResponse(tooLarge.message)
   }
   let internal: unknown
+  let serverReadOnly: Error | undefined
   try {
     // resolve() sets the caller's role and claims (the request-transaction
     // helper's identity statement) in the same round trip as the query: one
@@ -51,6 +52,7 @@ export async function answerGraphql<C extends pg.ClientBase>(
     // `{data: null, errors}`), so a connection found dead can be replaced once.
     const { client, result } = await connection.firstRoundTrip((client) => {
       internal = undefined
+      serverReadOnly = undefined
       return resolve(client, body, {
         cache,
         transaction: 'none',
@@ -62,11 +64,18 @@ export async function answerGraphql<C extends pg.ClientBase>(
           internal = error
           log.error('graphql: internal error', error, { ref: project.ref })
         },
+        onServerReadOnly: (error) => {
+          serverReadOnly = error
+        },
       })
     })
     connection.release(client, isConnectionLost(internal) ? (internal as Error) : undefined)
     // The connection broke mid-request: the database is unavailable, not the query wrong.
     if (classifyDatabaseError(internal) === 'unavailable') return unavailable()
+    if (serverReadOnly !== undefined) {
+      reportDatabaseFailure(serverReadOnly, project.database ?? project, 'graphql request', { readOnlyByPlatform: false })
+      return unavailable()
+    }
     databaseAnswered(project.database ?? project)
     return json(200, result)
   } catch (error) {

@@ -72,6 +72,11 @@ export interface ResolveOptions {
   transaction?: 'none' | 'open'
   /** Answered instead of PostgreSQL's text when a write meets a read-only transaction (the project past its size cap). */
   readOnlyMessage?: string
+  /**
+   * Told of a write refused as read-only when `readOnlyMessage` is not given: the server is read-only
+   * (a standby, a promotion under way). The HTTP service answers 503 then; the answer is still returned.
+   */
+  onServerReadOnly?: (error: Error) => void
 }
 
 /** The schema key last seen per project and role on this thread (the speculation key). */
@@ -180,7 +185,11 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
 /** The answer to a failure: the request's own errors as they are, anything else as an internal error. */
 function failed(error: unknown, options: ResolveOptions): { data: null; errors: GraphqlErrorItem[] } {
   if (error instanceof RequestErrors) return failure(error.messages)
-  if (isDatabaseError(error) && (error as { code?: unknown }).code === READ_ONLY_TRANSACTION && options.readOnlyMessage !== undefined) return failure([options.readOnlyMessage])
+  if (isDatabaseError(error) && (error as { code?: unknown }).code === READ_ONLY_TRANSACTION) {
+    if (options.readOnlyMessage !== undefined) return failure([options.readOnlyMessage])
+    // The caller did not make it read-only: the server is (a standby, a promotion under way).
+    options.onServerReadOnly?.(error)
+  }
   if (GraphqlError.is(error) || isDatabaseError(error)) return failure([error.message])
   if (error instanceof Error && error.name === 'GraphQLError') return failure([error.message])
   options.onInternalError?.(error)

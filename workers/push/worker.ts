@@ -68,7 +68,8 @@ export function createPushHandler(options: PushHandlerOptions): ServiceHandler {
       return await handlers[match.route.name](request, pool, match.params, platform)
     } catch (err) {
       // Before the catalogue check: a pool's database_busy is answered as this service's own 503.
-      const failure = classifyDatabaseError(err)
+      // A read-only refusal the quota did not cause is the server's (a standby, a promotion under way).
+      const failure = classifyDatabaseError(err, { readOnlyByPlatform: request.project.readOnly === true })
       if (failure !== undefined) {
         options.logError?.(err, request)
         return platformErrorResponse(failure === 'timeout' ? pushErrors.requestTimeout() : pushErrors.databaseUnavailable())

@@ -28,7 +28,7 @@ export class StorageDatabase {
 
   /** One transaction as `identity`; its database failures answered in Storage's words. */
   asCaller<T>(identity: RequestIdentity, work: (client: Client) => Promise<T>): Promise<T> {
-    return withRequestTransaction(this.#api, identity, this.#project.roleTimeouts, work).catch(rethrown)
+    return withRequestTransaction(this.#api, identity, this.#project.roleTimeouts, work).catch((error: unknown) => rethrown(error, this.#project))
   }
 
   asService<T>(work: (client: Client) => Promise<T>): Promise<T> {
@@ -37,13 +37,17 @@ export class StorageDatabase {
 
   /** The platform's own bookkeeping (baseplane_storage), on its login role. */
   asPlatform<T>(work: (client: Client) => Promise<T>): Promise<T> {
-    return withTransaction(() => this.#platform.connect(), OWN_TRANSACTION.open, work).catch(rethrown)
+    return withTransaction(() => this.#platform.connect(), OWN_TRANSACTION.open, work).catch((error: unknown) => rethrown(error, this.#project))
   }
 }
 
-/** A PostgreSQL error as Storage answers it: unavailable and timeouts as 503/504, a policy's refusal, a duplicate. */
-function rethrown(error: unknown): never {
-  const failure = classifyDatabaseError(error)
+/**
+ * A PostgreSQL error as Storage answers it: unavailable and timeouts as 503/504, a policy's refusal, a
+ * duplicate. A read-only refusal is the size quota's only where the platform made the transaction
+ * read-only (the project past its cap); otherwise the server is read-only (a standby, a promotion).
+ */
+function rethrown(error: unknown, project: Pick<StorageProjectContext, 'readOnly'>): never {
+  const failure = classifyDatabaseError(error, { readOnlyByPlatform: project.readOnly === true })
   if (failure === 'unavailable') throw Object.assign(storageErrors.databaseUnavailable(), { cause: error })
   if (failure === 'timeout') throw storageErrors.databaseTimeout()
   const code = (error as { code?: string }).code

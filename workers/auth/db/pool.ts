@@ -32,8 +32,10 @@ export interface AuthDb extends Queryable {
 
 /** The catalogue error a database failure answers as (told once, as an outage's incident), or the error itself, for the handler. */
 function translated(error: unknown, database: DatabaseLocation): unknown {
-  if (classifyDatabaseError(error) === undefined) return error
-  const failure = reportDatabaseFailure(error, database, 'auth')
+  // Auth never makes its transactions read-only: a read-only refusal is the server's (a standby, a promotion).
+  const context = { readOnlyByPlatform: false }
+  if (classifyDatabaseError(error, context) === undefined) return error
+  const failure = reportDatabaseFailure(error, database, 'auth', context)
   return failure === 'timeout' ? authErrors.requestTimeout() : authErrors.databaseUnavailable()
 }
 

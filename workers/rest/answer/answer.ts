@@ -27,7 +27,7 @@
 // first); a plan (plans.ts) takes the ordinary path.
 import type pg from 'pg'
 import type { Caller, Connection } from '../../../lib/db/caller.ts'
-import { classifyDatabaseError, databaseAnswered, isConnectionLost, reportDatabaseFailure } from '../../../lib/db/database-errors.ts'
+import { classifyDatabaseError, databaseAnswered, isConnectionLost, READ_ONLY_TRANSACTION, reportDatabaseFailure } from '../../../lib/db/database-errors.ts'
 import { preparedCall, resync, type Bind } from '../../../lib/db/prepared-statements.ts'
 import { identityCall, OWN_TRANSACTION } from '../../../lib/db/request-transaction.ts'
 import { keyMoved, lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../../lib/db/schema-keyed-run.ts'
@@ -200,8 +200,13 @@ function failed(error: unknown, call: Pick<ParsedCall, 'method'>, caller: Caller
   if (isPgError(error)) {
     // Past the size quota the API roles' transactions are read-only: a write is refused with the quota's sentence.
     const write = call.method !== 'GET' && call.method !== 'HEAD'
-    if (error.code === '25006' && write && caller.project.readOnly === true) {
+    if (error.code === READ_ONLY_TRANSACTION && write && caller.project.readOnly === true) {
       return pgErrorResponse(error, caller.identity.role, { message: quotaRefusal('database_size_bytes', caller.project.caps?.database_size_bytes ?? 0), details: error.message })
+    }
+    // A write the platform left writable, refused as read-only: the server is (a standby, a promotion under way).
+    if (error.code === READ_ONLY_TRANSACTION && write) {
+      reportDatabaseFailure(error, caller.project.database ?? caller.project, 'rest request', { readOnlyByPlatform: false })
+      return unavailableResponse()
     }
     return pgErrorResponse(error, caller.identity.role)
   }
