@@ -21,9 +21,10 @@ import { natsServerBinary, startNats } from '../../dev/nats.ts'
 import { benchCatalogue } from './platform.ts'
 import { percentileMs } from './realtime-histogram.ts'
 import { onCleanUp } from './realtime-process.ts'
-import { connect, connectedLine, disconnect, header, phase, rounds, row, thousands, type Measured, type Running, type Served } from './realtime-rounds.ts'
+import { connect, connectedLine, disconnect, header, measuredFigures, phase, rounds, row, thousands, type Measured, type Running, type Served } from './realtime-rounds.ts'
 import { median } from './stats.ts'
 import type { Target } from './realtime-sockets.ts'
+import { reportCase } from './report.ts'
 
 export interface FleetOptions {
   seconds: number
@@ -149,4 +150,8 @@ export async function runFleet(serverUrl: string, options: FleetOptions): Promis
       `of the totals ${(p99(ours) / p99(peer)).toFixed(2)}x: ${p99(ours).toFixed(2)} ms against ${p99(peer).toFixed(2)}); p50 ${(p50(ours) / p50(peer)).toFixed(2)}x; ` +
       `server CPU a delivery ${(ours.serverCpu / ours.deliveries / (peer.serverCpu / peer.deliveries)).toFixed(2)}x`,
   )
+  reportCase({
+    suite: 'realtime', case: `fleet: ${FLEET} / ${SINGLE}, p99 at ${rate} broadcasts/s`, figures: { ...measuredFigures(ours), lostDeliveries: Math.max(0, lost) },
+    peer: SINGLE, peerFigures: measuredFigures(peer), ratio: median(byRound), what: "p99 ms, the median of the rounds' ratios (lower is better)", runs: byRound, goal: { atMost: 2 },
+  })
 }
