@@ -76,7 +76,15 @@ function extraArgs(name: string): string[] {
 }
 
 /** The last `n` lines of `text`, for a failure's reason. */
-const lastLines = (text: string, n: number) => text.trimEnd().split('\n').slice(-n).join('\n')
+const lastLines = (text: string, n: number) =>
+  text
+    .trimEnd()
+    .split('\n')
+    // Node's own trailer under an uncaught error says nothing about the suite.
+    .filter((line) => !/^Node\.js v\d/.test(line))
+    .slice(-n)
+    .join('\n')
+    .trim()
 
 /** The child of the suite running now, so that an interrupt reaches it (bench/all.ts). */
 export let running: ReturnType<typeof spawn> | undefined

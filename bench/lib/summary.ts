@@ -30,9 +30,19 @@ function rows(report: Summarised): Row[] {
   for (const suite of report.suites) {
     if (suite.status === 'skipped') all.push({ suite: suite.suite, case: `(skipped: ${suite.reason})`, ratio: '', goal: '', met: '' })
     for (const c of suite.cases) all.push({ suite: suite.suite, case: c.case, ratio: ratioText(c.ratio), goal: describeGoal(c.goal), met: metText(c) })
-    if (suite.status === 'failed') all.push({ suite: suite.suite, case: `(failed: exit ${suite.exitCode ?? suite.signal}; cases above are those it finished)`, ratio: '', goal: '', met: '' })
+    if (suite.status === 'failed') {
+      const finished = suite.cases.length > 0 ? 'the cases above are those it finished' : 'no case finished'
+      all.push({ suite: suite.suite, case: `(failed: ${suite.signal ?? `exit ${suite.exitCode}`}; ${finished})`, ratio: '', goal: '', met: '' })
+    }
   }
   return all
+}
+
+/** The line of a failure's reason that says most: its error's message, else its last line. */
+function headline(reason: string): string {
+  const lines = reason.split('\n').map((line) => line.trim()).filter(Boolean)
+  // Node prints the throwing source line before the error itself: the error's own line (`Error: ...`) comes first.
+  return lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.find((line) => /error/i.test(line)) ?? lines.at(-1) ?? ''
 }
 
 /** Every case whose goal was missed. */
@@ -52,12 +62,12 @@ export function summaryText(report: Summarised): string {
   const out = [line({ suite: 'suite', case: 'case', ratio: 'ratio', goal: 'goal', met: 'met' }), ...table.map(line)]
   const missed = missedGoals(report)
   out.push('')
-  if (missed.length === 0) out.push('every goal met')
+  if (missed.length === 0) out.push('no goal missed')
   else {
     out.push(`${missed.length} goal(s) missed:`)
     for (const c of missed) out.push(`  ${c.suite}: ${c.case}: ${ratioText(c.ratio)} (goal ${describeGoal(c.goal)})`)
   }
-  for (const suite of report.suites.filter((s) => s.status !== 'passed')) out.push(`${suite.suite} ${suite.status}: ${(suite.reason ?? '').split('\n').at(-1)}`)
+  for (const suite of report.suites.filter((s) => s.status !== 'passed')) out.push(`${suite.suite} ${suite.status}: ${headline(suite.reason ?? '')}`)
   return out.join('\n')
 }
 
