@@ -188,10 +188,11 @@ const figuresOf = (runs: Figures[]) => ({
   errors: runs.reduce((sum, r) => sum + r.errors, 0),
 })
 
-const PEERS: Record<Exclude<SideName, 'rest'>, { name: string; goal?: Goal }> = {
-  postgraphile: { name: 'PostGraphile v5 (Amber preset)', goal: { atLeast: 2 } },
-  graphql: { name: "Baseplane's GraphQL (/graphql/v1)", goal: { atLeast: 1 } },
-  'plain pg': { name: "plain pg: the case's statement (the limit)" },
+/** Each peer in the report: its short name in the case's name, what it is, and the goal of REST's ratio to it. */
+const PEERS: Record<Exclude<SideName, 'rest'>, { label: string; name: string; goal?: Goal }> = {
+  postgraphile: { label: 'PostGraphile', name: 'PostGraphile v5 (Amber preset)', goal: { atLeast: 2 } },
+  graphql: { label: 'GraphQL', name: "Baseplane's GraphQL (/graphql/v1)", goal: { atLeast: 1 } },
+  'plain pg': { label: 'plain pg', name: "plain pg: the case's statement (the limit)" },
 }
 
 function printEntry(entry: Entry): { vsPostgraphile?: number; vsGraphql?: number } {
@@ -224,7 +225,7 @@ function printEntry(entry: Entry): { vsPostgraphile?: number; vsGraphql?: number
   for (const other of entry.sides) {
     if (other === 'rest') continue
     reportCase({
-      suite: 'rest', case: `${label}, REST / ${other === 'plain pg' ? 'plain pg' : other === 'graphql' ? 'GraphQL' : 'PostGraphile'}`, what: 'req/s, the median of the runs\' ratios',
+      suite: 'rest', case: `${label}, REST / ${PEERS[other].label}`, what: "req/s, the median of the runs' ratios",
       figures: figuresOf(entry.runs.get('rest')!), peer: PEERS[other].name, peerFigures: figuresOf(entry.runs.get(other)!), ratio: ratio(other), runs: runsOf(other), goal: PEERS[other].goal,
     })
   }
