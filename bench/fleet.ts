@@ -34,7 +34,7 @@ import { setLogLevel } from '../lib/log.ts'
 import { startForwarder, type Forwarder } from '../dev/tcp-forwarder.ts'
 import { adminQuery, dropCatalogue } from '../dev/db.ts'
 import { benchCatalogue, benchServer } from './lib/platform.ts'
-import { startFleetNode, type FleetNode } from './lib/fleet-node.ts'
+import { sharedStorage, startFleetNode, type FleetNode } from './lib/fleet-node.ts'
 import { median } from './lib/stats.ts'
 import { createTenants, signedInUser, type Tenant, type TenantHost } from './lib/tenants-projects.ts'
 import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad } from './lib/tenants-wrk.ts'
@@ -397,7 +397,7 @@ async function addedServerReturns(fleet: Fleet, nodes: FleetNode[]): Promise<{ f
 }
 
 async function catalogueStalls(fleet: Fleet): Promise<{ unready: number | undefined; readyAgain: number | undefined }> {
-  const node = await startFleetNode('stalled', fleet.catalogueLink.via(fleet.catalogueUrl), STALL_ENV)
+  const node = await startFleetNode('stalled', fleet.catalogueLink.via(fleet.catalogueUrl), { ...STALL_ENV, ...sharedStorage(fleet.catalogueUrl) })
   try {
     const health = `${node.origin}/health`
     if ((await until(health, {}, (status) => status === 200, HEAL_LIMIT_MS, 100)) === undefined) throw new Error(`${health} did not answer 200 before the stall`)
@@ -447,7 +447,7 @@ async function runOnce(fleet: Fleet, run: number): Promise<{ steps: Step[]; heal
     const budget = await serverBudget(fleet)
     const steps: Step[] = []
     for (const n of NODES) {
-      const node = await startFleetNode(`node${n}`, fleet.catalogueUrl, NODE_ENV)
+      const node = await startFleetNode(`node${n}`, fleet.catalogueUrl, { ...NODE_ENV, ...sharedStorage(fleet.catalogueUrl) })
       nodes.push(node)
       all.push(node)
       await firstRequests(fleet, node)

@@ -16,7 +16,7 @@ import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { createProject } from '../../control-plane/projects.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { dropCatalogue } from '../../dev/db.ts'
-import { startFleetNode, type FleetNode } from './fleet-node.ts'
+import { sharedStorage, startFleetNode, type FleetNode } from './fleet-node.ts'
 import { natsServerBinary, startNats } from '../../dev/nats.ts'
 import { benchCatalogue } from './platform.ts'
 import { percentileMs } from './realtime-histogram.ts'
@@ -93,7 +93,7 @@ export async function runFleet(serverUrl: string, options: FleetOptions): Promis
 
     const started = performance.now()
     // A first, on its own: the first node of a catalogue records the fleet's settings (the bus among them), the others check theirs against it.
-    const env = { BASEPLANE_NATS_URL: nats.url, BASEPLANE_HTTP_ENGINE: 'uws' }
+    const env = { BASEPLANE_NATS_URL: nats.url, BASEPLANE_HTTP_ENGINE: 'uws', ...sharedStorage(catalogues.fleet) }
     const first = await startFleetNode('A', catalogues.fleet, env)
     stops.push(onCleanUp(() => first.stop()))
     const others = await Promise.all([startFleetNode('B', catalogues.fleet, env), startFleetNode('C', catalogues.fleet, env), startFleetNode('single', catalogues.single, { BASEPLANE_HTTP_ENGINE: 'uws' })])
