@@ -1,11 +1,12 @@
 // What a benchmark report says about where it ran: the machine, Node, the
 // PostgreSQL server the suites used and the commit, so that figures from two
 // reports are compared knowing what differed.
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import os from 'node:os'
 import path from 'node:path'
-import pg from 'pg'
-import { benchServer } from './platform.ts'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -69,24 +70,15 @@ export function commit(): Commit {
 
 /**
  * The version of the server the suites use: DATABASE_URL's, or else that of a
- * temporary embedded server started and stopped here (each suite starts its own
- * from the same build, as it does when run alone).
+ * temporary embedded server started and stopped for it (each suite starts its own
+ * from the same build, as it does when run alone); asked in a child process
+ * (bench/lib/postgres-version.ts says why).
  */
 export async function postgres(): Promise<Postgres> {
   const server = process.env.DATABASE_URL ? 'DATABASE_URL' : 'embedded'
   try {
-    const started = await benchServer()
-    try {
-      const client = new pg.Client({ connectionString: started.url })
-      await client.connect()
-      try {
-        return { server, version: (await client.query<{ version: string }>('select version()')).rows[0]!.version }
-      } finally {
-        await client.end()
-      }
-    } finally {
-      await started.stop()
-    }
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(import.meta.dirname, 'postgres-version.ts')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
+    return JSON.parse(stdout.trim().split('\n').at(-1)!) as Postgres
   } catch (error) {
     return { server, error: (error as Error).message }
   }

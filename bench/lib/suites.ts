@@ -75,16 +75,16 @@ function extraArgs(name: string): string[] {
   return raw === undefined ? [] : raw.split(/\s+/).filter(Boolean)
 }
 
-/** The last `n` lines of `text`, for a failure's reason. */
-const lastLines = (text: string, n: number) =>
-  text
-    .trimEnd()
-    .split('\n')
-    // Node's own trailer under an uncaught error says nothing about the suite.
-    .filter((line) => !/^Node\.js v\d/.test(line))
-    .slice(-n)
-    .join('\n')
-    .trim()
+/** An error's own line as Node prints an uncaught one (`Error: ...`, pg's `error: ...`). */
+export const ERROR_LINE = /^(\w*Error\b|error:)/
+
+/** `n` lines of `text` for a failure's reason: from its first error line if it has one, else its last lines. */
+function reasonOf(text: string, n: number): string {
+  // Node's own trailer under an uncaught error says nothing about the suite.
+  const lines = text.trimEnd().split('\n').filter((line) => !/^Node\.js v\d/.test(line))
+  const first = lines.findIndex((line) => ERROR_LINE.test(line.trim()))
+  return (first >= 0 ? lines.slice(first, first + n) : lines.slice(-n)).join('\n').trim()
+}
 
 /** The child of the suite running now, so that an interrupt reaches it (bench/all.ts). */
 export let running: ReturnType<typeof spawn> | undefined
@@ -129,7 +129,7 @@ export async function runSuite(spec: SuiteSpec): Promise<SuiteResult> {
     cases,
   }
   // A suite says why on stderr when it throws, on stdout when it finds a wrong answer (bench:rest).
-  if (result.status === 'failed') result.reason = lastLines(tail.stderr, 12) || lastLines(tail.stdout, 12) || `exit status ${exitCode ?? signal}`
+  if (result.status === 'failed') result.reason = reasonOf(tail.stderr, 12) || reasonOf(tail.stdout, 12) || `exit status ${exitCode ?? signal}`
   if (notes.length > 0) result.notes = notes
   return result
 }

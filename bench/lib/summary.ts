@@ -2,7 +2,7 @@
 // ratio, goal, met), as text for the terminal or as markdown for
 // bench/README.md, and the list of goals missed and suites not run.
 import { describeGoal, type CaseReport } from './report.ts'
-import type { SuiteResult } from './suites.ts'
+import { ERROR_LINE, type SuiteResult } from './suites.ts'
 
 /** The parts of a report (bench/all.ts's BenchReport) the summary reads. */
 export interface Summarised {
@@ -41,8 +41,8 @@ function rows(report: Summarised): Row[] {
 /** The line of a failure's reason that says most: its error's message, else its last line. */
 function headline(reason: string): string {
   const lines = reason.split('\n').map((line) => line.trim()).filter(Boolean)
-  // Node prints the throwing source line before the error itself: the error's own line (`Error: ...`) comes first.
-  return lines.find((line) => /^\w*Error\b/.test(line)) ?? lines.find((line) => /error/i.test(line)) ?? lines.at(-1) ?? ''
+  // Node prints the throwing source line before the error itself: the error's own line is the one.
+  return lines.find((line) => ERROR_LINE.test(line)) ?? lines.at(-1) ?? ''
 }
 
 /** Every case whose goal was missed. */
