@@ -6,6 +6,7 @@ import { setAuthOptions } from '../control-plane/auth-settings.ts'
 import type { ControlPlane } from '../control-plane/control-plane.ts'
 import { ownerUrlOf, type ProjectRecord } from '../lib/catalogue.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
+import { reportRates } from './lib/report.ts'
 
 export interface HookBench {
   controlPlane: ControlPlane
@@ -48,4 +49,5 @@ export async function benchAccessTokenHook(b: HookBench): Promise<void> {
   console.log(formatLoad('token refresh, access token hook', hooked))
   console.log(formatLoad('token refresh, no hook', plain))
   console.log(`ratio refresh with hook / without: ${(hooked.requestsPerSecond / plain.requestsPerSecond).toFixed(2)} (goal >= 0.8)${hooked.non2xx || plain.non2xx ? `  (non-2xx: ${hooked.non2xx} / ${plain.non2xx})` : ''}\n`)
+  reportRates('auth', 'refresh with access token hook / without', hooked, 'token refresh, no hook', plain, { atLeast: 0.8 })
 }

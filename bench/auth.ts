@@ -53,6 +53,7 @@ import { CpuTime } from './lib/cpu-time.ts'
 import { startMainThreadAuth, type MainThreadAuth } from './lib/main-thread-auth.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
+import { reportRates, type Goal, type Rate } from './lib/report.ts'
 
 const threads = Number(process.env.BENCH_THREADS ?? Math.max(1, Math.floor(os.cpus().length / 2)))
 const seconds = Number(process.env.BENCH_SECONDS ?? 8)
@@ -64,6 +65,9 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 2)
 // none of what the peers run.
 const hopConnections = (process.env.BENCH_HOP_CONNECTIONS ?? '2,8').split(',').map(Number)
 const BENCH_PLAN = 'business'
+
+/** Records one printed ratio of rates in the run's report (bench/lib/report.ts). */
+const reportAuth = (name: string, ours: Rate, peer: string, theirs: Rate, goal?: Goal) => reportRates('auth', name, ours, peer, theirs, goal)
 
 interface Session {
   access_token: string
@@ -144,6 +148,7 @@ async function main(): Promise<void> {
     console.log(formatLoad('password sign-in (POST /token)', signIns))
     console.log(`${'raw bcrypt.compareSync, cost 10'.padEnd(34)} ${raw.toFixed(0).padStart(8)} /s      on ${threads} thread(s)`)
     console.log(`ratio sign-ins / raw bcrypt: ${(signIns.requestsPerSecond / raw).toFixed(2)} (goal >= 0.85)\n`)
+    reportAuth('sign-ins / raw bcrypt', signIns, `raw bcrypt.compareSync on ${threads} thread(s)`, raw, { atLeast: 0.85 })
 
     await benchAnonymous(platform.controlPlane, project.ref, base, headers)
 
@@ -200,6 +205,7 @@ async function benchAnonymous(controlPlane: ControlPlane, ref: string, base: str
   console.log(formatLoad('anonymous sign-in (POST /signup)', anonymous))
   console.log(formatLoad('password sign-up (POST /signup)', signUps))
   console.log(`ratio anonymous sign-in / password sign-up: ${(anonymous.requestsPerSecond / signUps.requestsPerSecond).toFixed(2)}${anonymous.non2xx || signUps.non2xx ? `  (non-2xx: ${anonymous.non2xx} / ${signUps.non2xx})` : ''}\n`)
+  reportAuth('anonymous sign-in / password sign-up', anonymous, 'password sign-up (POST /signup)', signUps)
 }
 
 /**
@@ -227,6 +233,8 @@ function reportHop(labels: { name: string; title: string; statement: string }, c
   console.log(`${`plain pg: same ${statement} statement`.padEnd(34)} ${sides.peer.toFixed(0).padStart(8)} /s      on ${connections} connection(s)`)
   console.log(`ratio ${name} / main-thread handler: ${(sides.platform.requestsPerSecond / sides.main.requestsPerSecond).toFixed(2)} (goal >= 0.75)`)
   console.log(`ratio ${name} / plain pg: ${(sides.platform.requestsPerSecond / sides.peer).toFixed(2)} (goal >= 0.7)`)
+  reportAuth(`${name} / main-thread handler, ${connections} at once`, sides.platform, 'main-thread uWS handler (bench/lib/main-thread-auth.ts)', sides.main, { atLeast: 0.75 })
+  reportAuth(`${name} / plain pg, ${connections} at once`, sides.platform, `plain pg: the same ${statement} statements`, sides.peer, { atLeast: 0.7 })
   console.log(`${name}, platform: ${sides.platformCpu.describe()}`)
   console.log(`${name}, main-thread handler: ${sides.mainCpu.describe()}\n`)
 }
@@ -344,6 +352,8 @@ async function benchLocalVerification(project: ProjectRecord, base: string, es25
   console.log(line('local verify ES256 (jose, JWKS)', viaJose))
   console.log(line('local verify ES256 (getClaims)', viaClaims))
   console.log(`ratio ES256 / HS256: ${(viaJose / hs).toFixed(2)} (jose), ${(viaClaims / hs).toFixed(2)} (getClaims)\n`)
+  reportAuth('local verify ES256 (jose, JWKS) / HS256', viaJose, 'HS256 with the secret (jose)', hs)
+  reportAuth('local verify ES256 (getClaims) / HS256', viaClaims, 'HS256 with the secret (jose)', hs)
 }
 
 const TOTP_PAIRS = Number(process.env.BENCH_TOTP_PAIRS ?? 3000)
@@ -457,6 +467,7 @@ async function benchTotp(project: ProjectRecord, base: string, api: pg.Pool): Pr
   console.log(formatLoad('TOTP verify (POST /factors/*/verify)', verify))
   console.log(`${'plain pg + otplib: same statements'.padEnd(34)} ${peer.toFixed(0).padStart(8)} /s      on ${threads} connection(s)`)
   console.log(`ratio TOTP verify / plain pg: ${(verify.requestsPerSecond / peer).toFixed(2)}${verify.non2xx ? '  (non-2xx: raise BENCH_TOTP_PAIRS)' : ''}\n`)
+  reportAuth('TOTP verify / plain pg', verify, 'plain pg + otplib: the same statements', peer)
 }
 
 /** Authorize flows through the platform and the stand-in, up to the callback URL the browser would open. */
@@ -504,6 +515,7 @@ async function benchCallback(base: string, google: OidcProvider): Promise<void> 
   console.log(formatLoad('Google callback (GET /callback)', callback))
   console.log(`${'google-auth-library: exchange+verify'.padEnd(34)} ${peer.toFixed(0).padStart(8)} /s      on ${connections} concurrent`)
   console.log(`ratio callback / exchange+verify: ${(callback.requestsPerSecond / peer).toFixed(2)}${failures ? `  (${failures} callbacks without a session: raise BENCH_CALLBACK_FLOWS)` : ''}`)
+  reportAuth('Google callback / exchange+verify', callback, 'google-auth-library: exchange+verify', peer)
 }
 
 const ROUNDS = 3

@@ -17,6 +17,7 @@ import { loadHttpEngine } from '../data-plane/http-engine.ts'
 import { benchPlatform } from './lib/platform.ts'
 import { formatLoad, wrk, type LoadResult } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
+import { reportRates, type Goal } from './lib/report.ts'
 import { createProject } from '../control-plane/projects.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '..')
@@ -150,6 +151,13 @@ function runOn(node: string, seconds: number): Promise<NodeRun> {
 }
 
 const ratio = (a: LoadResult, b: LoadResult) => `${(a.requestsPerSecond / b.requestsPerSecond).toFixed(2)}x`
+const major = (node: string) => node.split('.')[0]!
+/** A run's name in the report's cases: "Node 22", or the full version and place when two runs share a major (npm's PATH can put the same Node twice). */
+const nodeLabel = (runs: NodeRun[], i: number) =>
+  runs.filter((r) => major(r.node) === major(runs[i]!.node)).length > 1 ? `Node ${runs[i]!.node} (run ${i + 1})` : `Node ${major(runs[i]!.node)}`
+
+/** Records one printed req/s ratio in the run's report (bench/lib/report.ts). */
+const report = (name: string, ours: LoadResult, peer: string, theirs: LoadResult, goal?: Goal) => reportRates('dataplane', name, ours, peer, theirs, goal)
 
 if (process.env.BENCH_DATAPLANE_CHILD) {
   console.log(JSON.stringify(await measure(Number(process.env.BENCH_DATAPLANE_CHILD))))
@@ -158,7 +166,7 @@ if (process.env.BENCH_DATAPLANE_CHILD) {
   const runs: NodeRun[] = []
   for (const node of nodesToRun()) runs.push(await runOn(node, seconds))
   console.log(`apikey-checked GET {base_url}/health, wrk -t1 -c64 -d${seconds}s, 2 cores; each Node in its own process, one after the other`)
-  for (const run of runs) {
+  for (const [i, run] of runs.entries()) {
     console.log(`\nNode ${run.node}`)
     console.log(formatLoad('uWebSockets.js data plane', run.checked))
     console.log(formatLoad('node:http, same checks', run.nodeHttp))
@@ -169,11 +177,20 @@ if (process.env.BENCH_DATAPLANE_CHILD) {
     console.log(`ratio checked / uWS constant: ${ratio(run.checked, run.uwsConstant)} (goal >= 0.8x)`)
     console.log(`ratio checked / uWS reading the request, constant: ${ratio(run.checked, run.uwsReading)}; uWS reading / constant: ${ratio(run.uwsReading, run.uwsConstant)}`)
     console.log(`reference ratio: ${ratio(run.uwsConstant, run.nodeConstant)}`)
+    const node = nodeLabel(runs, i)
+    report(`uWS / node:http, checked, ${node}`, run.checked, 'node:http, same checks', run.nodeHttp)
+    report(`checked / uWS constant answer, ${node}`, run.checked, 'uWS, constant answer', run.uwsConstant, { atLeast: 0.8 })
+    report(`checked / uWS reading the request then answering a constant, ${node}`, run.checked, 'uWS reading the request, constant answer', run.uwsReading)
+    report(`uWS reading the request / uWS constant, ${node}`, run.uwsReading, 'uWS, constant answer', run.uwsConstant)
+    report(`uWS constant / node:http constant, ${node}`, run.uwsConstant, 'node:http, constant answer', run.nodeConstant)
     console.log(`POST /graphql/v1 {__typename}, pool warm:    median ${run.warmMs.toFixed(2)} ms`)
     console.log(`POST /graphql/v1 {__typename}, pool evicted: median ${run.evictedMs.toFixed(2)} ms`)
   }
   const [first, ...others] = runs
-  for (const other of others) {
+  for (const [i, other] of others.entries()) {
     console.log(`\nratio Node ${first!.node} / Node ${other.node}, checked path: ${ratio(first!.checked, other.checked)} (goal >= 1x); node:http: ${ratio(first!.nodeHttp, other.nodeHttp)}`)
+    const pair = `${nodeLabel(runs, 0)} / ${nodeLabel(runs, i + 1)}`
+    report(`${pair}, checked path`, first!.checked, `Node ${other.node}`, other.checked, { atLeast: 1 })
+    report(`${pair}, node:http`, first!.nodeHttp, `Node ${other.node}`, other.nodeHttp)
   }
 }

@@ -34,11 +34,12 @@ import { setLogLevel } from '../lib/log.ts'
 import { startForwarder, type Forwarder } from '../dev/tcp-forwarder.ts'
 import { adminQuery, dropCatalogue } from '../dev/db.ts'
 import { benchCatalogue, benchServer } from './lib/platform.ts'
-import { startFleetNode, type FleetNode } from './lib/fleet-node.ts'
+import { sharedStorage, startFleetNode, type FleetNode } from './lib/fleet-node.ts'
 import { median } from './lib/stats.ts'
 import { createTenants, signedInUser, type Tenant, type TenantHost } from './lib/tenants-projects.ts'
 import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad } from './lib/tenants-wrk.ts'
 import { startWebPushSink, type WebPushSink } from './lib/webpush-sink.ts'
+import { reportCase } from './lib/report.ts'
 
 interface Options {
   runs: number
@@ -396,7 +397,7 @@ async function addedServerReturns(fleet: Fleet, nodes: FleetNode[]): Promise<{ f
 }
 
 async function catalogueStalls(fleet: Fleet): Promise<{ unready: number | undefined; readyAgain: number | undefined }> {
-  const node = await startFleetNode('stalled', fleet.catalogueLink.via(fleet.catalogueUrl), STALL_ENV)
+  const node = await startFleetNode('stalled', fleet.catalogueLink.via(fleet.catalogueUrl), { ...STALL_ENV, ...sharedStorage(fleet.catalogueUrl) })
   try {
     const health = `${node.origin}/health`
     if ((await until(health, {}, (status) => status === 200, HEAL_LIMIT_MS, 100)) === undefined) throw new Error(`${health} did not answer 200 before the stall`)
@@ -446,7 +447,7 @@ async function runOnce(fleet: Fleet, run: number): Promise<{ steps: Step[]; heal
     const budget = await serverBudget(fleet)
     const steps: Step[] = []
     for (const n of NODES) {
-      const node = await startFleetNode(`node${n}`, fleet.catalogueUrl, NODE_ENV)
+      const node = await startFleetNode(`node${n}`, fleet.catalogueUrl, { ...NODE_ENV, ...sharedStorage(fleet.catalogueUrl) })
       nodes.push(node)
       all.push(node)
       await firstRequests(fleet, node)
@@ -478,6 +479,13 @@ function summarise(runs: Array<{ steps: Step[]; healing: Healing }>, budget: { b
       `nodes ${n}: ${median(rps).toFixed(0)} req/s total (${list(rps, (v) => v.toFixed(0))}), ratio vs 1 node: ${median(ratios).toFixed(2)} (${list(ratios, (v) => v.toFixed(2))})` +
         `${n > 1 ? ' (goal >= 0.9)' : ''}, errors ${errors.reduce((a, b) => a + b, 0)} (goal 0); held on the server ${median(held)}, busiest project ${median(busiest)}`,
     )
+    if (n > 1) {
+      reportCase({
+        suite: 'fleet', case: `${n} nodes / 1 node, total req/s`, what: 'req/s', ratio: median(ratios), runs: ratios, goal: { atLeast: 0.9 },
+        figures: { requestsPerSecond: median(rps), errors: errors.reduce((a, b) => a + b, 0), heldOnServer: median(held), busiestProject: median(busiest) },
+        peer: '1 node, the same run', peerFigures: { requestsPerSecond: median(runs.map((r) => r.steps[0]!.requestsPerSecond)), errors: runs.reduce((sum, r) => sum + r.steps[0]!.errors, 0) },
+      })
+    }
   }
   const h = (pick: (x: Healing) => number | undefined) => runs.map((r) => pick(r.healing))
   const line = (name: string, values: Array<number | undefined>) => console.log(`${name}: ${seconds(med(values))} (${list(values, (v) => (v / 1000).toFixed(2))})`)

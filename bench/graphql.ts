@@ -19,6 +19,7 @@ import { planLimits } from '../lib/plans.ts'
 import { resolve, SchemaCache } from '../workers/graphql/index.ts'
 import { dropCatalogue } from '../dev/db.ts'
 import { importPeer } from './lib/peers.ts'
+import { reportCase } from './lib/report.ts'
 import { benchCatalogue, benchServer } from './lib/platform.ts'
 import { captureRequest, replay } from './lib/statement-replay.ts'
 
@@ -100,6 +101,8 @@ interface Result {
   p99: number
   rssMb: number
 }
+
+const figuresOf = (r: Result) => ({ requestsPerSecond: r.rps, p50Ms: r.p50, p99Ms: r.p99, rssMb: r.rssMb })
 
 /** Rounds per case; the sides alternate, so drift on the machine hits them alike. */
 const ROUNDS = 3
@@ -244,6 +247,9 @@ try {
       ratios.push(b.rps / g.rps)
       plainRatios.push(b.rps / p.rps)
       console.log(`${label} ratio        ${(b.rps / g.rps).toFixed(2)}x (goal >= 1.5x), to plain pg ${(b.rps / p.rps).toFixed(2)}x (goal >= 0.85x)`)
+      const report = { suite: 'graphql', figures: figuresOf(b), what: 'req/s' }
+      reportCase({ ...report, case: `${name} as ${whoName} / PostGraphile`, peer: 'PostGraphile v5 with connection-filter', peerFigures: figuresOf(g), ratio: b.rps / g.rps, goal: { atLeast: 1.5 } })
+      reportCase({ ...report, case: `${name} as ${whoName} / plain pg`, peer: "plain pg replaying Baseplane's round trips", peerFigures: figuresOf(p), ratio: b.rps / p.rps, goal: { atLeast: 0.85 } })
     }
   }
   console.log(`lowest ratio: ${Math.min(...ratios).toFixed(2)}x`)

@@ -21,6 +21,7 @@ import { makeApnsKey } from '../dev/push-peers/keys.ts'
 import { dropCatalogue } from '../dev/db.ts'
 import { benchCatalogue, benchServer } from './lib/platform.ts'
 import { importPeer } from './lib/peers.ts'
+import { reportCase } from './lib/report.ts'
 
 setLogLevel('silent')
 
@@ -178,6 +179,10 @@ try {
   console.log(`  Baseplane push, business, insert -> logged:        ${ours.endToEnd.toFixed(0)}/s`)
   console.log(`  ratio Baseplane / node-apn:                        ${(ours.endToEnd / peerRate).toFixed(2)} (goal >= 0.75)`)
   console.log(`  (the actor alone, all rows committed at once:      ${ours.drain.toFixed(0)}/s, ratio ${(ours.drain / peerRate).toFixed(2)})`)
+  const notifications = (rate: number) => ({ notificationsPerSecond: rate })
+  const report = { suite: 'push', peer: '@parse/node-apn, batches of 500', peerFigures: notifications(peerRate), what: 'notifications/s' }
+  reportCase({ ...report, case: 'Baseplane / node-apn, business plan, insert to logged', figures: notifications(ours.endToEnd), ratio: ours.endToEnd / peerRate, goal: { atLeast: 0.75 } })
+  reportCase({ ...report, case: 'the actor alone, all rows committed at once, / node-apn', figures: notifications(ours.drain), ratio: ours.drain / peerRate })
   console.log(`per plan, stand-in answering after 20 ms (like a real network round trip):`)
   await peer.setLatency(20)
   for (const plan of ['free', 'plus', 'pro', 'business'] as const) {

@@ -14,6 +14,7 @@ import { packFigures } from '../lib/metrics/figures-packet.ts'
 import { ProjectFigures } from '../lib/metrics/project-figures.ts'
 import { PlatformMetrics } from '../server/metrics.ts'
 import { median } from './lib/stats.ts'
+import { reportCase } from './lib/report.ts'
 
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 1000)
 const SCRAPES = 5
@@ -74,6 +75,16 @@ async function main(): Promise<void> {
     console.log(line('text written on the exposition thread', thread))
     console.log(line('peer: same text written on the main thread', main))
     console.log(`ratio main-thread stall, exposition thread / peer: ${(median(thread.map((r) => r.stall)) / median(main.map((r) => r.stall))).toFixed(3)} (lower is better)`)
+    const figuresOf = (runs: typeof thread) => ({
+      stallMs: median(runs.map((r) => r.stall)),
+      scrapeMs: median(runs.map((r) => r.millis)),
+      textBytes: median(runs.map((r) => r.bytes)),
+    })
+    // No goal is set for it (lower is better): the report carries the figure only.
+    reportCase({
+      suite: 'scrape', case: 'main-thread stall, exposition thread / main thread', figures: figuresOf(thread), peer: 'the same text written on the main thread',
+      peerFigures: figuresOf(main), ratio: median(thread.map((r) => r.stall)) / median(main.map((r) => r.stall)), what: 'longest main-thread stall (lower is better)',
+    })
   } finally {
     await metrics.close()
   }

@@ -40,6 +40,7 @@ import { closedLoop, percentile, rssKb, slowUpload, type Loop } from './lib/stor
 import type { LimitArg } from './lib/storage-limit-server.ts'
 import type { S3Endpoint } from './lib/storage-s3-server.ts'
 import { median } from './lib/stats.ts'
+import { reportCase } from './lib/report.ts'
 
 /** A knob from the environment: a positive number (a whole one if `whole`), else its default. */
 function knob(name: string, fallback: number, whole = false): number {
@@ -228,8 +229,20 @@ function printSide(name: string, runs: Loop[]): void {
   )
 }
 
-/** The comparison of one backend: both sizes, both operations, ROUNDS rounds of each side. */
-async function compare(title: string, baseplane: Side, limit: Side): Promise<void> {
+/** A side's figures for the report: medians of the rounds, latencies over all of them. */
+function figuresOf(runs: Loop[]): Record<string, number> {
+  const latencies = runs.flatMap((run) => run.latenciesMs)
+  return {
+    mbPerSecond: median(runs.map(mbPerSecond)),
+    requestsPerSecond: median(runs.map(perSecond)),
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    requests: latencies.length,
+  }
+}
+
+/** The comparison of one backend: both sizes, both operations, ROUNDS rounds of each side. `backend` names it in the report. */
+async function compare(title: string, baseplane: Side, limit: Side, backend: string): Promise<void> {
   console.log(`\n${title}: ${CONCURRENCY} requests in flight a side, ${ROUNDS} rounds of ${SECONDS} s an operation a side`)
   for (const size of SIZES) {
     const body = bodyOf(size.bytes)
@@ -248,6 +261,10 @@ async function compare(title: string, baseplane: Side, limit: Side): Promise<voi
       printSide('limit', theirs)
       const ratios = ours.map((run, i) => mbPerSecond(run) / mbPerSecond(theirs[i]!))
       console.log(`    ratio Baseplane/limit ${median(ratios).toFixed(2)} (${ratios.map((x) => x.toFixed(2)).join(', ')}) (goal >= 0.7)`)
+      reportCase({
+        suite: 'storage', case: `${backend}, ${size.label} ${op}`, figures: figuresOf(ours), peer: `the limit: plain node:http on ${backend}`, peerFigures: figuresOf(theirs),
+        ratio: median(ratios), what: 'MB/s', runs: ratios, goal: { atLeast: 0.7 },
+      })
     }
   }
 }
@@ -297,7 +314,7 @@ async function runBackend(serverUrl: string, kind: 'local' | 's3'): Promise<void
     const limit = await startLimit(limitArg)
     stops.push(onCleanUp(() => limit.child.stop()))
     const project = await prepare(node, record!, CONCURRENCY)
-    await compare(title, baseplaneSide(project), limitSide(limit.origin))
+    await compare(title, baseplaneSide(project), limitSide(limit.origin), kind === 'local' ? 'local disk' : 'S3 (fauxqs)')
   } finally {
     for (const stop of stops.reverse()) await stop()
   }

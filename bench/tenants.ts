@@ -26,6 +26,7 @@ import { usageCost } from './lib/tenants-usage.ts'
 import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad, type TenantRequest } from './lib/tenants-wrk.ts'
 import { formatLoad } from './lib/wrk.ts'
 import { median } from './lib/stats.ts'
+import { rateFigures, reportCase } from './lib/report.ts'
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min: number): number {
   if (raw === undefined) return fallback
@@ -130,6 +131,15 @@ function printTable(endpoint: Endpoint, results: KResult[]): void {
   }
   const ratio = (k: number) => results.find((r) => r.k === k)
   const k1 = results[0]!
+  // The "vs K=1" column, each K a case; the goals are at K=500 and K=1000.
+  const goals: Record<number, number> = { 500: 0.7, 1000: 0.5 }
+  for (const r of results.slice(1)) {
+    reportCase({
+      suite: 'tenants', case: `${endpoint.name}, K=${r.k} / K=1`, figures: { ...rateFigures(r.load), errors: r.errors, projectConnections: r.connections },
+      peer: 'the same load on one project (K=1)', peerFigures: { ...rateFigures(k1.load), errors: k1.errors }, ratio: r.load.requestsPerSecond / base, what: 'req/s',
+      goal: goals[r.k] === undefined ? undefined : { atLeast: goals[r.k]! },
+    })
+  }
   const k500 = ratio(500)
   const k1000 = ratio(1000)
   if (k500) console.log(`ratio K=500 / K=1: ${(k500.load.requestsPerSecond / k1.load.requestsPerSecond).toFixed(2)} (goal >= 0.7)`)
@@ -317,6 +327,10 @@ async function neighbourRun(origin: string, a: Tenant, b: Tenant, napRequest: Te
   console.log(formatLoad('B beside A', noisy) + socket(noisy))
   printErrorBodies(noisy)
   console.log(`ratio B's p99 beside A / alone: ${(noisy.p99Ms / baseline.p99Ms).toFixed(2)} (goal <= 3)`)
+  reportCase({
+    suite: 'tenants', case: `noisy neighbour: B's p99 beside A on ${aConnections} connections / alone`, figures: rateFigures(noisy),
+    peer: 'B alone', peerFigures: rateFigures(baseline), ratio: noisy.p99Ms / baseline.p99Ms, what: 'p99 ms', goal: { atMost: 3 },
+  })
   console.log(`A's answers: ${statusesOf(aLoad) || 'none'}${aLoad.socketErrors ? `, socket errors: ${aLoad.socketErrors}` : ''}`)
   printErrorBodies(aLoad)
 }

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { freePort } from '../../lib/db/embedded.ts'
+import { storageRootOf } from '../../dev/node-config.ts'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 /** A node compiles through tsx, connects, upgrades the projects' databases and listens; a busy 2-core machine is slow at all of it. */
@@ -27,6 +28,13 @@ export interface FleetNode {
   stop(): Promise<void>
   exited: Promise<void>
 }
+
+/**
+ * The storage folder every node of one catalogue shares (dev/node-config.ts's): a fleet on local disk must
+ * share it, and a node whose folder differs from the running nodes' refuses to start. Each node's own
+ * home would give each its own.
+ */
+export const sharedStorage = (catalogueUrl: string): Record<string, string> => ({ BASEPLANE_STORAGE_ROOT: storageRootOf(catalogueUrl) })
 
 export async function startFleetNode(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<FleetNode> {
   const port = await freePort()

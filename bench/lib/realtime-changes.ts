@@ -48,6 +48,7 @@ import type { InsertPhase, InsertResult, InserterArg } from './realtime-changes-
 import { emptyCounts, mergeCounts, percentileMs, type LatencyCounts } from './realtime-histogram.ts'
 import { cpuSeconds, onCleanUp, startChild, type Child } from './realtime-process.ts'
 import { tally, thousands } from './realtime-rounds.ts'
+import { reportCase } from './report.ts'
 
 export type ChangesSide = 'rls' | 'open' | 'service'
 export const CHANGES_SIDES: Record<ChangesSide, string> = { rls: 'under RLS', open: 'RLS disabled', service: 'service_role' }
@@ -354,16 +355,39 @@ export async function runChanges(bench: BenchPlatform, options: ChangesOptions):
 
   const rls = measured.get('rls')
   const perChange = (m: Measured) => m.pg.total / (m.inserts - m.failed)
+  const changeFigures = (m: Measured) => ({
+    insertsPerSecond: m.inserts / m.insertSeconds,
+    deliveriesPerSecond: m.deliveries / m.seconds,
+    deliveredShare: m.expected === 0 ? NaN : m.deliveries / m.expected,
+    wrong: m.wrong,
+    p50Ms: percentileMs(m.latency, 0.5),
+    p99Ms: percentileMs(m.latency, 0.99),
+    pgCpuUsPerChange: perChange(m) * 1e6,
+    nodeCpuUsPerChange: (m.nodeCpu * 1e6) / (m.inserts - m.failed),
+  })
+  // No goal for the CPU ratios (lower is better): the report carries them as figures.
+  const reportCpu = (name: string, ours: Measured, peer: string, theirs: Measured) =>
+    reportCase({
+      suite: 'realtime', case: `changes: PostgreSQL CPU a change, ${name}`, figures: changeFigures(ours), peer, peerFigures: changeFigures(theirs),
+      ratio: perChange(ours) / perChange(theirs), what: 'PostgreSQL CPU a change (lower is better)',
+    })
   for (const [side, what] of [
     ['service', 'the same changes without RLS checks (service_role: BYPASSRLS, one claims group)'],
     ['open', 'RLS disabled (the 100 claims groups still checked, no policy)'],
   ] as const) {
     const other = measured.get(side)
     if (rls && other) console.log(`ratio PostgreSQL CPU a change, under RLS / ${CHANGES_SIDES[side]}: ${(perChange(rls) / perChange(other)).toFixed(2)}x (${what})`)
+    if (rls && other) reportCpu(`under RLS / ${CHANGES_SIDES[side]}`, rls, CHANGES_SIDES[side], other)
   }
   if (rls) {
     console.log(`ratio PostgreSQL CPU a change under RLS / an insert with nobody reading: ${(perChange(rls) / perChange(limit)).toFixed(2)}x (the reader's and the checks' cost on top of the insert)`)
+    reportCpu('under RLS / an insert with nobody reading', rls, 'plain pg, nobody reading', limit)
     const p99 = percentileMs(rls.latency, 0.99)
     console.log(`under RLS: p99 from the insert's send ${p99.toFixed(2)} ms (goal < 100 ms: ${p99 < 100 ? 'met' : 'NOT met'}), from commit_timestamp ${percentileMs(rls.commitLatency, 0.99).toFixed(2)} ms; ${thousands(Math.max(0, rls.expected - rls.deliveries))} lost, ${rls.wrong} wrong`)
+    // Its goal is a latency, not a ratio to a peer: the report's ratio is p99 against the goal's 100 ms, at most 1.
+    reportCase({
+      suite: 'realtime', case: 'changes: under RLS, p99 commit to delivery / the 100 ms goal', figures: changeFigures(rls), peer: 'the goal: p99 under 100 ms',
+      peerFigures: { p99Ms: 100 }, ratio: p99 / 100, what: 'p99 ms from the insert\'s send, against 100 ms', goal: { atMost: 1 },
+    })
   }
 }

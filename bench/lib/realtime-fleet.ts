@@ -16,14 +16,15 @@ import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { createProject } from '../../control-plane/projects.ts'
 import type { ProjectRecord } from '../../lib/catalogue.ts'
 import { dropCatalogue } from '../../dev/db.ts'
-import { startFleetNode, type FleetNode } from './fleet-node.ts'
+import { sharedStorage, startFleetNode, type FleetNode } from './fleet-node.ts'
 import { natsServerBinary, startNats } from '../../dev/nats.ts'
 import { benchCatalogue } from './platform.ts'
 import { percentileMs } from './realtime-histogram.ts'
 import { onCleanUp } from './realtime-process.ts'
-import { connect, connectedLine, disconnect, header, phase, rounds, row, thousands, type Measured, type Running, type Served } from './realtime-rounds.ts'
+import { connect, connectedLine, disconnect, header, measuredFigures, phase, rounds, row, thousands, type Measured, type Running, type Served } from './realtime-rounds.ts'
 import { median } from './stats.ts'
 import type { Target } from './realtime-sockets.ts'
+import { reportCase } from './report.ts'
 
 export interface FleetOptions {
   seconds: number
@@ -92,7 +93,7 @@ export async function runFleet(serverUrl: string, options: FleetOptions): Promis
 
     const started = performance.now()
     // A first, on its own: the first node of a catalogue records the fleet's settings (the bus among them), the others check theirs against it.
-    const env = { BASEPLANE_NATS_URL: nats.url, BASEPLANE_HTTP_ENGINE: 'uws' }
+    const env = { BASEPLANE_NATS_URL: nats.url, BASEPLANE_HTTP_ENGINE: 'uws', ...sharedStorage(catalogues.fleet) }
     const first = await startFleetNode('A', catalogues.fleet, env)
     stops.push(onCleanUp(() => first.stop()))
     const others = await Promise.all([startFleetNode('B', catalogues.fleet, env), startFleetNode('C', catalogues.fleet, env), startFleetNode('single', catalogues.single, { BASEPLANE_HTTP_ENGINE: 'uws' })])
@@ -149,4 +150,8 @@ export async function runFleet(serverUrl: string, options: FleetOptions): Promis
       `of the totals ${(p99(ours) / p99(peer)).toFixed(2)}x: ${p99(ours).toFixed(2)} ms against ${p99(peer).toFixed(2)}); p50 ${(p50(ours) / p50(peer)).toFixed(2)}x; ` +
       `server CPU a delivery ${(ours.serverCpu / ours.deliveries / (peer.serverCpu / peer.deliveries)).toFixed(2)}x`,
   )
+  reportCase({
+    suite: 'realtime', case: `fleet: ${FLEET} / ${SINGLE}, p99 at ${rate} broadcasts/s`, figures: { ...measuredFigures(ours), lostDeliveries: Math.max(0, lost) },
+    peer: SINGLE, peerFigures: measuredFigures(peer), ratio: median(byRound), what: "p99 ms, the median of the rounds' ratios (lower is better)", runs: byRound, goal: { atMost: 2 },
+  })
 }

@@ -117,6 +117,20 @@ export function connectedLine(running: Running, subscribers: number): string {
 
 export const perSecond = (m: Measured) => m.deliveries / m.seconds
 const µsPer = (cpu: number, m: Measured) => ((cpu * 1e6) / m.deliveries).toFixed(2)
+/** A side's figures for the run's report (bench/lib/report.ts): what its table line shows, as numbers. */
+export function measuredFigures(m: Measured): Record<string, number> {
+  return {
+    deliveriesPerSecond: perSecond(m),
+    deliveredShare: m.deliveries / m.expected,
+    p50Ms: percentileMs(m.latency, 0.5),
+    p99Ms: percentileMs(m.latency, 0.99),
+    maxMs: percentileMs(m.latency, 1),
+    serverCpuUsPerDelivery: (m.serverCpu * 1e6) / m.deliveries,
+    clientCpuUsPerDelivery: (m.clientCpu * 1e6) / m.deliveries,
+    lostSockets: m.lost,
+  }
+}
+
 export const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
 
 /** A side's line under HEADER; `offered`: deliveries a second a fixed rate offers (marks a rate not sustained). */

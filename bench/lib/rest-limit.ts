@@ -43,31 +43,15 @@ const STATEMENTS: Record<CaseName, { prepare: string; args: (marker: string) => 
 /** The statements prepared on each connection (several requests of one case and role, a probe's and the load's, share them). */
 const prepared = new WeakMap<pg.ClientBase, Set<string>>()
 
-export interface LimitRequest {
+export interface LimitRequest<T = Answer> {
   /** Runs the case once; resolves to what it answered, read as the HTTP sides' answers are. */
-  (): Promise<Answer>
+  (): Promise<T>
 }
 
 export function limitRequest(pool: pg.Pool, name: CaseName, identity: RequestIdentity, timeouts: RoleTimeouts, marker: string): LimitRequest {
-  const statement = `bench_rest_${name.replace(/\W/g, '_')}_${identity.role}`
-  const message = `${identityStatement(identity, timeouts)}; execute ${statement}${STATEMENTS[name].args(marker)}`
+  const run = preparedLimit(pool, `bench_rest_${name.replace(/\W/g, '_')}_${identity.role}`, STATEMENTS[name].prepare, STATEMENTS[name].args(marker), identity, timeouts)
   return async () => {
-    const client = await pool.connect()
-    let results: pg.QueryResult[]
-    try {
-      const names = prepared.get(client) ?? new Set<string>()
-      if (!names.has(statement)) {
-        await client.query(`prepare ${statement}${STATEMENTS[name].prepare}`)
-        names.add(statement)
-        prepared.set(client, names)
-      }
-      results = (await client.query(message)) as unknown as pg.QueryResult[]
-      client.release()
-    } catch (error) {
-      client.release(error as Error)
-      throw error
-    }
-    const last = results[results.length - 1]!
+    const last = await run()
     if (name === 'insert') {
       if (last.rowCount !== 1) throw new Error(`${last.rowCount} rows inserted`)
       return 'inserted'
@@ -83,6 +67,33 @@ export function limitRequest(pool: pg.Pool, name: CaseName, identity: RequestIde
   }
 }
 
+/**
+ * The caller's identity statement and `execute statement args` in one message, `statement` prepared
+ * (`prepare statement` + `prepare`) on first use on each connection; resolves to the execute's result.
+ * `statement` names one statement and role: a plan made under one role's policies is never used for another.
+ */
+export function preparedLimit(pool: pg.Pool, statement: string, prepare: string, args: string, identity: RequestIdentity, timeouts: RoleTimeouts): () => Promise<pg.QueryResult> {
+  const message = `${identityStatement(identity, timeouts)}; execute ${statement}${args}`
+  return async () => {
+    const client = await pool.connect()
+    let results: pg.QueryResult[]
+    try {
+      const names = prepared.get(client) ?? new Set<string>()
+      if (!names.has(statement)) {
+        await client.query(`prepare ${statement}${prepare}`)
+        names.add(statement)
+        prepared.set(client, names)
+      }
+      results = (await client.query(message)) as unknown as pg.QueryResult[]
+      client.release()
+    } catch (error) {
+      client.release(error as Error)
+      throw error
+    }
+    return results[results.length - 1]!
+  }
+}
+
 export interface LimitFigures {
   requestsPerSecond: number
   p50Ms: number
@@ -93,7 +104,7 @@ export interface LimitFigures {
 }
 
 /** `request` from `concurrency` loops at once for `seconds`. */
-export async function loadLimit(request: LimitRequest, seconds: number, concurrency: number): Promise<LimitFigures> {
+export async function loadLimit(request: LimitRequest<unknown>, seconds: number, concurrency: number): Promise<LimitFigures> {
   const latencies: number[] = []
   let errors = 0
   let firstError: string | undefined

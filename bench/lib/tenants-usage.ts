@@ -18,6 +18,7 @@ import type { Tenant } from './tenants-projects.ts'
 import { wrkTenants, type TenantLoad, type TenantRequest } from './tenants-wrk.ts'
 import { median } from './stats.ts'
 import { CpuTime } from './cpu-time.ts'
+import { reportCase } from './report.ts'
 
 export interface UsageCostOptions {
   /** The bench node's environment, which the peer shares (but for BASEPLANE_USAGE). */
@@ -165,6 +166,13 @@ export async function usageCost(bench: BenchPlatform, tenants: Tenant[], options
   for (const side of sides) console.log(`  ${side.name}: ${side.cpu.describe()}`)
   const ratio = median(on.rounds.map((r) => r.requestsPerSecond)) / median(off.rounds.map((r) => r.requestsPerSecond))
   console.log(`ratio usage counted / usage off: ${ratio.toFixed(3)} (goal >= 0.97)`)
+  const figuresOf = (side: Side) => ({
+    requestsPerSecond: median(side.rounds.map((r) => r.requestsPerSecond)),
+    p50Ms: median(side.rounds.map((r) => r.p50Ms)),
+    p99Ms: median(side.rounds.map((r) => r.p99Ms)),
+    errors: side.rounds.reduce((sum, r) => sum + errorsOf(r), 0),
+  })
+  reportCase({ suite: 'tenants', case: 'usage counted / usage off', figures: figuresOf(on), peer: off.name, peerFigures: figuresOf(off), ratio, what: 'req/s', goal: { atLeast: 0.97 } })
 
   // Every project active within one flush: one request of the mix each, then the node's write. The
   // default interval is a minute, so what one flush writes is what a node writes a minute.
