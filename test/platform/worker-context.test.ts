@@ -15,7 +15,7 @@ t.test('GraphQL, Push and REST get no secret and no auth settings', async (t) =>
     const context = dataPlane.contextOf(project.record, concern)
     // REST's OpenAPI description names the project's host; its exposed schemas, max rows and pre-request function are the project's.
     // Push also runs the platform's own statements (provider keys), on the platform's login role.
-    const own = concern === 'rest' ? ['baseUrl', 'maxRows', 'preRequest', 'schemas'] : concern === 'push' ? ['platformDatabase'] : []
+    const own = concern === 'rest' ? ['baseUrl', 'maxRows', 'plans', 'preRequest', 'schemas', 'txEnd'] : concern === 'push' ? ['platformDatabase'] : []
     t.same(Object.keys(context).sort(), [...own, 'caps', 'database', 'plan', 'readOnly', 'ref', 'roleTimeouts', 'version'].sort(), `${concern}: only what it reads`)
     t.equal(context.database.user, project.record.dbApiRole, `${concern}: the caller's statements on the API's login role`)
     if (concern === 'push') t.equal(context.platformDatabase?.user, platformLoginName(project.record.dbApiRole, 'platform'))
