@@ -12,7 +12,7 @@
 import type pg from 'pg'
 import type { Caller, Connection } from '../../lib/db/caller.ts'
 import { classifyDatabaseError, databaseAnswered, isConnectionLost, reportDatabaseFailure, RETRY_AFTER_SECONDS } from '../../lib/db/database-errors.ts'
-import { identityStatement } from '../../lib/db/request-transaction.ts'
+import { identityCall } from '../../lib/db/request-transaction.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { log } from '../../lib/log.ts'
@@ -56,7 +56,11 @@ export async function answerGraphql<C extends pg.ClientBase>(
       return resolve(client, body, {
         cache,
         transaction: 'none',
-        setup: identityStatement(identity, project.roleTimeouts, project.readOnly === true),
+        // Prepared on the connection, as REST's: PostgreSQL plans the caller's settings once per connection.
+        setup: (client) => {
+          const call = identityCall(client, identity, project.roleTimeouts, project.readOnly === true, () => [])
+          return [...call.before, call.execute]
+        },
         readOnlyMessage: project.readOnly === true ? quotaRefusal('database_size_bytes', project.caps?.database_size_bytes ?? 0) : undefined,
         // The schema depends on the project and the caller's role.
         speculationKey: `${project.ref}\0${identity.role}`,

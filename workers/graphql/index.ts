@@ -51,8 +51,11 @@ export interface ResolveOptions {
   /**
    * SQL run right after the transaction (or savepoint) opens, in the same
    * round trip: the HTTP service sets the caller's role and claims with it.
+   * A function gives the statements for the client at hand, so they may be
+   * the client's prepared statements (lib/db/request-transaction.ts's
+   * identityCall: planned once per connection, not parsed on every request).
    */
-  setup?: string
+  setup?: string | ((client: pg.ClientBase) => readonly string[])
   /**
    * Names what the schema depends on besides the database (e.g. project and
    * role). With it, a query on a connection without an open transaction runs
@@ -119,6 +122,12 @@ async function transactionState(client: pg.ClientBase, said: ResolveOptions['tra
   }
 }
 
+/** The setup statements for `client`. */
+function setupOf(client: pg.ClientBase, setup: ResolveOptions['setup']): readonly string[] {
+  if (typeof setup === 'function') return setup(client)
+  return setup ? [setup] : []
+}
+
 export async function resolve(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<GraphqlResponse> {
   const hasQuery = typeof request?.query === 'string' && request.query.length > 0
   // Apollo's persisted query: the hash alone stands for a stored document (allowlist.ts).
@@ -140,7 +149,7 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
   // A stored document to read, or extensions asking for more than data, take the ordinary path.
   const plain = hasQuery && persistedHash === undefined && !asks(request.extensions, 'explain') && !asks(request.extensions, 'schemaReport')
   if (memory !== undefined && plain) {
-    const answer = await speculateQuery(client, cache, memory, request, variables, options.setup, probe)
+    const answer = await speculateQuery(client, cache, memory, request, variables, setupOf(client, options.setup), probe)
     if (answer !== undefined) return answer
   }
   // Filled only once the document may run: a refused one learns nothing more.
@@ -148,7 +157,7 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
   return runOrdinary<GraphqlResponse>({
     client,
     frame,
-    setup: () => (options.setup ? [options.setup] : []),
+    setup: () => setupOf(client, options.setup),
     probe,
     memory,
     work: async (meta) => {
@@ -213,7 +222,7 @@ async function speculateQuery(
   memory: KeyMemory,
   request: GraphqlRequest,
   variables: Record<string, unknown>,
-  setup: string | undefined,
+  setup: readonly string[],
   probe: Probe,
 ): Promise<GraphqlResponse | undefined> {
   const last = memory.keys.last(memory.key)
@@ -238,7 +247,7 @@ async function speculateQuery(
     memory,
     last,
     probe,
-    text: [...(setup ? [setup] : []), ...call.before, call.execute].join('; '),
+    text: [...setup, ...call.before, call.execute].join('; '),
     inBlock: false,
     keyRead: rowOf,
     answer: (results) => ({ data: finish(rowOf(results).data) }),
