@@ -126,3 +126,32 @@ t.test('mutations: each statement explained once and run once; a failing one kee
     extensions: { explain: [] },
   }, 'refused before any statement')
 })
+
+/** Every node type of a plan, depth first. */
+function nodeTypes(plan: unknown): string[] {
+  const node = (plan as { Plan?: unknown }).Plan ?? plan
+  const { 'Node Type': type, Plans: children = [] } = node as { 'Node Type': string; Plans?: unknown[] }
+  return [type, ...children.flatMap(nodeTypes)]
+}
+
+t.test("an order on a key that cannot hold null reads the index's own order: the page is no sort of every row", async (t) => {
+  const p = await graphqlProject(t, `
+    create table item (id int primary key, label text);
+    insert into item select g, case when g % 3 = 0 then null else 'item ' || g end from generate_series(1, 5000) g;
+    analyze item;
+  ` + ON)
+  for (const direction of ['DescNullsLast', 'DescNullsFirst', 'AscNullsFirst', 'AscNullsLast']) {
+    const answer = await ask(p, `{ itemCollection(first: 3, orderBy: [{id: ${direction}}]) { edges { node { id } } } }`, { extensions: { explain: true } })
+    const ids = (answer.data as { itemCollection: { edges: { node: { id: number } }[] } }).itemCollection.edges.map((edge) => edge.node.id)
+    t.same(ids, direction.startsWith('Desc') ? [5000, 4999, 4998] : [1, 2, 3], `${direction}: the rows`)
+    const types = nodeTypes(explained(answer)[0]!.plan)
+    t.ok(types.some((type) => type.startsWith('Index')), `${direction}: an index scan (${types.join(' > ')})`)
+    t.notOk(types.includes('Sort'), `${direction}: no sort`)
+  }
+  // A column that may hold null keeps its nulls where it was asked to put them.
+  const labels = await ask(p, '{ itemCollection(first: 2, orderBy: [{label: DescNullsLast}, {id: AscNullsLast}]) { edges { node { id label } } } }')
+  const labelled = (labels.data as { itemCollection: { edges: { node: { label: string | null } }[] } }).itemCollection.edges
+  t.same(labelled.map((edge) => edge.node.label === null), [false, false], 'nulls last, as asked')
+  const first = await ask(p, '{ itemCollection(first: 2, orderBy: [{label: DescNullsFirst}, {id: AscNullsLast}]) { edges { node { id label } } } }')
+  t.same(first, { data: { itemCollection: { edges: [{ node: { id: 3, label: null } }, { node: { id: 6, label: null } }] } } }, 'nulls first, as asked')
+})
