@@ -158,19 +158,29 @@ export async function runOperation(
   if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
   const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
   const data: Record<string, unknown> = {}
-  for (const field of fields) {
+  // The last field that runs a statement may carry the commit in its own message, when nothing is checked
+  // after it (atMost is read from its answer): one round trip fewer. Should it fail, PostgreSQL skips the
+  // rest of the message, so nothing commits.
+  let lastStatement = -1
+  fields.forEach((field, index) => {
+    if (field.name !== '__typename') lastStatement = index
+  })
+  let committed = false
+  for (const [index, field] of fields.entries()) {
     if (field.name === '__typename') {
       data[field.key] = rootType.name
       continue
     }
     const statement = mutationFieldSql(ctx, rootType, field)
     if (options.explain) options.explain.push({ sql: statement.sql, params: [], plan: planOf(await client.query(explainSql(statement.sql))) })
-    const { rows } = await client.query<{ n: number; data: unknown }>(statement.sql)
-    const row = rows[0]!
+    const withCommit = index === lastStatement && statement.atMost === undefined && options.explain === undefined
+    const answer = (await client.query(withCommit ? `${statement.sql}; ${options.trailer}` : statement.sql)) as unknown as pg.QueryResult | pg.QueryResult[]
+    const row = (Array.isArray(answer) ? answer[0]! : answer).rows[0] as { n: number; data: unknown }
+    committed = withCommit
     if (statement.atMost !== undefined && row.n > statement.atMost) throw statement.tooMany!()
     data[field.key] = row.data
   }
-  await client.query(options.trailer)
+  if (!committed) await client.query(options.trailer)
   return data
 }
 
