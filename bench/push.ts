@@ -177,11 +177,11 @@ try {
   console.log(`  @parse/node-apn, batches of 500:                  ${peerRate.toFixed(0)}/s`)
   const ours = await oursRate(server, peer, 'business', N, true, 2000)
   console.log(`  Baseplane push, business, insert -> logged:        ${ours.endToEnd.toFixed(0)}/s`)
-  console.log(`  ratio Baseplane / node-apn:                        ${(ours.endToEnd / peerRate).toFixed(2)} (goal >= 0.75)`)
+  console.log(`  ratio Baseplane / node-apn:                        ${(ours.endToEnd / peerRate).toFixed(2)} (goal >= 1)`)
   console.log(`  (the actor alone, all rows committed at once:      ${ours.drain.toFixed(0)}/s, ratio ${(ours.drain / peerRate).toFixed(2)})`)
   const notifications = (rate: number) => ({ notificationsPerSecond: rate })
   const report = { suite: 'push', peer: '@parse/node-apn, batches of 500', peerFigures: notifications(peerRate), what: 'notifications/s' }
-  reportCase({ ...report, case: 'Baseplane / node-apn, business plan, insert to logged', figures: notifications(ours.endToEnd), ratio: ours.endToEnd / peerRate, goal: { atLeast: 0.75 } })
+  reportCase({ ...report, case: 'Baseplane / node-apn, business plan, insert to logged', figures: notifications(ours.endToEnd), ratio: ours.endToEnd / peerRate, goal: { atLeast: 1 } })
   reportCase({ ...report, case: 'the actor alone, all rows committed at once, / node-apn', figures: notifications(ours.drain), ratio: ours.drain / peerRate })
   console.log(`per plan, stand-in answering after 20 ms (like a real network round trip):`)
   await peer.setLatency(20)

@@ -132,7 +132,8 @@ function printTable(endpoint: Endpoint, results: KResult[]): void {
   const ratio = (k: number) => results.find((r) => r.k === k)
   const k1 = results[0]!
   // The "vs K=1" column, each K a case; the goals are at K=500 and K=1000.
-  const goals: Record<number, number> = { 500: 0.7, 1000: 0.5 }
+  // Issue 41: 1,000 projects at least 0.7 of one project's rate.
+  const goals: Record<number, number> = { 500: 0.7, 1000: 0.7 }
   for (const r of results.slice(1)) {
     reportCase({
       suite: 'tenants', case: `${endpoint.name}, K=${r.k} / K=1`, figures: { ...rateFigures(r.load), errors: r.errors, projectConnections: r.connections },
@@ -144,7 +145,7 @@ function printTable(endpoint: Endpoint, results: KResult[]): void {
   const k1000 = ratio(1000)
   if (k500) console.log(`ratio K=500 / K=1: ${(k500.load.requestsPerSecond / k1.load.requestsPerSecond).toFixed(2)} (goal >= 0.7)`)
   if (k1000) {
-    console.log(`ratio K=1000 / K=1: ${(k1000.load.requestsPerSecond / k1.load.requestsPerSecond).toFixed(2)} (goal >= 0.5), errors at K=1000: ${k1000.errors} (goal 0)`)
+    console.log(`ratio K=1000 / K=1: ${(k1000.load.requestsPerSecond / k1.load.requestsPerSecond).toFixed(2)} (goal >= 0.7), errors at K=1000: ${k1000.errors} (goal 0)`)
   }
   if (!k500 || !k1000) console.log(`(the goals are at K=500 and K=1000; this run has ${PROJECTS} projects)`)
 }
