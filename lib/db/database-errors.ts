@@ -227,7 +227,8 @@ export interface DatabaseLocation {
 const PROJECT_OWN_FAILURES: ReadonlySet<string> = new Set(['3D000', '55000', '53300', 'database_busy'])
 
 const serverSource = (db: DatabaseLocation) => `the database server ${db.host}:${db.port}`
-const projectSource = (db: DatabaseLocation) => `the database of project ${db.ref}`
+/** The incident of one project's own database (also its health probe's, project-pool-probe.ts). */
+export const projectSource = (db: Pick<DatabaseLocation, 'ref'>) => `the database of project ${db.ref}`
 
 /**
  * Tells of a failure a project's request met, once, whatever the service:

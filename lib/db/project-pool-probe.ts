@@ -7,7 +7,7 @@
 // is not a database that does not answer, and a probe never takes a request's
 // connection.
 import { PROBE_TIMING, probeFailure, type Probed, type ProbeTiming } from './probe-deadline.ts'
-import { incidents } from './database-errors.ts'
+import { incidents, projectSource } from './database-errors.ts'
 import { ProjectPools, type ProjectDatabase } from './project-pools.ts'
 
 export interface ProbeOptions extends ProbeTiming {
@@ -60,7 +60,7 @@ export class ProjectDatabaseProbe {
     // A connection taken from idle that the server ended meanwhile is replaced once (stale-retry.ts).
     const failure = await probeFailure(Promise.resolve().then(() => this.#pools.get({ ...db, poolMax: 1, serverBudget: undefined }).query('select 1')), this.#options.probeTimeoutMs)
     const up = failure === undefined
-    const source = `the database of project ${db.ref}`
+    const source = projectSource(db)
     if (up) incidents.recovered(source, { ref: db.ref })
     else incidents.failed(source, failure, { ref: db.ref })
     if (this.#last.size >= KEPT) this.#sweep()

@@ -56,15 +56,7 @@ t.test('connection-level failures are unavailable; a request\'s own error is not
 })
 
 t.test('an incident is logged when it begins and when it ends, not per failure', async (t) => {
-  const lines: Array<Record<string, unknown>> = []
-  const write = process.stderr.write.bind(process.stderr)
-  const level = logLevel()
-  setLogLevel('info')
-  process.stderr.write = ((chunk: string) => {
-    lines.push(JSON.parse(String(chunk)))
-    return true
-  }) as typeof process.stderr.write
-  try {
+  const lines = await logged(() => {
     const incidents = new Incidents()
     incidents.recovered('the catalogue')
     for (let i = 0; i < 100; i++) incidents.failed('the catalogue', coded('ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:5432'))
@@ -74,20 +66,17 @@ t.test('an incident is logged when it begins and when it ends, not per failure',
     incidents.recovered('the catalogue')
     t.notOk(incidents.failing('the catalogue'))
     incidents.failed('the catalogue', coded('57P03', 'the database system is starting up'))
-    t.same(
-      lines.map((line) => [line.level, line.message, line.code, line.failures]),
-      [
-        ['error', 'the catalogue is unavailable', 'ECONNREFUSED', undefined],
-        ['error', 'the database of project a is unavailable', '3D000', undefined],
-        ['info', 'the catalogue answers again', undefined, 100],
-        ['error', 'the catalogue is unavailable', '57P03', undefined],
-      ],
-    )
-    t.notOk(lines.some((line) => 'stack' in line), 'no stack trace')
-  } finally {
-    process.stderr.write = write
-    setLogLevel(level)
-  }
+  })
+  t.same(
+    lines.map((line) => [line.level, line.message, line.code, line.failures]),
+    [
+      ['error', 'the catalogue is unavailable', 'ECONNREFUSED', undefined],
+      ['error', 'the database of project a is unavailable', '3D000', undefined],
+      ['info', 'the catalogue answers again', undefined, 100],
+      ['error', 'the catalogue is unavailable', '57P03', undefined],
+    ],
+  )
+  t.notOk(lines.some((line) => 'stack' in line), 'no stack trace')
 })
 
 /** The log lines `work` writes, at level info. */

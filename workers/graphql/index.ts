@@ -12,7 +12,7 @@ import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
 import { planQuery, RequestErrors, runOperation } from './execute.ts'
 import { asks, type ExplainedStatement } from './explain.ts'
 import { reportedSchemas, schemaReport } from './schema-report.ts'
-import { isCancelled } from '../../lib/db/database-errors.ts'
+import { isCancelled, READ_ONLY_TRANSACTION } from '../../lib/db/database-errors.ts'
 import { preparedCall } from '../../lib/db/prepared-statements.ts'
 import { OWN_TRANSACTION, savepointFrame } from '../../lib/db/request-transaction.ts'
 import { lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../lib/db/schema-keyed-run.ts'
@@ -86,8 +86,6 @@ export interface ResolveOptions {
 const schemaKeys = new SchemaKeys()
 
 const defaultCache = new SchemaCache()
-/** SQLSTATE read_only_sql_transaction. */
-const READ_ONLY_TRANSACTION = '25006'
 const SAVEPOINT = 'baseplane_graphql'
 
 export { SchemaCache, GraphqlError, graphqlErrors }

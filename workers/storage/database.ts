@@ -3,7 +3,7 @@
 // runs as its superuser: a bucket's settings for an upload, a public or signed
 // object), and the platform's (baseplane_storage.blobs, where no owner code runs).
 import type pg from 'pg'
-import { classifyDatabaseError } from '../../lib/db/database-errors.ts'
+import { classifyDatabaseError, READ_ONLY_TRANSACTION } from '../../lib/db/database-errors.ts'
 import type { DatabasePool } from '../../lib/db/project-pools.ts'
 import { OWN_TRANSACTION, withRequestTransaction, withTransaction } from '../../lib/db/request-transaction.ts'
 import type { RequestIdentity } from '../../lib/roles.ts'
@@ -53,6 +53,6 @@ function rethrown(error: unknown, project: Pick<StorageProjectContext, 'readOnly
   const code = (error as { code?: string }).code
   if (code === '42501') throw storageErrors.accessDenied()
   if (code === '23505') throw storageErrors.keyExists()
-  if (code === '25006') throw storageErrors.quotaExceeded('This project has reached its database size quota, so Storage cannot record new objects')
+  if (code === READ_ONLY_TRANSACTION) throw storageErrors.quotaExceeded('This project has reached its database size quota, so Storage cannot record new objects')
   throw error
 }

@@ -200,11 +200,11 @@ function failed(error: unknown, call: Pick<ParsedCall, 'method'>, caller: Caller
   if (isPgError(error)) {
     // Past the size quota the API roles' transactions are read-only: a write is refused with the quota's sentence.
     const write = call.method !== 'GET' && call.method !== 'HEAD'
-    if (error.code === READ_ONLY_TRANSACTION && write && caller.project.readOnly === true) {
-      return pgErrorResponse(error, caller.identity.role, { message: quotaRefusal('database_size_bytes', caller.project.caps?.database_size_bytes ?? 0), details: error.message })
-    }
-    // A write the platform left writable, refused as read-only: the server is (a standby, a promotion under way).
     if (error.code === READ_ONLY_TRANSACTION && write) {
+      if (caller.project.readOnly === true) {
+        return pgErrorResponse(error, caller.identity.role, { message: quotaRefusal('database_size_bytes', caller.project.caps?.database_size_bytes ?? 0), details: error.message })
+      }
+      // A write the platform left writable, refused as read-only: the server is (a standby, a promotion under way).
       reportDatabaseFailure(error, caller.project.database ?? caller.project, 'rest request', { readOnlyByPlatform: false })
       return unavailableResponse()
     }
