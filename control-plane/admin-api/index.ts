@@ -9,6 +9,7 @@ import { incidents, unavailableAs } from '../../lib/db/database-errors.ts'
 import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
 import { platformErrorResponse } from '../../lib/http/errors.ts'
 import { Router } from '../../lib/http/router.ts'
+import { OPERATOR } from '../access.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import { UNACKNOWLEDGED_HEADER, withUnacknowledged } from '../unacknowledged.ts'
@@ -80,7 +81,7 @@ export function adminApi(controlPlane: ControlPlane, addressing: Addressing, adm
       if (match.kind === 'not_found') throw platformErrors.notFound(request.path)
       if (match.kind === 'method_not_allowed') throw new BaseplaneError('method_not_allowed', `${request.method} is not allowed on ${request.path}`, 405)
       const { result, unacknowledged } = await withUnacknowledged(() =>
-        match.route.handler({ params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query), headers: request.headers }),
+        match.route.handler({ caller: OPERATOR, params: match.params, body: () => adminBody(request), query: new URLSearchParams(request.query), headers: request.headers }),
       )
       incidents.recovered(DATABASE)
       const response: OutgoingResponse<ResponseBody> =

@@ -7,12 +7,17 @@ import type { IncomingRequest } from '../../lib/http.ts'
 import { fieldsOf, readJsonObject, type JsonObject } from '../../lib/http/body.ts'
 import type { RouteSpec } from '../../lib/http/router.ts'
 import { platformErrors } from '../../lib/errors.ts'
+import type { Caller, ProjectAccess } from '../access.ts'
 export { REF_PARAM } from '../../lib/refs.ts'
 
 export const ADMIN_PREFIX = '/platform/v1'
 
 export interface AdminRoute extends RouteSpec {
+  /** What a member needs on the path's project to call it (control-plane/access.ts); absent: the operator's alone. */
+  access?: ProjectAccess
   handler: (context: {
+    /** Who calls: the operator (the admin token) or a member. */
+    caller: Caller
     params: Record<string, string>
     body: () => Promise<JsonObject>
     query: URLSearchParams

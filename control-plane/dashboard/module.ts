@@ -14,6 +14,7 @@ import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import type { MailDelivery } from '../auth-users.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
+import type { Caller, ProjectAccess } from '../access.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
@@ -66,6 +67,8 @@ export interface Screen {
 }
 
 export interface PageInput {
+  /** Who is signed in: the operator or a member (control-plane/access.ts). */
+  caller: Caller
   params: Record<string, string>
   query: URLSearchParams
 }
@@ -79,6 +82,7 @@ export interface Refusal {
 }
 
 export interface FormInput {
+  caller: Caller
   params: Record<string, string>
   /** A posted field; '' when absent. */
   field: (name: string) => string
@@ -91,14 +95,19 @@ export type FormAnswer =
   | { screen: Screen }
 
 export interface DashboardPage extends RouteSpec {
+  /** What a member needs on the path's project (control-plane/access.ts); absent: the operator's alone. */
+  access?: ProjectAccess
   page: (input: PageInput) => Promise<Screen | undefined>
 }
 
 export interface DashboardForm extends RouteSpec {
+  /** What a member needs on the path's project (control-plane/access.ts); absent: the operator's alone. */
+  access?: ProjectAccess
   form: (input: FormInput) => Promise<FormAnswer>
 }
 
 export interface CallInput {
+  caller: Caller
   params: Record<string, string>
   query: URLSearchParams
   body: unknown
@@ -108,6 +117,8 @@ export interface CallInput {
 
 /** A JSON call from the page's own script (same origin, signed in): answers [status, body]. */
 export interface DashboardCall extends RouteSpec {
+  /** What a member needs on the path's project (control-plane/access.ts); absent: the operator's alone. */
+  access?: ProjectAccess
   call: (input: CallInput) => Promise<[number, unknown]>
 }
 

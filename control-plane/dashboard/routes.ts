@@ -13,6 +13,7 @@ import { log } from '../../lib/log.ts'
 import { Router } from '../../lib/http/router.ts'
 import type { MinuteFigures } from '../../lib/metrics/recent-minutes.ts'
 import type { MailDelivery } from '../auth-users.ts'
+import { OPERATOR } from '../access.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import type { PushAdminOptions } from '../push-admin.ts'
 import { withProjectLogin } from '../project-database.ts'
@@ -126,7 +127,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
 
   async function get(path: string, query: URLSearchParams): Promise<OutgoingResponse> {
     const match = pages.match('GET', path)
-    const screen = match.kind === 'found' ? await match.route.page({ params: match.params, query }) : undefined
+    const screen = match.kind === 'found' ? await match.route.page({ caller: OPERATOR, params: match.params, query }) : undefined
     return screen ? render(screen, noticeOf(query)) : htmlResponse(404, 'Not found', notFoundPage(), { signedIn: true, error: 'There is no such page.' })
   }
 
@@ -139,13 +140,13 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       } catch {
         return jsonResponse(400, { code: 'invalid_json', message: 'The body is not JSON' })
       }
-      const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body, peerAddress: () => request.peerAddress() })
+      const [status, answer] = await call.route.call({ caller: OPERATOR, params: call.params, query: new URLSearchParams(request.query), body, peerAddress: () => request.peerAddress() })
       return jsonResponse(status, answer)
     }
     const match = forms.match('POST', path)
     if (match.kind !== 'found') return htmlResponse(404, 'Not found', notFoundPage(), { signedIn: true, error: 'There is no such action.' })
     const form = new URLSearchParams(await request.body())
-    const answer = await match.route.form({ params: match.params, form, field: (name) => form.get(name) ?? '' })
+    const answer = await match.route.form({ caller: OPERATOR, params: match.params, form, field: (name) => form.get(name) ?? '' })
     if ('screen' in answer) return render(answer.screen)
     const query = new URLSearchParams({ done: answer.notice })
     for (const value of answer.values ?? []) query.append('v', value)
@@ -179,7 +180,7 @@ export function dashboard(controlPlane: ControlPlane, addressing: Addressing, ad
       if (request.method === 'GET') {
         const call = calls.match('GET', path)
         if (call.kind === 'found') {
-          const [status, answer] = await call.route.call({ params: call.params, query: new URLSearchParams(request.query), body: undefined, peerAddress: () => request.peerAddress() })
+          const [status, answer] = await call.route.call({ caller: OPERATOR, params: call.params, query: new URLSearchParams(request.query), body: undefined, peerAddress: () => request.peerAddress() })
           return jsonResponse(status, answer)
         }
         const answer = await get(path, new URLSearchParams(request.query))
