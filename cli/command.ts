@@ -45,8 +45,23 @@ export interface Command {
    */
   fieldFlags?: Record<string, string>
   run(context: CliContext, args: ParsedArgs): Promise<unknown>
+  /**
+   * The admin API call this command makes when it runs with a member's
+   * personal access token (`--token`, or `baseplane login`'s saved one)
+   * instead of on the catalogue: the route, and a body that the route answers
+   * with what `run` returns, so `human` prints either. Absent: the command is
+   * the operator's alone, run on the platform's home (issue 42).
+   */
+  remote?(args: ParsedArgs, context: CliContext): Promise<RemoteCall> | RemoteCall
   /** Human-readable output of run's result; JSON with --json or without this. */
   human?(result: never, context: CliContext): string
+}
+
+/** An admin API request (`path` under /platform/v1, with its query string) a command makes for a member. */
+export interface RemoteCall {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'
+  path: string
+  body?: unknown
 }
 
 /**
