@@ -31,6 +31,22 @@ export function metaStillIs(meta: Pick<Meta, 'role' | 'search_path' | 'version'>
   return `current_user = ${bind(meta.role)} and ${path} and graphql.schema_version()::text = ${bind(meta.version ?? '')}`
 }
 
+/**
+ * A select item of a concern's setup (returned after its settings are made)
+ * that fails (division by zero) unless the schema key is still the one a
+ * message was planned against. A write sent with no result to check before
+ * its commit runs in one implicit transaction behind it: planned on a schema
+ * that moved, it writes nothing, and the request goes the ordinary way.
+ * Part of the setup rather than a statement of its own, it costs the write
+ * no statement. REST's writes and GraphQL's mutations use it.
+ */
+export function keyGuard(meta: Pick<Meta, 'role' | 'search_path' | 'version'>, served: readonly string[] | undefined, bind: (value: string) => string): string {
+  return `1 / (coalesce(${metaStillIs(meta, served, bind)}, false))::int as key_guard`
+}
+
+/** The failure keyGuard raises when the key moved (division_by_zero). */
+export const GUARD_FAILURE = '22012'
+
 /** Once per connection: whether the database has sql/project/0020's version function, and which database it is. */
 export const PROBE_SQL = `select pg_catalog.to_regprocedure('graphql.schema_version()') is not null as versioned,
   (select oid from pg_catalog.pg_database where datname = pg_catalog.current_database())::text as db`

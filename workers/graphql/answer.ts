@@ -16,10 +16,10 @@ import { identityCall } from '../../lib/db/request-transaction.ts'
 import { quotaRefusal } from '../../lib/plans.ts'
 import { graphqlDataErrorResponse, graphqlErrorResponse } from '../../lib/http/errors.ts'
 import { log } from '../../lib/log.ts'
-import { json, type ServiceResponse } from '../../lib/service.ts'
+import type { ServiceResponse } from '../../lib/service.ts'
 import { graphqlErrors } from './errors.ts'
 import { checkText } from './limits.ts'
-import { resolve, type GraphqlRequest, type SchemaCache } from './index.ts'
+import { resolveBody, type GraphqlRequest, type SchemaCache } from './index.ts'
 
 /** Texts longer than this are measured before a connection is taken (a 15,000-token document is far longer). */
 const PRECHECK_TEXT_LENGTH = 4096
@@ -53,12 +53,12 @@ export async function answerGraphql<C extends pg.ClientBase>(
     const { client, result } = await connection.firstRoundTrip((client) => {
       internal = undefined
       serverReadOnly = undefined
-      return resolve(client, body, {
+      return resolveBody(client, body, {
         cache,
         transaction: 'none',
         // Prepared on the connection, as REST's: PostgreSQL plans the caller's settings once per connection.
-        setup: (client) => {
-          const call = identityCall(client, identity, project.roleTimeouts, project.readOnly === true, () => [])
+        setup: (client, guard) => {
+          const call = identityCall(client, identity, project.roleTimeouts, project.readOnly === true, () => [], guard ? (bind) => [guard(bind)] : undefined)
           return [...call.before, call.execute]
         },
         readOnlyMessage: project.readOnly === true ? quotaRefusal('database_size_bytes', project.caps?.database_size_bytes ?? 0) : undefined,
@@ -81,7 +81,7 @@ export async function answerGraphql<C extends pg.ClientBase>(
       return unavailable()
     }
     databaseAnswered(project.database ?? project)
-    return json(200, result)
+    return { status: 200, headers: { 'content-type': 'application/json' }, body: result }
   } catch (error) {
     const failure = reportDatabaseFailure(error, project.database ?? project, 'graphql request')
     // pg_graphql answers PostgreSQL's own text for a cancelled statement.

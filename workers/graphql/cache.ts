@@ -8,6 +8,7 @@ import { readCatalog } from '../../lib/pg-catalog/catalog.ts'
 import { VersionedCache } from '../../lib/pg-catalog/schema-version.ts'
 import { DocumentCache } from './document.ts'
 import { GraphqlError } from './errors.ts'
+import { PlanCache } from './plan-cache.ts'
 import { buildModel, type Model } from './model/index.ts'
 import { buildSchema } from './schema/index.ts'
 
@@ -17,6 +18,8 @@ export interface SchemaEntry {
   model: Model
   schema: GraphQLSchema
   documents: DocumentCache
+  /** Queries planned on this schema, by document, operation and variables (plan-cache.ts). */
+  plans: PlanCache
 }
 
 export type BuiltSchema = SchemaEntry | { error: GraphqlError }
@@ -24,7 +27,7 @@ export type BuiltSchema = SchemaEntry | { error: GraphqlError }
 export async function buildFrom(client: pg.ClientBase): Promise<BuiltSchema> {
   try {
     const model = buildModel(await readCatalog(client))
-    return { model, schema: buildSchema(model), documents: new DocumentCache() }
+    return { model, schema: buildSchema(model), documents: new DocumentCache(), plans: new PlanCache() }
   } catch (error) {
     if (GraphqlError.is(error)) return { error }
     throw error

@@ -13,6 +13,7 @@ import { explainSql, planOf, type ExplainedStatement } from './explain.ts'
 import { checkCount, countOperation } from './limits.ts'
 import { collectFields, type PlanContext } from './plan/context.ts'
 import { mutationFieldSql, queryFieldSql } from './plan/root.ts'
+import type { MutationStatement } from './plan/mutation.ts'
 import { recordSql } from './plan/select.ts'
 import { introspectionAnswer } from './introspection/resolve.ts'
 import { introspectedSchemaOf } from './schema/index.ts'
@@ -58,6 +59,8 @@ export interface PlannedQuery {
   data: string | undefined
   /** Text forms of its parameters, $1 first. */
   params: (string | null)[]
+  /** Whether `data` is the whole answer's data, so its JSON text may be written as PostgreSQL returned it (no introspection fields to merge in). */
+  whole: boolean
   finish(row: Record<string, unknown>): Record<string, unknown>
 }
 
@@ -117,6 +120,7 @@ export function planQuery(
   return {
     data: sqlPairs.length > 0 ? jsonObject(sqlPairs) : undefined,
     params: ctx.values.texts,
+    whole: introspected.size === 0,
     finish(row) {
       const data: Record<string, unknown> = {}
       for (const field of fields) data[field.key] = introspected.has(field.key) ? introspected.get(field.key) : row[field.key]
@@ -151,37 +155,65 @@ export async function runOperation(
     return planned.finish(results[call.before.length]!.rows[0]!.data as Record<string, unknown>)
   }
 
-  const operation = selectOperation(document, operationName)
-  const ctx = planContext(entry, document, operation, rawVariables)
-  holdToLimits(entry, operation, ctx)
-  const rootType = entry.schema.getMutationType() as GraphQLObjectType | null
-  if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
-  const fields = collectFields(ctx, rootType.name, [operation.selectionSet])
+  const { fields } = planMutation(entry, document, operationName, rawVariables)
   const data: Record<string, unknown> = {}
   // The last field that runs a statement may carry the commit in its own message, when nothing is checked
   // after it (atMost is read from its answer): one round trip fewer. Should it fail, PostgreSQL skips the
   // rest of the message, so nothing commits.
   let lastStatement = -1
   fields.forEach((field, index) => {
-    if (field.name !== '__typename') lastStatement = index
+    if (field.statement !== undefined) lastStatement = index
   })
   let committed = false
   for (const [index, field] of fields.entries()) {
-    if (field.name === '__typename') {
-      data[field.key] = rootType.name
+    const statement = field.statement
+    if (statement === undefined) {
+      data[field.key] = field.typename
       continue
     }
-    const statement = mutationFieldSql(ctx, rootType, field)
     if (options.explain) options.explain.push({ sql: statement.sql, params: [], plan: planOf(await client.query(explainSql(statement.sql))) })
     const withCommit = index === lastStatement && statement.atMost === undefined && options.explain === undefined
     const answer = (await client.query(withCommit ? `${statement.sql}; ${options.trailer}` : statement.sql)) as unknown as pg.QueryResult | pg.QueryResult[]
-    const row = (Array.isArray(answer) ? answer[0]! : answer).rows[0] as { n: number; data: unknown }
+    const row = (Array.isArray(answer) ? answer[0]! : answer).rows[0] as MutationRow
     committed = withCommit
     if (statement.atMost !== undefined && row.n > statement.atMost) throw statement.tooMany!()
     data[field.key] = row.data
   }
   if (!committed) await client.query(options.trailer)
   return data
+}
+
+/** What a mutation statement answers: the rows it touched and the field's data. */
+export interface MutationRow {
+  n: number
+  data: unknown
+}
+
+/** A mutation operation planned: each root field in order, `__typename` answered as is, any other as its statement. */
+export interface PlannedMutation {
+  fields: { key: string; typename?: string; statement?: MutationStatement }[]
+}
+
+/**
+ * Plans every field of a mutation operation before any runs (no statement's
+ * plan depends on another's result); throws what planning refuses.
+ */
+export function planMutation(
+  entry: SchemaEntry,
+  document: DocumentNode,
+  operationName: string | undefined | null,
+  rawVariables: Record<string, unknown>,
+): PlannedMutation {
+  const operation = selectOperation(document, operationName)
+  const ctx = planContext(entry, document, operation, rawVariables)
+  holdToLimits(entry, operation, ctx)
+  const rootType = entry.schema.getMutationType() as GraphQLObjectType | null
+  if (!rootType) throw new GraphqlError('no_mutation', 'Schema is not configured to execute mutation operation.')
+  return {
+    fields: collectFields(ctx, rootType.name, [operation.selectionSet]).map((field) =>
+      field.name === '__typename' ? { key: field.key, typename: rootType.name } : { key: field.key, statement: mutationFieldSql(ctx, rootType, field) },
+    ),
+  }
 }
 
 /** The last result of a simple-protocol round trip (pg answers one statement with a result, several with an array). */

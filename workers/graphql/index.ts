@@ -9,13 +9,15 @@ import type pg from 'pg'
 import { SchemaCache, metaColumns, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
-import { planQuery, RequestErrors, runOperation } from './execute.ts'
+import { planMutation, planQuery, RequestErrors, runOperation, selectOperation, type MutationRow } from './execute.ts'
 import { asks, type ExplainedStatement } from './explain.ts'
 import { reportedSchemas, schemaReport } from './schema-report.ts'
 import { isCancelled, READ_ONLY_TRANSACTION } from '../../lib/db/database-errors.ts'
-import { preparedCall } from '../../lib/db/prepared-statements.ts'
+import { preparedCall, resync, type Bind } from '../../lib/db/prepared-statements.ts'
 import { OWN_TRANSACTION, savepointFrame } from '../../lib/db/request-transaction.ts'
-import { lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../lib/db/schema-keyed-run.ts'
+import { keyMoved, lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../lib/db/schema-keyed-run.ts'
+import { quoteText } from '../../lib/pg-catalog/quote.ts'
+import { GUARD_FAILURE, keyGuard } from '../../lib/pg-catalog/schema-version.ts'
 
 export interface GraphqlRequest {
   /** The document; may be left out when `extensions.persistedQuery.sha256Hash` names a stored one. */
@@ -55,7 +57,7 @@ export interface ResolveOptions {
    * the client's prepared statements (lib/db/request-transaction.ts's
    * identityCall: planned once per connection, not parsed on every request).
    */
-  setup?: string | ((client: pg.ClientBase) => readonly string[])
+  setup?: string | ((client: pg.ClientBase, guard?: (bind: Bind) => string) => readonly string[])
   /**
    * Names what the schema depends on besides the database (e.g. project and
    * role). With it, a query on a connection without an open transaction runs
@@ -120,13 +122,38 @@ async function transactionState(client: pg.ClientBase, said: ResolveOptions['tra
   }
 }
 
-/** The setup statements for `client`. */
-function setupOf(client: pg.ClientBase, setup: ResolveOptions['setup']): readonly string[] {
-  if (typeof setup === 'function') return setup(client)
-  return setup ? [setup] : []
+/**
+ * The setup statements for `client`; with `guard`, they fail unless the schema
+ * key is still the one a mutation was planned on (a select item of the setup
+ * when it is a function, else a statement after it).
+ */
+function setupOf(client: pg.ClientBase, setup: ResolveOptions['setup'], guard?: Meta): readonly string[] {
+  const guardItem = guard === undefined ? undefined : (bind: Bind) => keyGuard(guard, undefined, bind)
+  if (typeof setup === 'function') return setup(client, guardItem)
+  const statements = setup ? [setup] : []
+  return guardItem === undefined ? statements : [...statements, `select ${guardItem(quoteText)}`]
+}
+
+/** An answer whose `data` is PostgreSQL's JSON text, to be written as it came (resolveBody). */
+interface DataText {
+  dataText: string
 }
 
 export async function resolve(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<GraphqlResponse> {
+  return (await answer(client, request, options, false)) as GraphqlResponse
+}
+
+/**
+ * resolve()'s answer as the JSON text of the response, for a service that
+ * writes it: a query planned on a known schema has its data written as the
+ * bytes PostgreSQL built, never parsed and serialised again.
+ */
+export async function resolveBody(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions = {}): Promise<string> {
+  const answered = await answer(client, request, options, true)
+  return 'dataText' in answered ? `{"data":${answered.dataText}}` : JSON.stringify(answered)
+}
+
+async function answer(client: pg.ClientBase, request: GraphqlRequest, options: ResolveOptions, textual: boolean): Promise<GraphqlResponse | DataText> {
   const hasQuery = typeof request?.query === 'string' && request.query.length > 0
   // Apollo's persisted query: the hash alone stands for a stored document (allowlist.ts).
   const persistedHash = persistedHashOf(request?.extensions)
@@ -147,8 +174,9 @@ export async function resolve(client: pg.ClientBase, request: GraphqlRequest, op
   // A stored document to read, or extensions asking for more than data, take the ordinary path.
   const plain = hasQuery && persistedHash === undefined && !asks(request.extensions, 'explain') && !asks(request.extensions, 'schemaReport')
   if (memory !== undefined && plain) {
-    const answer = await speculateQuery(client, cache, memory, request, variables, setupOf(client, options.setup), probe)
-    if (answer !== undefined) return answer
+    const answered = await speculateQuery(client, cache, memory, request, variables, setupOf(client, options.setup), probe, textual)
+      ?? (await speculateMutation(client, cache, memory, request, variables, options, probe))
+    if (answered !== undefined) return answered
   }
   // Filled only once the document may run: a refused one learns nothing more.
   let extensions: ResponseExtensions | undefined
@@ -222,25 +250,32 @@ async function speculateQuery(
   variables: Record<string, unknown>,
   setup: readonly string[],
   probe: Probe,
-): Promise<GraphqlResponse | undefined> {
+  textual: boolean,
+): Promise<GraphqlResponse | DataText | undefined> {
   const last = memory.keys.last(memory.key)
   const built = last ? cache.peek(serverOf(client), last) : undefined
   if (!last || !built || 'error' in built) return undefined
   // A role held to the allowlist has its document looked up first: the ordinary path.
   if (restricts(built.model.allowlist, last.role)) return undefined
-  let planned
-  try {
-    const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
-    if (prepared.errors.length > 0) return undefined
-    planned = planQuery(built, prepared.document!, request.operationName, variables)
-  } catch {
-    return undefined
+  const planKey = built.plans.keyOf(request.query!, request.operationName, variables)
+  let planned = planKey === undefined ? undefined : built.plans.get(planKey)
+  if (planned === undefined) {
+    try {
+      const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
+      if (prepared.errors.length > 0) return undefined
+      planned = planQuery(built, prepared.document!, request.operationName, variables)
+    } catch {
+      return undefined
+    }
+    if (planned?.data === undefined) return undefined
+    if (planKey !== undefined) built.plans.set(planKey, planned)
   }
-  if (planned?.data === undefined) return undefined
   const { finish } = planned
-  const call = preparedCall(client, last.role, `select ${metaColumns(probe.versioned)}, ${planned.data} as data`, planned.params)
-  const rowOf = (results: pg.QueryResult[]) => lastRow<Omit<Meta, 'db'> & { data: Record<string, unknown> }>(results)
-  return speculate<GraphqlResponse>({
+  // The data as text when it is the whole answer's: written on as PostgreSQL made it.
+  const asText = textual && planned.whole
+  const call = preparedCall(client, last.role, `select ${metaColumns(probe.versioned)}, ${planned.data}${asText ? '::text' : ''} as data`, planned.params)
+  const rowOf = (results: pg.QueryResult[]) => lastRow<Omit<Meta, 'db'> & { data: Record<string, unknown> | string }>(results)
+  return speculate<GraphqlResponse | DataText>({
     client,
     memory,
     last,
@@ -248,12 +283,78 @@ async function speculateQuery(
     text: [...setup, ...call.before, call.execute].join('; '),
     inBlock: false,
     keyRead: rowOf,
-    answer: (results) => ({ data: finish(rowOf(results).data) }),
+    answer: (results) => {
+      const data = rowOf(results).data
+      return typeof data === 'string' ? { dataText: data } : { data: finish(data) }
+    },
     // Any other error is decided by the ordinary path.
     statementFailed: async () => undefined,
     // A cancelled statement is the answer (PostgreSQL's text, as pg_graphql's).
     failed: (error) => {
       if (isCancelled(error)) return failure([error.message])
+      throw error
+    },
+  })
+}
+
+/**
+ * One round trip for a mutation whose schema is (probably) cached, as REST's
+ * writes: its statements planned against the key last seen, sent in one
+ * message behind the setup's key guard, so they run as one implicit
+ * transaction that commits only if every one succeeds and the schema did not
+ * move. Not taken when a field's count is checked before the commit
+ * (`atMost`). A moved key writes nothing and returns undefined (the ordinary
+ * path runs it); a failing statement is the request's own answer unless one
+ * cheap look at the key says the schema moved, so a failing write never runs
+ * twice on the same schema.
+ */
+async function speculateMutation(
+  client: pg.ClientBase,
+  cache: SchemaCache,
+  memory: KeyMemory,
+  request: GraphqlRequest,
+  variables: Record<string, unknown>,
+  options: ResolveOptions,
+  probe: Probe,
+): Promise<GraphqlResponse | undefined> {
+  const last = memory.keys.last(memory.key)
+  const built = last ? cache.peek(serverOf(client), last) : undefined
+  if (!last || !built || 'error' in built || restricts(built.model.allowlist, last.role)) return undefined
+  let fields
+  try {
+    const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
+    if (prepared.errors.length > 0) return undefined
+    if (selectOperation(prepared.document!, request.operationName).operation !== 'mutation') return undefined
+    fields = planMutation(built, prepared.document!, request.operationName, variables).fields
+  } catch {
+    return undefined
+  }
+  const statements = fields.flatMap((field) => (field.statement ? [field.statement] : []))
+  if (statements.length === 0 || statements.some((statement) => statement.atMost !== undefined)) return undefined
+  const setup = setupOf(client, options.setup, last)
+  return speculate<GraphqlResponse>({
+    client,
+    memory,
+    last,
+    probe,
+    text: [...setup, ...statements.map((statement) => statement.sql)].join('; '),
+    inBlock: false,
+    // The guard held the key: the statements ran on the schema they were planned for.
+    keyRead: () => undefined,
+    answer: (results) => {
+      const data: Record<string, unknown> = {}
+      let next = results.length - statements.length
+      for (const field of fields) data[field.key] = field.statement ? (results[next++]!.rows[0] as MutationRow).data : field.typename
+      return { data }
+    },
+    statementFailed: async (error) => {
+      // A guard that stopped the message before the setup's PREPARE leaves the list of prepared statements wrong.
+      if ((error as { code?: unknown }).code === GUARD_FAILURE) await resync(client).catch(() => {})
+      if (await keyMoved({ client, memory, last, probe }, setupOf(client, options.setup))) return undefined
+      return failed(error, options)
+    },
+    failed: (error) => {
+      if (isCancelled(error)) return failure([(error as Error).message])
       throw error
     },
   })

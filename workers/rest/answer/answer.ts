@@ -12,7 +12,7 @@
 // dropped and the request planned again on the fresh schema. A read is then
 // one round trip (an implicit transaction). A write with nothing to check
 // before its commit is one too: its identity statement also guards the key
-// (settings.ts keyGuard), so planned on a moved schema it writes nothing. A
+// (lib/pg-catalog/schema-version.ts keyGuard), so planned on a moved schema it writes nothing. A
 // write whose result is checked is its statement inside BEGIN, then COMMIT
 // once the result and the key are seen (two round trips), or ROLLBACK when
 // the schema moved. A statement that fails is answered once the key, read
@@ -31,7 +31,7 @@ import { classifyDatabaseError, databaseAnswered, isConnectionLost, READ_ONLY_TR
 import { preparedCall, resync, type Bind } from '../../../lib/db/prepared-statements.ts'
 import { identityCall, OWN_TRANSACTION } from '../../../lib/db/request-transaction.ts'
 import { keyMoved, lastRow, probeOf, runOrdinary, SchemaKeys, serverOf, speculate, type KeyMemory } from '../../../lib/db/schema-keyed-run.ts'
-import { metaColumns, type Meta, type Probe } from '../../../lib/pg-catalog/schema-version.ts'
+import { GUARD_FAILURE, keyGuard, metaColumns, type Meta, type Probe } from '../../../lib/pg-catalog/schema-version.ts'
 import { preRequestCall } from '../../../lib/pg-catalog/pre-request.ts'
 import { quotaRefusal } from '../../../lib/plans.ts'
 import type { ServiceResponse } from '../../../lib/service.ts'
@@ -44,7 +44,7 @@ import { plan, type Planned, type RestCall } from '../plan/plan.ts'
 import { profileHeaders, type Profile } from '../request/profiles.ts'
 import { responseSettingsCall, withResponseSettings, type ResponseSettings } from './response-settings.ts'
 import { honouredTimezone, timezoneCall } from './timezones.ts'
-import { GUARD_FAILURE, keyGuard, requestSettings, type RequestFacts } from './settings.ts'
+import { requestSettings, type RequestFacts } from './settings.ts'
 import { checkResult, resultChecked, isPgError, pgErrorResponse, respond, restErrorResponse, unavailableResponse, type ResultRow } from './respond.ts'
 
 export type { Caller, Connection }
@@ -84,7 +84,7 @@ function statementOf(planned: Planned, meta: string, readOnly: boolean): { sql: 
   return { sql: planned.sql(meta), rowOf: (result) => result.rows[0] as ResultRow }
 }
 
-/** What a guarded setup checks is still so (settings.ts keyGuard): the key a message was planned on. */
+/** What a guarded setup checks is still so (lib/pg-catalog/schema-version.ts keyGuard): the key a message was planned on. */
 interface PlannedOn {
   meta: Meta
   served: readonly string[]

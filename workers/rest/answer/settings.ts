@@ -7,7 +7,6 @@
 // trip. The optional pre-request function (`db-pre-request`) is the
 // project's setting (lib/pg-catalog/pre-request.ts), called after them.
 import type { Bind } from '../../../lib/db/prepared-statements.ts'
-import { metaStillIs, type Meta } from '../../../lib/pg-catalog/schema-version.ts'
 import { searchPathSetting } from '../request/profiles.ts'
 
 /** What the settings are made of: the request as the worker received it. */
@@ -44,23 +43,6 @@ export function cookiesOf(header: string | undefined): Record<string, string> {
   return cookies
 }
 
-/**
- * A select item of the setup (returned after its settings are made) that
- * fails (division by zero) unless the schema key is still the one a message
- * was planned against. A write sent with no result to check before its
- * commit runs in one implicit transaction behind it: planned on a schema
- * that moved, it writes nothing, and the request goes the ordinary way.
- * Part of the setup rather than a statement of its own, it costs the write
- * no statement.
- */
-export function keyGuard(meta: Pick<Meta, 'role' | 'search_path' | 'version'>, served: readonly string[], bind: Bind): string {
-  return `1 / (coalesce(${metaStillIs(meta, served, bind)}, false))::int as ${GUARD_COLUMN}`
-}
-
-/** The failure keyGuard raises when the key moved (division_by_zero). */
-export const GUARD_FAILURE = '22012'
-
-const GUARD_COLUMN = 'pgrst_guard'
 
 /** The select items the REST setup adds to the identity statement (lib/db/request-transaction.ts's identityCall), their values through `bind`. */
 export function requestSettings(facts: RequestFacts, bind: Bind): string[] {
