@@ -39,7 +39,7 @@ export const sharedStorage = (catalogueUrl: string): Record<string, string> => (
 export async function startFleetNode(name: string, databaseUrl: string, env: Record<string, string> = {}): Promise<FleetNode> {
   const port = await freePort()
   const home = fs.mkdtempSync(path.join(os.tmpdir(), `bp-bench-fleet-${name}-`))
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'cli/main.ts', 'start', '--no-demo'], {
+  const child: ChildProcess = spawn(process.execPath, ['dist/cli/main.js', 'start', '--no-demo'], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), BASEPLANE_HOME: home, BASEPLANE_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -57,7 +57,7 @@ process.once('exit', stopAll)
 
 /** Starts `module` (a file URL of a .ts entry) with `arg` as its argument. */
 export function startChild(module: URL, arg: unknown): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(module), JSON.stringify(arg)], {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--import', fileURLToPath(new URL('./from-build.mjs', import.meta.url)), fileURLToPath(module), JSON.stringify(arg)], {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     serialization: 'advanced',
   })
