@@ -17,6 +17,7 @@ import { createProject, setProjectProduct } from '../control-plane/projects.ts'
 import { setLogLevel } from '../lib/log.ts'
 import { storeApns } from '../workers/push/credentials.ts'
 import { startPushActorThread } from '../workers/push/actor-thread.ts'
+import { PLAN_CONCURRENCY } from '../workers/push/actor-host.ts'
 import { makeApnsKey } from '../dev/push-peers/keys.ts'
 import { dropCatalogue } from '../dev/db.ts'
 import { benchCatalogue, benchServer } from './lib/platform.ts'
@@ -71,12 +72,12 @@ async function startPeerProcess(): Promise<Peer> {
 }
 
 /** One provider for the warm-up and the run: its session is past APNs' one-stream start when measured. */
-async function nodeApnRate(provider: ApnProvider, count: number): Promise<number> {
+async function nodeApnRate(provider: ApnProvider, count: number, batch = 500): Promise<number> {
   const note = new apn.Notification({ alert: { title: 'Bench', body: 'node-apn' }, topic: TOPIC })
   const start = process.hrtime.bigint()
   let failed = 0
-  for (let i = 0; i < count; i += 500) {
-    const result = await provider.send(note, tokens.slice(i, Math.min(count, i + 500)))
+  for (let i = 0; i < count; i += batch) {
+    const result = await provider.send(note, tokens.slice(i, Math.min(count, i + batch)))
     failed += result.failed.length
   }
   if (failed > 0 && count === N) console.log(`  node-apn: ${failed} of ${count} failed`)
@@ -183,13 +184,31 @@ try {
   const report = { suite: 'push', peer: '@parse/node-apn, batches of 500', peerFigures: notifications(peerRate), what: 'notifications/s' }
   reportCase({ ...report, case: 'Baseplane / node-apn, business plan, insert to logged', figures: notifications(ours.endToEnd), ratio: ours.endToEnd / peerRate, goal: { atLeast: 1 } })
   reportCase({ ...report, case: 'the actor alone, all rows committed at once, / node-apn', figures: notifications(ours.drain), ratio: ours.drain / peerRate })
-  console.log(`per plan, stand-in answering after 20 ms (like a real network round trip):`)
+  // Each plan against node-apn held to the same requests in flight (its batches the plan's concurrency),
+  // the same count, the stand-in 20 ms away: what a project of that plan gets against a sender of its own.
+  console.log(`per plan, stand-in answering after 20 ms (like a real network round trip), node-apn with the plan's requests in flight:`)
   await peer.setLatency(20)
+  const paced = new apn.Provider({ token: { key: key.p8, keyId: key.keyId, teamId: key.teamId }, production: true, address: '127.0.0.1', port: Number(new URL(peer.url).port) })
+  ;(paced as typeof paced & { client: { _mockOverrideUrl: string } }).client._mockOverrideUrl = peer.url
+  await nodeApnRate(paced, 2000)
   for (const plan of ['free', 'plus', 'pro', 'business'] as const) {
     const count = plan === 'free' ? 2000 : plan === 'plus' ? 5000 : Math.min(N, 10000)
+    const theirs = await nodeApnRate(paced, count, PLAN_CONCURRENCY[plan])
     const rate = await oursRate(server, peer, plan, count)
-    console.log(`  ${plan.padEnd(9)} ${count.toString().padStart(6)} notifications: ${rate.endToEnd.toFixed(0)}/s`)
+    const ratio = rate.endToEnd / theirs
+    console.log(`  ${plan.padEnd(9)} ${count.toString().padStart(6)} notifications: ${rate.endToEnd.toFixed(0)}/s, node-apn ${theirs.toFixed(0)}/s (${PLAN_CONCURRENCY[plan]} in flight): ratio ${ratio.toFixed(2)} (goal >= 1)`)
+    reportCase({
+      suite: 'push',
+      case: `Baseplane / node-apn, ${plan} plan, ${PLAN_CONCURRENCY[plan]} in flight, stand-in 20 ms away`,
+      figures: notifications(rate.endToEnd),
+      peer: `@parse/node-apn, batches of ${PLAN_CONCURRENCY[plan]}`,
+      peerFigures: notifications(theirs),
+      what: 'notifications/s',
+      ratio,
+      goal: { atLeast: 1 },
+    })
   }
+  paced.shutdown()
 } finally {
   peer.close()
   await database.stop()
