@@ -710,16 +710,20 @@ export async function alterTable(controlPlane: ControlPlane, ref: string, schema
     if (list.length === 0) throw platformErrors.invalidArgument('actions: nothing to change', 'actions')
     const checks = new Checks()
     const actions: db.AlterAction[] = []
+    // Later actions name columns as the earlier ones left them (a column renamed, then retyped).
+    const columns = [...located.columns]
+    const becomes = { ...located, columns }
     for (const [i, value] of list.entries()) {
       const field = `actions.${i}`
       const action = checks.check(() => objectOf(value, field))
       if (!action) continue
-      const existing = (key: string) => checks.check(() => columnOf(located, action[key], `${field}.${key}`).name)
+      const existing = (key: string) => checks.check(() => columnOf(becomes, action[key], `${field}.${key}`).name)
       switch (action.action) {
         case 'add_column': {
           const spec = columnSpec(action.column, `${field}.column`, enums, checks)
           if (spec?.primaryKey) checks.refuse(platformErrors.invalidArgument(`${field}.column.primary_key: a primary key is set when the table is made`, `${field}.column.primary_key`))
           if (spec) actions.push({ action: 'add_column', column: spec.column })
+          if (spec) columns.push({ name: spec.column.name, type: '', typeName: '', typeSchema: '', nullable: true, default: null, identity: '', generated: '' })
           if (spec?.references) {
             const fk = await foreignKeySpec(client, project, [spec.column.name], spec.references, `${field}.column.references`).catch((error: unknown) => void checks.refuse(error as BaseplaneError))
             if (fk) actions.push({ action: 'add_foreign_key', foreignKey: fk })
@@ -729,12 +733,17 @@ export async function alterTable(controlPlane: ControlPlane, ref: string, schema
         case 'drop_column': {
           const column = existing('name')
           if (column !== undefined) actions.push({ action: 'drop_column', name: column })
+          if (column !== undefined) columns.splice(columns.findIndex((c) => c.name === column), 1)
           break
         }
         case 'rename_column': {
           const column = existing('name')
           const to = checks.check(() => identifier(action.to, `${field}.to`))
-          if (column !== undefined && to !== undefined) actions.push({ action: 'rename_column', name: column, to })
+          if (column !== undefined && to !== undefined) {
+            actions.push({ action: 'rename_column', name: column, to })
+            const at = columns.findIndex((c) => c.name === column)
+            columns[at] = { ...columns[at]!, name: to }
+          }
           break
         }
         case 'set_type': {
@@ -756,11 +765,11 @@ export async function alterTable(controlPlane: ControlPlane, ref: string, schema
           break
         }
         case 'add_foreign_key': {
-          const columns = checks.check(() => arrayOf(action.columns, `${field}.columns`).map((c, j) => columnOf(located, c, `${field}.columns.${j}`).name))
+          const keyColumns = checks.check(() => arrayOf(action.columns, `${field}.columns`).map((c, j) => columnOf(becomes, c, `${field}.columns.${j}`).name))
           const fkName = action.name === undefined || action.name === '' ? undefined : checks.check(() => identifier(action.name, `${field}.name`))
           const references = checks.check(() => objectOf(action.references, `${field}.references`))
-          if (columns && references) {
-            const fk = await foreignKeySpec(client, project, columns, references, `${field}.references`, fkName).catch((error: unknown) => void checks.refuse(error as BaseplaneError))
+          if (keyColumns && references) {
+            const fk = await foreignKeySpec(client, project, keyColumns, references, `${field}.references`, fkName).catch((error: unknown) => void checks.refuse(error as BaseplaneError))
             if (fk) actions.push({ action: 'add_foreign_key', foreignKey: fk })
           }
           break
