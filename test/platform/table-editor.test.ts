@@ -124,6 +124,25 @@ async function ownerQuery(sql: string): Promise<string> {
   }
 }
 
+t.test("names are quoted, whatever they hold; the project's enums are types", async (t) => {
+  t.equal(await ownerQuery(`create type public.mood as enum ('happy', 'sad')`), 'ok')
+  const listed = await call<TablesView>('')
+  t.ok(listed.json.types.includes('mood'))
+  const odd = await call<TableView>('', {
+    method: 'POST',
+    body: { name: 'Order "Items"; drop table authors', rls: false, columns: [{ name: 'id', type: 'int4', primary_key: true }, { name: 'how', type: 'mood' }, { name: 'moods', type: 'mood[]' }] },
+  })
+  t.equal(odd.status, 201, odd.text)
+  t.same(odd.json.columns.map((c) => c.type), ['integer', 'mood', 'mood[]'])
+  const path = `/public/${encodeURIComponent('Order "Items"; drop table authors')}`
+  const row = await call<RowView>(`${path}/rows`, { method: 'POST', body: { values: { id: 1, how: 'sad', moods: '{happy,sad}' } } })
+  t.match([row.status, row.json.row], [201, { id: '1', how: 'sad', moods: '{happy,sad}' }])
+  const badEnum = await call<RowView>(`${path}/rows`, { method: 'POST', body: { values: { id: 2, how: 'meh' } } })
+  t.match([badEnum.status, badEnum.json.code, badEnum.json.column], [400, 'invalid_value', 'how'])
+  t.equal((await call(`${path}?confirm=${encodeURIComponent('Order "Items"; drop table authors')}`, { method: 'DELETE' })).status, 200)
+  t.equal((await call('/public/authors')).status, 200, 'authors is still there')
+})
+
 t.test('bad types and names are refused with 400 naming the field, nothing written', async (t) => {
   const before = (await call<TablesView>('')).json.schemas.find((s) => s.name === 'public')!.tables.map((x) => x.name)
   const badType = await call('', { method: 'POST', body: { name: 'things', columns: [{ name: 'id', type: 'int8', primary_key: true }, { name: 'x', type: 'int4; drop table authors' }] } })

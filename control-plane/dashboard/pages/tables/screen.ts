@@ -156,7 +156,7 @@ function valueInputs(form: string, info: TableView, state: FormState, stored: Re
       const isNull = refused ? state.value(form, nullField, '') === 'on' : !fresh && stored[c.name] === null
       const hint = fresh ? (c.default ?? (c.identity ? 'numbered by PostgreSQL' : c.nullable ? 'NULL' : '')) : ''
       const id = `${form}-${c.name}`
-      return html`<div class="te-field"><label for="${id}">${c.name} <span class="muted">${c.type}${c.nullable ? '' : ', required'}</span></label>
+      return html`<div class="te-field"><label for="${id}">${c.name} <span class="muted">${c.type}${c.nullable || c.default !== null || c.identity !== null ? '' : ', required'}</span></label>
 <input type="text" id="${id}" name="${field}" value="${value}" placeholder="${hint}" autocomplete="off" ${state.attrs(form, field)}>
 ${c.nullable ? html`<label class="check"><input type="checkbox" name="${nullField}" ${checked(isNull)}> NULL</label>` : ''}${state.error(form, field)}</div>`
     })}`
@@ -265,7 +265,7 @@ ${state.error('constraint_drop', '')}<p><button class="danger">Drop constraint</
 
 function chosenTable(ref: string, info: TableView, view: string, body: Safe): Safe {
   const link = (to: string, label: string) =>
-    html`<a href="/dashboard${tablesPath(ref, info.schema, info.name, to === 'rows' ? {} : { view: to })}" ${view === to ? new Safe('aria-current="page"') : ''} class="button secondary">${label}</a>`
+    html`<a href="/dashboard${tablesPath(ref, info.schema, info.name, to === 'rows' ? {} : { view: to })}" ${view === to ? new Safe('aria-current="page" class="button"') : new Safe('class="button secondary"')}>${label}</a>`
   return html`<section aria-labelledby="te-table"><h2 id="te-table"><code>${info.schema}.${info.name}</code></h2>
 <p class="row" id="te-views">${link('rows', 'Rows')} ${link('structure', 'Structure')}</p>${info.editable ? '' : html`<p class="muted">Read-only: the platform's table.</p>`}</section>${body}`
 }
