@@ -289,7 +289,7 @@ function sentence(error: PgError): string {
 }
 
 /** PostgreSQL's refusal of a definition, as the admin API's: what it said, with its code. */
-function definitionRefusal(error: PgError, field?: string): BaseplaneError {
+function definitionRefusal(error: PgError, field?: string, otherwise = 'invalid_definition'): BaseplaneError {
   const code = error.code!
   const known: Record<string, [string, number]> = {
     '42P07': ['already_exists', 409],
@@ -301,7 +301,7 @@ function definitionRefusal(error: PgError, field?: string): BaseplaneError {
     '55P03': ['locked', 409],
     '57014': ['statement_timeout', 409],
   }
-  const [name, status] = known[code] ?? ['invalid_definition', 400]
+  const [name, status] = known[code] ?? [otherwise, 400]
   const refusal = new BaseplaneError(name, `PostgreSQL refused it: ${sentence(error)}`, status, error.hint)
   return refusal.concerning(error.column ?? field)
 }
@@ -543,7 +543,8 @@ async function writingRow<T>(controlPlane: ControlPlane, ref: string, schema: st
       if (!isPgError(error) || prepared === undefined) throw error
       const refusal = await rowRefusal(client, prepared.located, prepared.values, error)
       if (refusal) throw refusal
-      if (!/^(08|53|57P|58)/.test(error.code!)) throw definitionRefusal(error)
+      // Whatever else the owner's schema refuses with (a trigger's raise, an exclusion constraint): its words, as the row's refusal.
+      if (!/^(08|53|57P|58)/.test(error.code!)) throw definitionRefusal(error, undefined, 'row_refused')
       throw error
     }
   })

@@ -111,6 +111,17 @@ if (haveChromium(t)) {
     t.match(await text('#te-table-list'), 'No tables in public yet.')
   })
 
+  t.test("the platform's schemas are read-only", async (t) => {
+    await page.goto(`${tab}?schema=auth`)
+    t.match(await text('#te-read-only'), "Schema auth is the platform's")
+    t.equal(await page.locator('#te-create').count(), 0, 'no new table form')
+    await page.goto(`${tab}?schema=auth&table=users`)
+    t.match(await text('#te-grid'), 'No rows match.')
+    t.equal(await page.locator('#te-insert-form').count(), 0, 'no insert form')
+    await page.goto(`${tab}?schema=auth&table=audit_log_entries`)
+    t.match(await text('#te-rows-problem'), 'permission denied', "a table the owner may not read says so")
+  })
+
   t.test('stays on the platform', async (t) => {
     t.same(offsite, [])
   })

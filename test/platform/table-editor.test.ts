@@ -166,6 +166,8 @@ t.test('bad types and names are refused with 400 naming the field, nothing writt
   t.same(after, before, 'no table was made')
   const platformSchema = await call('', { method: 'POST', body: { schema: 'auth', name: 'mine', columns: [{ name: 'id', type: 'int8' }] } })
   t.match([platformSchema.status, platformSchema.json.column], [400, 'schema'])
+  const unreadable = await call('/auth/audit_log_entries/rows')
+  t.match([unreadable.status, unreadable.json.code], [403, 'permission_denied'], "the owner's own grants decide")
   const readOnly = await call('/auth/users/rows', { method: 'POST', body: { values: {} } })
   t.match([readOnly.status, readOnly.json.code], [403, 'read_only_schema'])
 })

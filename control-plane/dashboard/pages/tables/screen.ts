@@ -307,15 +307,18 @@ async function rowsPart(context: DashboardContext, ref: string, info: TableView,
   const fc = query.get('fc') ?? ''
   const filters = fc === '' ? [] : [{ column: fc, operator: query.get('fo') ?? 'eq', value: query.get('fv') ?? '' }]
   const request = { limit: DEFAULT_ROWS, offset: Number(query.get('offset')) || 0, sort: query.get('sort') || undefined, descending: query.get('order') === 'desc', filters }
-  let rows: RowsView
   let problem: Safe = html``
-  try {
-    rows = await listRows(context.controlPlane, ref, info.schema, info.name, request)
-  } catch (error) {
+  const refusedAs = (error: unknown): void => {
     if (!BaseplaneError.is(error) || error.status >= 500 || error.status === 404) throw error
     problem = html`<p class="field-error" role="alert" id="te-rows-problem">${error.message}</p>`
-    rows = await listRows(context.controlPlane, ref, info.schema, info.name, { limit: DEFAULT_ROWS })
   }
+  // A filter PostgreSQL cannot apply shows the first page unfiltered beside its reason; a table the owner may not read (most of auth's) shows none.
+  const none: RowsView = { ref, schema: info.schema, table: info.name, columns: info.columns.map((c) => ({ name: c.name, type: c.type })), primary_key: info.primary_key, rows: [], total: 0, limit: DEFAULT_ROWS, offset: 0 }
+  let rows = await listRows(context.controlPlane, ref, info.schema, info.name, request).catch((error: unknown) => (refusedAs(error), undefined))
+  if (rows === undefined && (filters.length > 0 || request.sort !== undefined || request.offset > 0)) {
+    rows = await listRows(context.controlPlane, ref, info.schema, info.name, { limit: DEFAULT_ROWS }).catch(() => undefined)
+  }
+  rows ??= none
   const key: Record<string, string> = {}
   for (const column of rows.primary_key) {
     const value = query.get(`k.${column}`)
