@@ -4,7 +4,7 @@
 // concerns a column (a constraint, a value, a definition's field) says which
 // in `column` beside the usual `{code, message}`, so a tool can draw it beside
 // its input.
-import { BaseplaneError, platformErrors } from '../../lib/errors.ts'
+import { BaseplaneError, FieldErrors, platformErrors } from '../../lib/errors.ts'
 import { platformErrorResponse } from '../../lib/http/errors.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import {
@@ -37,9 +37,11 @@ async function answering(work: () => Promise<[number, unknown]>): Promise<[numbe
   try {
     return await work()
   } catch (error) {
-    if (!BaseplaneError.is(error) || error.field === undefined || error.status >= 500) throw error
+    // Several refusals together (FieldErrors): the first one's field, as their code and status are the first one's.
+    const field = error instanceof FieldErrors ? error.errors[0]?.field : BaseplaneError.is(error) ? error.field : undefined
+    if (!BaseplaneError.is(error) || field === undefined || error.status >= 500) throw error
     const body = JSON.parse(String(platformErrorResponse(error).body)) as Record<string, unknown>
-    return [error.status, { ...body, column: error.field }]
+    return [error.status, { ...body, column: field }]
   }
 }
 

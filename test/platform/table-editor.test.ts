@@ -153,6 +153,7 @@ t.test('bad types and names are refused with 400 naming the field, nothing writt
   const both = await call('', { method: 'POST', body: { name: 'ok_name', columns: [{ name: '', type: 'money' }] } })
   t.equal(both.status, 400)
   t.match(both.json.message, /columns\.0\.name is required.*columns\.0\.type: "money"/)
+  t.equal(both.json.column, 'columns.0.name', 'the first refusal names its field')
   // A definition PostgreSQL refuses (a default that is no integer) rolls the whole table back.
   const badDefault = await call('', { method: 'POST', body: { name: 'counters', columns: [{ name: 'n', type: 'int4', default: 'many' }] } })
   t.match([badDefault.status, badDefault.json.code], [400, 'invalid_definition'])
