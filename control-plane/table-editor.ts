@@ -153,6 +153,10 @@ type Work<T> = (client: pg.Client, project: ProjectRecord) => Promise<T>
 
 async function asOwner<T>(controlPlane: ControlPlane, ref: string, work: Work<T>): Promise<T> {
   const project = await getProject(controlPlane, ref)
+  // A suspended or paused project's owner role may not log in (suspension.ts): say so rather than fail to connect.
+  if (project.state !== 'active') {
+    throw new BaseplaneError('project_not_active', `Project ${ref} is ${project.state}: its database takes no connections until it is resumed`, 409)
+  }
   return withProjectLogin(await controlPlane.serverUrl(project.dbServer), project, 'owner', (client) => work(client, project))
 }
 

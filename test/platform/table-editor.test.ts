@@ -282,3 +282,12 @@ t.test('a table dropped only when its name is repeated', async (t) => {
   t.equal(dropped.status, 200)
   t.equal((await call('/public/notes')).status, 404)
 })
+
+t.test('a suspended project is refused with a reason, not a failed connection', async (t) => {
+  const suspended = await request(`${platform.origin}/platform/v1/projects/${project.ref}/suspend`, { headers, body: { reason: 'unpaid' } })
+  t.equal(suspended.status, 200, suspended.text)
+  const refused = await call('')
+  t.match([refused.status, refused.json.code], [409, 'project_not_active'])
+  t.equal((await request(`${platform.origin}/platform/v1/projects/${project.ref}/resume`, { headers, method: 'POST' })).status, 200)
+  t.equal((await call('')).status, 200, 'resumed, it answers again')
+})

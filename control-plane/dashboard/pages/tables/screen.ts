@@ -25,7 +25,7 @@ import {
 } from '../../../table-editor.ts'
 import { NO_STATE, type FormState } from '../../form-state.ts'
 import { empty, html, Safe, table } from '../../html.ts'
-import { projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
+import { offScreen, projectPage, type DashboardContext, type Screen, type ScreenPart } from '../../module.ts'
 
 /** Column rows a new table's form offers unless `?columns=` asks for more. */
 export const NEW_TABLE_COLUMNS = 5
@@ -273,6 +273,9 @@ function chosenTable(ref: string, info: TableView, view: string, body: Safe): Sa
 /** The Tables tab of project `ref` for the page's query (or a refused form's hidden fields), with a form's state. */
 export async function tablesScreen(context: DashboardContext, ref: string, caller: Caller, query: URLSearchParams, state: FormState): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
+  if (project.state !== 'active') {
+    return offScreen(project, 'tables', 'Tables', html`The project is ${project.state}: its database takes no connections until it is resumed (Settings).`)
+  }
   const view = await listTables(context.controlPlane, ref)
   const writer = allows(caller, ref, 'write')
   const schema = query.get('schema') || 'public'
