@@ -241,11 +241,18 @@ export async function withProjectDatabase<T>(serverUrl: string, database: string
  * owner's code (a trigger on auth.users or push.messages, a function a GraphQL
  * document calls), which as a superuser could reset its role to the server's
  * admin. `api`: the API's role, which may only become the API roles; `auth`:
- * Auth's, switched to baseplane_auth_admin as Auth's worker is.
+ * Auth's, switched to baseplane_auth_admin as Auth's worker is; `owner`: the
+ * project's owner role, as its developers connect (the table editor's reads
+ * and writes, so row-level security and grants are the owner's own).
  */
-export async function withProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth', work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth' | 'owner', work: (client: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(adminUrlFor(serverUrl, project.dbName))
-  const role = login === 'api' ? { user: project.dbApiRole, password: project.dbApiPassword } : platformLoginOf(project, 'auth')
+  const role =
+    login === 'api'
+      ? { user: project.dbApiRole, password: project.dbApiPassword }
+      : login === 'owner'
+        ? { user: project.dbOwnerRole, password: project.dbOwnerPassword }
+        : platformLoginOf(project, 'auth')
   url.username = encodeURIComponent(role.user)
   url.password = encodeURIComponent(role.password)
   return withClient(url.toString(), async (client) => {
@@ -255,6 +262,6 @@ export async function withProjectLogin<T>(serverUrl: string, project: ProjectRec
 }
 
 /** Runs `work` in one transaction as withProjectLogin() connects. */
-export async function runAsProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth', work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function runAsProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth' | 'owner', work: (client: pg.Client) => Promise<T>): Promise<T> {
   return withProjectLogin(serverUrl, project, login, (client) => inTransaction(client, work))
 }

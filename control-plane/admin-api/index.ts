@@ -25,6 +25,7 @@ import { ADMIN_PREFIX, adminBody, adminTokenMatches, StreamedAnswer, type AdminR
 import { serverRoutes } from './servers.ts'
 import { storageAdminRoutes } from './storage.ts'
 import { suspensionRoutes } from './suspension.ts'
+import { tableEditorRoutes } from './tables.ts'
 import { eventRoutes } from './events.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
@@ -62,6 +63,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...quotaRoutes(controlPlane),
     ...restSettingsRoutes(controlPlane),
     ...usageChartRoutes(controlPlane),
+    ...tableEditorRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),
   ]

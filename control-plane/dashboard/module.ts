@@ -18,7 +18,7 @@ import type { Caller, ProjectAccess } from '../access.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'tables' | 'usage' | 'database' | 'keys' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane

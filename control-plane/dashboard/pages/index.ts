@@ -26,6 +26,8 @@ import { settingsForms } from './settings/forms.ts'
 import { settingsScreens } from './settings/screen.ts'
 import { storageForms } from './storage/forms.ts'
 import { storageScreens } from './storage/screen.ts'
+import { tablesForms } from './tables/forms.ts'
+import { tablesScreens } from './tables/screen.ts'
 import { usersForms } from './users/forms.ts'
 import { usersScreens } from './users/screen.ts'
 import { usageScreens } from './usage/screen.ts'
@@ -51,6 +53,7 @@ export const MODULES: ModuleFactory[] = [
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
   room({ id: 'realtime', label: 'Realtime' }, realtimeScreens, realtimeForms),
   room({ id: 'storage', label: 'Storage' }, storageScreens, storageForms),
+  room({ id: 'tables', label: 'Tables' }, tablesScreens, tablesForms),
   // Usage shows a month; it has no forms.
   room({ id: 'usage', label: 'Usage' }, usageScreens),
   room({ id: 'database', label: 'Database' }, databaseScreens, databaseForms),
