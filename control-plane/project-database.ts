@@ -258,3 +258,16 @@ export async function withProjectLogin<T>(serverUrl: string, project: ProjectRec
 export async function runAsProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth', work: (client: pg.Client) => Promise<T>): Promise<T> {
   return withProjectLogin(serverUrl, project, login, (client) => inTransaction(client, work))
 }
+
+/**
+ * Runs `work` on a connection of its own to the project's database as its
+ * owner role (what `baseplane db url` names), with no transaction open: for
+ * the developers' own SQL (migrations), which must run with the owner's
+ * rights and no more.
+ */
+export async function withProjectOwner<T>(serverUrl: string, project: ProjectRecord, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const url = new URL(adminUrlFor(serverUrl, project.dbName))
+  url.username = encodeURIComponent(project.dbOwnerRole)
+  url.password = encodeURIComponent(project.dbOwnerPassword)
+  return withClient(url.toString(), work)
+}

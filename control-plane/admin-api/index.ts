@@ -26,6 +26,7 @@ import { serverRoutes } from './servers.ts'
 import { storageAdminRoutes } from './storage.ts'
 import { suspensionRoutes } from './suspension.ts'
 import { eventRoutes } from './events.ts'
+import { developerToolRoutes } from './developer-tools.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
 import { usageRoutes } from './usage.ts'
@@ -64,6 +65,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...usageChartRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),
+    ...developerToolRoutes(controlPlane),
   ]
 }
 
