@@ -334,7 +334,7 @@ function helperTypes(defaultSchema: string): string {
     `  ${opts} extends\n    | ${defaultKeys}\n    | { schema: keyof ${S} },\n  ${nameParam} extends ${opts} extends {\n    schema: keyof ${S}\n  }\n    ? ${keysOf(`${S}[${opts}["schema"]]`)}\n    : never = never,`
   const rowLike = (name: string, groups: string, part: string, letter: string) => {
     const opts = O('DefaultSchemaTable')
-    const inSchema = (schema: string) => (groups === 'both' ? `(${schema}["Tables"] &\n        ${schema}["Views"])` : `${schema}["Tables"]`)
+    const inSchema = (schema: string) => (groups === 'both' ? (schema === 'DefaultSchema' ? `(${schema}["Tables"] & ${schema}["Views"])` : `(${schema}["Tables"] &\n        ${schema}["Views"])`) : `${schema}["Tables"]`)
     const keys = (schema: string) => (groups === 'both' ? `keyof ${inSchema(schema)}` : `keyof ${schema}["Tables"]`)
     return `export type ${name}<\n${picker(opts, 'TableName', keys('DefaultSchema'), keys)}\n> = ${opts} extends {\n  schema: keyof ${S}\n}\n  ? ${inSchema(`${S}[${opts}["schema"]]`)}[TableName] extends {\n      ${part}: infer ${letter}\n    }\n    ? ${letter}\n    : never\n  : ${opts} extends ${keys('DefaultSchema')}\n    ? ${inSchema('DefaultSchema')}[${opts}] extends {\n        ${part}: infer ${letter}\n      }\n      ? ${letter}\n      : never\n    : never`
   }
