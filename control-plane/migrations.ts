@@ -68,6 +68,15 @@ export interface MigrationsView {
 
 const migrationFailed = (message: string, hint?: string) => new BaseplaneError('migration_failed', message, 400, hint)
 
+/** The project's owner role may log in: a suspended or paused project's login roles are NOLOGIN (suspension.ts). */
+async function ownersProject(controlPlane: ControlPlane, ref: string) {
+  const project = await getProject(controlPlane, ref)
+  if (project.state !== 'active') {
+    throw new BaseplaneError('project_not_active', `Project ${project.ref} is ${project.state}: its owner role cannot log in until it is resumed (baseplane projects resume ${project.ref})`, 409)
+  }
+  return project
+}
+
 /** Versions compare as numbers (`9_a` before `10_b`), as timestamps of one length compare as text. */
 function byVersion(a: { version: string }, b: { version: string }): number {
   const x = BigInt(a.version)
@@ -150,20 +159,23 @@ export function migrationsFromBody(body: Record<string, unknown>): Migration[] {
   return checked(migrations, 'migrations')
 }
 
-/** The ledger made where missing: the CLI's statements, each only when what it adds is missing (ALTER needs the table's owner, which a restored ledger's may not be). */
-async function ensureLedger(client: pg.ClientBase): Promise<void> {
-  const { rows } = await client.query<{ name: string }>(
-    `select a.attname as name from pg_attribute a where a.attrelid = to_regclass('supabase_migrations.schema_migrations') and a.attnum > 0 and not a.attisdropped`,
-  )
-  const have = new Set(rows.map((row) => row.name))
-  const needed = ['version', 'statements', 'name', 'created_by', 'idempotency_key']
-  if (needed.every((column) => have.has(column))) return
+/**
+ * The ledger made where missing (the CLI's statements, then Studio's two
+ * columns), answering its columns. ALTER needs the table's owner, which a
+ * ledger restored from elsewhere may not be: one with the CLI's three
+ * columns is used as it is, without Studio's.
+ */
+async function ensureLedger(client: pg.ClientBase): Promise<Set<string>> {
+  const have = await db.ledgerColumns(client)
+  if (db.LEDGER_COLUMNS.every((column) => have.has(column))) return have
   await client.query('begin')
   try {
     await db.ensureLedger(client)
     await client.query('commit')
+    return await db.ledgerColumns(client)
   } catch (error) {
     await client.query('rollback').catch(() => {})
+    if (db.CLI_LEDGER_COLUMNS.every((column) => have.has(column))) return have
     throw migrationFailed(`could not make the migrations ledger supabase_migrations.schema_migrations as the project's owner: ${describeError(error)}`)
   }
 }
@@ -208,14 +220,14 @@ function failureOf(migration: Migration, index: number, error: unknown, applied:
  */
 export async function applyMigrations(controlPlane: ControlPlane, ref: string, migrations: Migration[], options: { caller?: Caller } = {}): Promise<PushView> {
   const ordered = checked(migrations, 'the migrations')
-  const project = await getProject(controlPlane, ref)
+  const project = await ownersProject(controlPlane, ref)
   const createdBy = actorOf(options.caller ?? OPERATOR)
   return withProjectOwner(await controlPlane.serverUrl(project.dbServer), project, async (client) => {
     holdDeadline(client, MIGRATION_DEADLINE_MS)
     await db.lockLedger(client)
     try {
-      await ensureLedger(client)
-      const rows = await db.ledgerRows(client)
+      const columns = await ensureLedger(client)
+      const rows = await db.ledgerRows(client, columns)
       const changed = changedOnes(ordered, rows)
       if (changed.length > 0) {
         throw new BaseplaneError(
@@ -232,7 +244,7 @@ export async function applyMigrations(controlPlane: ControlPlane, ref: string, m
         let index = 0
         try {
           for (; index < migration.statements.length; index++) await client.query(migration.statements[index]!)
-          await db.recordMigration(client, { version: migration.version, name: migration.name, statements: migration.statements, createdBy })
+          await db.recordMigration(client, columns, { version: migration.version, name: migration.name, statements: migration.statements, createdBy })
           await client.query('commit')
         } catch (error) {
           await client.query('rollback').catch(() => {})
@@ -254,8 +266,11 @@ export async function applyMigrations(controlPlane: ControlPlane, ref: string, m
  * ones with no local file are listed as such.
  */
 export async function listMigrations(controlPlane: ControlPlane, ref: string, local?: Migration[]): Promise<MigrationsView> {
-  const project = await getProject(controlPlane, ref)
-  const rows = await withProjectOwner(await controlPlane.serverUrl(project.dbServer), project, async (client) => ((await db.ledgerExists(client)) ? db.ledgerRows(client) : []))
+  const project = await ownersProject(controlPlane, ref)
+  const rows = await withProjectOwner(await controlPlane.serverUrl(project.dbServer), project, async (client) => {
+    const columns = await db.ledgerColumns(client)
+    return columns.has('version') ? db.ledgerRows(client, columns) : []
+  })
   const recorded = new Map(rows.map((row) => [row.version, row]))
   const entries: MigrationsView['migrations'] = []
   const localOnes = local === undefined ? [] : checked(local, 'the migrations')

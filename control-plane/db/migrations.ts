@@ -15,25 +15,33 @@ export const LEDGER_DDL = [
   'alter table supabase_migrations.schema_migrations add column if not exists idempotency_key text unique',
 ]
 
+/** The columns of the CLI's ledger, and all of them (Studio's `created_by` and `idempotency_key` too). */
+export const CLI_LEDGER_COLUMNS = ['version', 'statements', 'name']
+export const LEDGER_COLUMNS = [...CLI_LEDGER_COLUMNS, 'created_by', 'idempotency_key']
+
 export interface LedgerRow {
   version: string
   name: string | null
   statements: string[] | null
 }
 
-/** Whether the ledger exists yet (a project never pushed to has none). */
-export async function ledgerExists(db: Queryable): Promise<boolean> {
-  const { rows } = await db.query<{ found: boolean }>(`select to_regclass('supabase_migrations.schema_migrations') is not null as found`)
-  return rows[0]!.found
-}
-
 export async function ensureLedger(db: Queryable): Promise<void> {
   for (const statement of LEDGER_DDL) await db.query(statement)
 }
 
-/** Every recorded migration, by version. */
-export async function ledgerRows(db: Queryable): Promise<LedgerRow[]> {
-  const { rows } = await db.query<LedgerRow>('select version, name, statements from supabase_migrations.schema_migrations order by version')
+/** The ledger's columns (an old CLI's ledger has only `version`), none when there is no ledger. */
+export async function ledgerColumns(db: Queryable): Promise<Set<string>> {
+  const { rows } = await db.query<{ name: string }>(
+    `select a.attname as name from pg_catalog.pg_attribute a where a.attrelid = to_regclass('supabase_migrations.schema_migrations') and a.attnum > 0 and not a.attisdropped`,
+  )
+  return new Set(rows.map((row) => row.name))
+}
+
+/** Every recorded migration, by version; `name` and `statements` null where the ledger has no such column. */
+export async function ledgerRows(db: Queryable, columns: Set<string>): Promise<LedgerRow[]> {
+  const name = columns.has('name') ? 'name' : 'null::text as name'
+  const statements = columns.has('statements') ? 'statements' : 'null::text[] as statements'
+  const { rows } = await db.query<LedgerRow>(`select version, ${name}, ${statements} from supabase_migrations.schema_migrations order by version`)
   return rows
 }
 
@@ -46,6 +54,10 @@ export async function unlockLedger(db: Queryable): Promise<void> {
   await db.query(`select pg_advisory_unlock(hashtext('supabase_migrations.schema_migrations'))`)
 }
 
-export async function recordMigration(db: Queryable, row: { version: string; name: string; statements: string[]; createdBy: string }): Promise<void> {
-  await db.query('insert into supabase_migrations.schema_migrations (version, name, statements, created_by) values ($1, $2, $3, $4)', [row.version, row.name, row.statements, row.createdBy])
+export async function recordMigration(db: Queryable, columns: Set<string>, row: { version: string; name: string; statements: string[]; createdBy: string }): Promise<void> {
+  if (columns.has('created_by')) {
+    await db.query('insert into supabase_migrations.schema_migrations (version, name, statements, created_by) values ($1, $2, $3, $4)', [row.version, row.name, row.statements, row.createdBy])
+  } else {
+    await db.query('insert into supabase_migrations.schema_migrations (version, name, statements) values ($1, $2, $3)', [row.version, row.name, row.statements])
+  }
 }

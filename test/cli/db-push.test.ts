@@ -10,6 +10,8 @@ import path from 'node:path'
 import pg from 'pg'
 import t from 'tap'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
+import { developerToolCommands } from '../../cli/commands/developer-tools.ts'
+import type { CliContext, ParsedArgs } from '../../cli/command.ts'
 import { runCli } from '../helpers/cli.ts'
 import { request, type ErrorBody } from '../helpers/http.ts'
 import { startTestPlatform, type TestProject } from '../helpers/platform.ts'
@@ -22,6 +24,8 @@ const auth = { authorization: `Bearer ${platform.config.adminToken}` }
 
 async function ownerOf(project: TestProject): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: ownerUrlOf(project.record) })
+  // A suspension ends the owner's sessions, this one too.
+  client.on('error', () => {})
   await client.connect()
   t.teardown(() => client.end())
   return client
@@ -99,6 +103,15 @@ t.test('db push and db migrations on a folder', async (t) => {
     ],
   })
 
+  // The remote form a member's token takes: the route answers what the command's run does.
+  const listCommand = developerToolCommands.find((command) => command.words.join(' ') === 'db migrations')!
+  const call = await listCommand.remote!({ values: { dir }, positionals: [project.ref] } as ParsedArgs, {} as CliContext)
+  t.match(call, { method: 'POST', path: `/projects/${project.ref}/database/migrations/status` })
+  const remote = await request(`${admin}${call.path}`, { method: call.method, headers: auth, body: call.body as object })
+  const local = await baseplane(['db', 'migrations', project.ref, '--dir', dir, '--json'])
+  t.equal(remote.status, 200, remote.text)
+  t.same(remote.json, JSON.parse(local.stdout), 'the remote call answers what the command prints with --json')
+
   write('create.sql', 'select 1;')
   const misnamed = await baseplane(['db', 'push', project.ref, '--dir', dir])
   t.equal(misnamed.code, 1)
@@ -161,4 +174,38 @@ t.test('the admin API: apply, list, twice, changed, failing, refusals', async (t
     t.match(refused.json, { code: 'invalid_argument', message })
   }
   t.equal((await ledgerOf(owner)).length, 4, 'no refusal recorded anything')
+
+  await request(`${admin}/projects/${project.ref}/suspend`, { headers: auth, body: { reason: 'unpaid' } })
+  const suspended = await post({ migrations: [{ version: '9', statements: ['select 1'] }] })
+  t.equal(suspended.status, 409)
+  t.match(suspended.json, { code: 'project_not_active', message: /is suspended: its owner role cannot log in until it is resumed/ })
+})
+
+t.test("a ledger an older Supabase CLI made: its rows kept, Studio's columns added", async (t) => {
+  const project = await platform.createProject({ name: 'Moved from Supabase' })
+  const owner = await ownerOf(project)
+  await owner.query(`
+    create schema supabase_migrations;
+    create table supabase_migrations.schema_migrations (version text not null primary key);
+    alter table supabase_migrations.schema_migrations add column statements text[];
+    alter table supabase_migrations.schema_migrations add column name text;
+    insert into supabase_migrations.schema_migrations (version, name) values ('20230101000000', 'repaired');
+    insert into supabase_migrations.schema_migrations (version, name, statements) values ('20230102000000', 'kept', array['create table kept (id int)']);
+    create table kept (id int);
+  `)
+  const url = `${admin}/projects/${project.ref}/database/migrations`
+  const pushed = await request(url, {
+    headers: auth,
+    body: { migrations: [{ version: '20230101000000', name: 'repaired', statements: ['create table whatever (id int)'] }, { version: '20230102000000', name: 'kept', query: '-- as it was\ncreate table kept (id int);' }, { version: '20230103000000', name: 'next', statements: ['create table next (id int)'] }] },
+  })
+  t.same({ status: pushed.status, body: pushed.json }, { status: 200, body: { ref: project.ref, applied: [{ version: '20230103000000', name: 'next' }], already_applied: 2 } })
+  t.same(await tablesOf(owner), ['kept', 'next'])
+  const { rows } = await owner.query(`select version, created_by from supabase_migrations.schema_migrations order by version`)
+  t.same(rows, [{ version: '20230101000000', created_by: null }, { version: '20230102000000', created_by: null }, { version: '20230103000000', created_by: 'operator' }])
+  const status = await request<{ migrations: unknown[] }>(`${url}/status`, { headers: auth, body: { migrations: [{ version: '20230101000000', name: 'repaired', statements: ['select 2'] }] } })
+  t.same(status.json.migrations, [
+    { version: '20230101000000', name: 'repaired', state: 'applied, statements not recorded' },
+    { version: '20230102000000', name: 'kept', state: 'applied, no local file' },
+    { version: '20230103000000', name: 'next', state: 'applied, no local file' },
+  ])
 })
