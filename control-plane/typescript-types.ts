@@ -8,7 +8,8 @@
 // `Constants`, so code written against Supabase's generated types compiles
 // against these, and `createClient<Database>()` types its queries
 // (docs/developer-tools.md). The facts come from lib/pg-catalog's catalogue,
-// read as the server's admin role, plus the write facts it lacks
+// read as the server's admin role (with the base-table keys views show, as
+// the data API embeds views), plus the write facts it lacks
 // (db/typescript-types.ts); the text is made here, never by running owner code.
 import { readCatalog, type Catalog, type CatalogColumn, type CatalogFunction, type CatalogTable, type CatalogType } from '../lib/pg-catalog/catalog.ts'
 import { exposedSchemasFromText } from '../lib/pg-catalog/exposed-schemas.ts'
@@ -168,27 +169,83 @@ function rowOf(table: CatalogTable, context: Context): Doc {
   return object((context.columnsOf.get(table.oid) ?? []).map((column) => field(column.name, `${tsOf(column, context)}${nullable(column) ? ' | null' : ''}`)))
 }
 
-function relationshipsOf(table: CatalogTable, byOid: Map<number, CatalogTable>): Doc {
-  const edges = table.foreignKeys
-    .map((fk) => ({ fk, target: byOid.get(fk.refTable) }))
-    // As the generator: only keys to a relation of the same schema (postgrest-js resolves embeds by name within the schema).
-    .filter((edge): edge is { fk: CatalogTable['foreignKeys'][number]; target: CatalogTable } => edge.target !== undefined && edge.target.schema === table.schema)
-    .sort((a, b) => a.fk.name.localeCompare(b.fk.name) || a.target.name.localeCompare(b.target.name))
+interface Relationship {
+  foreignKeyName: string
+  columns: string[]
+  isOneToOne: boolean
+  referencedRelation: string
+  referencedColumns: string[]
+}
+
+/**
+ * Each relation's relationships, as the generator lists them: a table's
+ * foreign keys to a relation of its schema, and those keys again where a
+ * view shows either side whole (lib/pg-catalog/view-keys.ts, the keys the
+ * data API embeds views by), so `from('a_view').select('author:authors(*)')`
+ * types as it answers.
+ */
+function relationshipsByRelation(catalog: Catalog, byOid: Map<number, CatalogTable>): Map<number, Relationship[]> {
+  const found = new Map<number, Relationship[]>()
+  const add = (relation: CatalogTable, relationship: Relationship) => {
+    // postgrest-js resolves embeds by name within the schema: only relations of the same one.
+    const target = catalog.tables.find((t) => t.name === relationship.referencedRelation && t.schema === relation.schema)
+    if (target === undefined) return
+    found.set(relation.oid, [...(found.get(relation.oid) ?? []), relationship])
+  }
+  const viewKeys = catalog.viewKeys ?? []
+  const viewForeignKeys = new Map((catalog.viewForeignKeys ?? []).map((fk) => [fk.oid, fk]))
+  // A view's column showing a base table's column, by the key it shows.
+  const shownBy = (kind: 'f' | 'r', constraint: number) =>
+    viewKeys.filter((key) => key.kind === kind && key.constraint === constraint).map((key) => ({ view: byOid.get(key.view), columns: key.columns.map(([, viewColumns]) => viewColumns[0]!) }))
+  for (const table of catalog.tables) {
+    for (const fk of table.foreignKeys) {
+      const target = byOid.get(fk.refTable)
+      if (target === undefined || target.schema !== table.schema || fk.columns.length !== fk.refColumns.length) continue
+      const oneToOne = isUniqueKey(table, fk.columns)
+      add(table, { foreignKeyName: fk.name, columns: fk.columns, isOneToOne: oneToOne, referencedRelation: target.name, referencedColumns: fk.refColumns })
+      for (const { view, columns } of shownBy('r', fk.oid)) {
+        if (view !== undefined) add(table, { foreignKeyName: fk.name, columns: fk.columns, isOneToOne: oneToOne, referencedRelation: view.name, referencedColumns: columns })
+      }
+    }
+  }
+  for (const key of viewKeys) {
+    if (key.kind !== 'f') continue
+    const view = byOid.get(key.view)
+    const fk = viewForeignKeys.get(key.constraint)
+    const target = fk === undefined ? undefined : byOid.get(fk.refTable)
+    if (view === undefined || fk === undefined || target === undefined) continue
+    const columns = key.columns.map(([, viewColumns]) => viewColumns[0]!)
+    add(view, { foreignKeyName: fk.name, columns, isOneToOne: fk.oneToOne, referencedRelation: target.name, referencedColumns: fk.refColumns })
+    for (const shown of shownBy('r', fk.oid)) {
+      if (shown.view !== undefined) add(view, { foreignKeyName: fk.name, columns, isOneToOne: fk.oneToOne, referencedRelation: shown.view.name, referencedColumns: shown.columns })
+    }
+  }
+  for (const [oid, list] of found) {
+    const unique = new Map(list.map((r) => [JSON.stringify(r), r]))
+    found.set(
+      oid,
+      [...unique.values()].sort((a, b) => a.foreignKeyName.localeCompare(b.foreignKeyName) || a.referencedRelation.localeCompare(b.referencedRelation) || JSON.stringify(a.referencedColumns).localeCompare(JSON.stringify(b.referencedColumns))),
+    )
+  }
+  return found
+}
+
+function relationshipsDoc(relationships: Relationship[] | undefined): Doc {
   return {
     kind: 'tuple',
-    items: edges.map(({ fk, target }) =>
+    items: (relationships ?? []).map((r) =>
       object([
-        field('foreignKeyName', JSON.stringify(fk.name)),
-        field('columns', JSON.stringify(fk.columns)),
-        field('isOneToOne', String(isUniqueKey(table, fk.columns))),
-        field('referencedRelation', JSON.stringify(target.name)),
-        field('referencedColumns', JSON.stringify(fk.refColumns)),
+        field('foreignKeyName', JSON.stringify(r.foreignKeyName)),
+        field('columns', JSON.stringify(r.columns)),
+        field('isOneToOne', String(r.isOneToOne)),
+        field('referencedRelation', JSON.stringify(r.referencedRelation)),
+        field('referencedColumns', JSON.stringify(r.referencedColumns)),
       ]),
     ),
   }
 }
 
-function tableEntry(table: CatalogTable, context: Context, facts: Facts, byOid: Map<number, CatalogTable>): Field {
+function tableEntry(table: CatalogTable, context: Context, facts: Facts, relationships: Map<number, Relationship[]>): Field {
   const columns = context.columnsOf.get(table.oid) ?? []
   const noValue = (column: CatalogColumn) => {
     const fact = facts.columns.get(`${table.oid}:${column.num}`)
@@ -203,10 +260,10 @@ function tableEntry(table: CatalogTable, context: Context, facts: Facts, byOid: 
         return field(column.name, `${tsOf(column, context)}${nullable(column) ? ' | null' : ''}`, optional)
       }),
     )
-  return field(table.name, object([field('Row', rowOf(table, context)), field('Insert', write(false)), field('Update', write(true)), field('Relationships', relationshipsOf(table, byOid))]))
+  return field(table.name, object([field('Row', rowOf(table, context)), field('Insert', write(false)), field('Update', write(true)), field('Relationships', relationshipsDoc(relationships.get(table.oid)))]))
 }
 
-function viewEntry(view: CatalogTable, context: Context, facts: Facts): Field {
+function viewEntry(view: CatalogTable, context: Context, facts: Facts, relationships: Map<number, Relationship[]>): Field {
   const columns = context.columnsOf.get(view.oid) ?? []
   const parts: Field[] = [field('Row', rowOf(view, context))]
   if (facts.updatableRelations.has(view.oid)) {
@@ -214,8 +271,7 @@ function viewEntry(view: CatalogTable, context: Context, facts: Facts): Field {
     const write = object(columns.map((column) => (facts.columns.get(`${view.oid}:${column.num}`)?.updatable === false ? field(column.name, 'never', true) : field(column.name, `${tsOf(column, context)} | null`, true))))
     parts.push(field('Insert', write), field('Update', write))
   }
-  // The generator relates views by the keys they show; these types relate only tables (docs/developer-tools.md).
-  parts.push(field('Relationships', { kind: 'tuple', items: [] }))
+  parts.push(field('Relationships', relationshipsDoc(relationships.get(view.oid))))
   return field(view.name, object(parts))
 }
 
@@ -264,11 +320,11 @@ interface Facts {
   updatableRelations: Set<number>
 }
 
-function schemaEntry(schema: string, context: Context, facts: Facts, byOid: Map<number, CatalogTable>): Field {
+function schemaEntry(schema: string, context: Context, facts: Facts, relationships: Map<number, Relationship[]>): Field {
   const { catalog } = context
   const relations = catalog.tables.filter((t) => t.schema === schema).sort(byName)
-  const tables = relations.filter((t) => !isView(t)).map((t) => tableEntry(t, context, facts, byOid))
-  const views = relations.filter(isView).map((v) => viewEntry(v, context, facts))
+  const tables = relations.filter((t) => !isView(t)).map((t) => tableEntry(t, context, facts, relationships))
+  const views = relations.filter(isView).map((v) => viewEntry(v, context, facts, relationships))
   const functions = new Map<string, CatalogFunction[]>()
   for (const fn of catalog.functions.filter((f) => f.schema === schema && callable(f)).sort(byName)) functions.set(fn.name, [...(functions.get(fn.name) ?? []), fn])
   const functionFields = [...functions].map(([name, overloads]) => {
@@ -299,10 +355,10 @@ export function typescriptTypes(catalog: Catalog, writeFacts: Awaited<ReturnType
     columns: new Map(writeFacts.columns.map((column) => [`${column.relid}:${column.num}`, column])),
     updatableRelations: new Set(writeFacts.relations.filter((relation) => relation.updatable).map((relation) => relation.relid)),
   }
-  const byOid = new Map(catalog.tables.map((table) => [table.oid, table]))
+  const relationships = relationshipsByRelation(catalog, new Map(catalog.tables.map((table) => [table.oid, table])))
   const database = object([
     field('__InternalSupabase', object([field('PostgrestVersion', JSON.stringify(POSTGREST_VERSION))])),
-    ...schemas.map((schema) => schemaEntry(schema, context, facts, byOid)),
+    ...schemas.map((schema) => schemaEntry(schema, context, facts, relationships)),
   ])
   const databaseText = print(database, 0).replace(
     '{\n  __InternalSupabase',

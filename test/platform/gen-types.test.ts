@@ -43,6 +43,8 @@ await owner.query(`
     "Odd name" numeric
   );
   create view public.post_titles as select id, title from public.posts;
+  create view public.post_authors as select id, author_id, title from public.posts;
+  create view public.author_names as select id, name from public.authors;
   create function public.post_count(author bigint) returns integer language sql stable as $$ select count(*)::int from public.posts where author_id = author $$;
   create function public.posts_by(author bigint, lim integer default 10) returns setof public.posts language sql stable as $$ select * from public.posts where author_id = author limit lim $$;
   create function public.hello() returns text language sql as $$ select 'hi' $$;
@@ -119,6 +121,10 @@ export async function main() {
   hello satisfies string | null
   const { data: withProfile } = await supabase.from('authors').select('name, profiles(bio)')
   withProfile?.[0]?.profiles?.bio satisfies string | null | undefined
+  const { data: viaView } = await supabase.from('post_authors').select('title, author:authors(name)')
+  viaView?.[0]?.author?.name satisfies string | undefined
+  const { data: toView } = await supabase.from('posts').select('id, author_names(name)')
+  toView?.[0]?.author_names?.name satisfies string | null | undefined
   const { data: things } = await supabase.schema('api').from('things').select('id, mood')
   things?.[0]?.mood satisfies 'happy' | 'sad' | null | undefined
 }
@@ -155,6 +161,7 @@ t.test('the admin API answers { types } in the generator layout', async (t) => {
   t.match(types, /Insert: \{\n\s+author_id: number\n\s+body\?: string \| null\n\s+created_at\?: string\n\s+id\?: number\n\s+location\?: Database\["public"\]\["CompositeTypes"\]\["address"\] \| null\n\s+meta\?: Json \| null\n\s+"Odd name"\?: number \| null\n\s+tags\?: string\[\]\n\s+title: string\n\s+title_length\?: never\n/, 'Insert: required, optional and never, by name')
   t.match(types, /authors: \{\n\s+Row: \{\n\s+id: number\n\s+mood: Database\["public"\]\["Enums"\]\["mood"\] \| null\n\s+name: string\n\s+\}\n\s+Insert: \{\n\s+id\?: never\n/, 'an identity column generated always takes no value')
   t.match(types, /foreignKeyName: "posts_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: false\n\s+referencedRelation: "authors"\n\s+referencedColumns: \["id"\]/)
+  t.match(types, /post_authors: \{[\s\S]*?Relationships: \[\n\s+\{\n\s+foreignKeyName: "posts_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: false\n\s+referencedRelation: "author_names"\n\s+referencedColumns: \["id"\]\n\s+\},\n\s+\{\n\s+foreignKeyName: "posts_author_id_fkey"\n\s+columns: \["author_id"\]\n\s+isOneToOne: false\n\s+referencedRelation: "authors"/, 'a view relates by the keys it shows, to tables and views')
   t.match(types, /post_count: \{\n\s+Args: \{\n\s+author: number\n\s+\}\n\s+Returns: number\n/)
   t.match(types, /posts_by: \{\n\s+Args: \{\n\s+author: number\n\s+lim\?: number\n\s+\}\n\s+Returns: \{[^}]+\}\[\]\n\s+SetofOptions: \{\n\s+from: "\*"\n\s+to: "posts"\n\s+isOneToOne: false\n\s+isSetofReturn: true/)
   t.match(types, /hello: \{\n\s+Args: never\n\s+Returns: string\n/)
@@ -166,7 +173,7 @@ t.test('the admin API answers { types } in the generator layout', async (t) => {
   const exposedOnly = await request<{ types: string }>(`${admin}/projects/${project.ref}/types/typescript`, { headers: auth })
   t.equal(exposedOnly.status, 200)
   t.notOk(exposedOnly.json.types.includes('  api: {'), 'by default: the exposed schemas (public)')
-  t.match(exposedOnly.json.types, /Views: \{\n\s+post_titles: \{/)
+  t.match(exposedOnly.json.types, /Views: \{\n\s+author_names: \{[\s\S]*\n      post_authors: \{[\s\S]*\n      post_titles: \{/)
 
   for (const [query, message] of [
     ['auth', /may not name "auth": it is the platform's/],
@@ -187,6 +194,7 @@ t.test('the types compile with supabase-js, and misuse does not', async (t) => {
 
   const refused = await compile(types, bad)
   t.not(refused.code, 0, 'the misuse does not compile')
+  t.equal(refused.output.trim().split('\n').length, 6, 'those errors only')
   for (const expected of [
     /main\.ts\(8,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/,
     /main\.ts\(9,\d+\): error TS2322: Type 'number' is not assignable to type 'undefined'/,
@@ -203,6 +211,10 @@ t.test('baseplane gen types typescript prints the same text', async (t) => {
   const port = new URL(platform.origin).port
   const cli = (args: string[]) => runCli(args, { DATABASE_URL: platform.catalogueUrl, PORT: port })
   const printed = await cli(['gen', 'types', 'typescript', project.ref, '--schema', 'public,api'])
+  const { developerToolCommands } = await import('../../cli/commands/developer-tools.ts')
+  const command = developerToolCommands.find((c) => c.words.join(' ') === 'gen types typescript')!
+  const call = await command.remote!({ values: { schema: 'public,api' }, positionals: [project.ref] }, {} as never)
+  t.same(call, { method: 'GET', path: `/projects/${project.ref}/types/typescript?included_schemas=public%2Capi` }, 'the remote form calls the route')
   t.equal(printed.code, 0, printed.stderr)
   t.equal(printed.stdout, types, 'as the admin API answers it')
   const refused = await cli(['gen', 'types', 'typescript', project.ref, '--schema', 'auth'])
