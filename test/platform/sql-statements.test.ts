@@ -24,7 +24,7 @@ t.test('splits at the semicolons outside quotes, comments and bodies', async (t)
       "create function g() returns text language plpgsql as $body$ begin return 'a'; end $body$",
       'create function h() returns int language sql begin atomic select case when true then 1 end; select 2; end',
       "insert into a (note) values (E'it\\'s; here'), ('it''s; here')",
-      'select "odd;name" from a;',
+      'select "odd;name" from a',
     ],
   )
   t.same(lineAndColumn(sql, statements[2]!.offset), { line: 5, column: 1 }, 'each statement knows where it starts')
