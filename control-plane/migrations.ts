@@ -249,7 +249,8 @@ export async function applyMigrations(controlPlane: ControlPlane, ref: string, m
         } catch (error) {
           await client.query('rollback').catch(() => {})
           if ((error as { code?: unknown }).code === undefined || typeof (error as { severity?: unknown }).severity !== 'string') throw error
-          throw failureOf(migration, Math.min(index, migration.statements.length - 1), error, applied, pending.length - n - 1)
+          if (index >= migration.statements.length) throw migrationFailed(`${label(migration)} ran but could not be recorded in supabase_migrations.schema_migrations, so it was rolled back: ${describeError(error)}`)
+          throw failureOf(migration, index, error, applied, pending.length - n - 1)
         }
         applied.push(migration)
       }
