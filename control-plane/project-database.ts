@@ -242,8 +242,9 @@ export async function withProjectDatabase<T>(serverUrl: string, database: string
  * document calls), which as a superuser could reset its role to the server's
  * admin. `api`: the API's role, which may only become the API roles; `auth`:
  * Auth's, switched to baseplane_auth_admin as Auth's worker is; `owner`: the
- * project's owner role, as its developers connect (the table editor's reads
- * and writes, so row-level security and grants are the owner's own).
+ * project's owner role, as its developers connect (what `baseplane db url`
+ * names: the table editor's reads and writes and the migrations, so
+ * row-level security and grants are the owner's own).
  */
 export async function withProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth' | 'owner', work: (client: pg.Client) => Promise<T>): Promise<T> {
   const url = new URL(adminUrlFor(serverUrl, project.dbName))

@@ -27,6 +27,7 @@ import { storageAdminRoutes } from './storage.ts'
 import { suspensionRoutes } from './suspension.ts'
 import { tableEditorRoutes } from './tables.ts'
 import { eventRoutes } from './events.ts'
+import { developerToolRoutes } from './developer-tools.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
 import { usageRoutes } from './usage.ts'
@@ -66,6 +67,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...tableEditorRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),
+    ...developerToolRoutes(controlPlane),
   ]
 }
 
