@@ -15,7 +15,7 @@ const platform = await startTestPlatform(t, { SMTP_URL: mail.url })
 const controlPlane = platform.platform.controlPlane
 const admin = `${platform.origin}/platform/v1`
 const operator = { authorization: `Bearer ${platform.config.adminToken}` }
-const a = await platform.createProject({ name: 'Alpha', auth: true })
+const a = await platform.createProject({ name: 'Alpha', auth: true, push: true })
 const b = await platform.createProject({ name: 'Beta' })
 
 /** Invites `email` to A with `role` as the operator, accepts through the dashboard's form, and answers a token of theirs. */
@@ -142,7 +142,9 @@ t.test('each role on each family of project routes', async (t) => {
   const who = [['read-only', reader], ['developer', developer], ['owner', owner]] as const
   for (const [method, path, body, least] of cases) {
     for (const [role, holder] of who) {
-      const reply = await request<{ code: string }>(`${admin}${path}`, { method, headers: holder.headers, body })
+      // A bucket of each holder's own name, so each creation is new.
+      const sent = body && 'name' in body ? { name: `${body.name}${rank[role]}` } : body
+      const reply = await request<{ code: string }>(`${admin}${path}`, { method, headers: holder.headers, body: sent })
       if (rank[role] >= rank[least]) t.ok(reply.status < 300, `${role}: ${method} ${path} answers ${reply.status} ${reply.status >= 300 ? reply.text : ''}`)
       else t.same([reply.status, reply.json?.code], [403, 'insufficient_role'], `${role}: ${method} ${path} refused`)
     }
@@ -171,12 +173,12 @@ t.test('owners manage their project members, never beyond it', async (t) => {
   const gone = await request<{ code: string }>(`${admin}/projects/${a.ref}/members/new@example.com`, { method: 'DELETE', headers: owner.headers })
   t.same([gone.status, gone.json.code], [404, 'member_not_found'])
 
-  const events = await request<{ events: Array<{ kind: string; actor: string; data: Record<string, unknown> }> }>(`${admin}/events?project=${a.ref}&limit=50`, { headers: operator })
+  const events = await request<{ events: Array<{ kind: string; actor: string; data: Record<string, unknown> }> }>(`${admin}/events?project=${a.ref}&limit=1000`, { headers: operator })
   const mine = events.json.events.filter((e) => e.actor === 'member:owner@example.com').map((e) => e.kind)
   for (const kind of ['member.invited', 'member.role_changed', 'member.removed', 'project.changed']) t.ok(mine.includes(kind), `${kind} by the owner`)
   const invitedByOperator = events.json.events.find((e) => e.kind === 'member.invited' && e.data.email === 'reader@example.com')
   t.equal(invitedByOperator?.actor, 'operator')
-  const settings = events.json.events.find((e) => e.kind === 'project.changed' && e.actor === 'member:dev@example.com')
+  const settings = events.json.events.find((e) => e.kind === 'project.changed' && e.actor === 'member:dev@example.com' && e.data.path === `/platform/v1/projects/${a.ref}/auth`)
   t.match(settings?.data, { method: 'PATCH', path: `/platform/v1/projects/${a.ref}/auth` }, "a developer's settings change is recorded with who made it")
 })
 
