@@ -59,19 +59,19 @@ function jsonResponse(status: number, body: unknown): OutgoingResponse {
 
 /** `tokenAt`: where this node's admin token is kept (BASEPLANE_ADMIN_TOKEN, or its home's admin-token file). */
 export function signInPage(tokenAt = 'BASEPLANE_ADMIN_TOKEN, or the admin-token file of the platform home', email = ''): Safe {
+  // The operator's form first: its button is the page's first "Sign in".
   return html`<section><h1>Sign in</h1>
-<h2>Member</h2>
-<form method="post" action="/dashboard/login" id="member-sign-in">
-<label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" value="${email}" required>
-<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
-<label for="code">Authenticator code (when enrolled)</label><input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">
-<p><button id="member-sign-in-button">Sign in as a member</button> <a href="/dashboard/reset">Forgot the password?</a></p></form>
-<h2>Operator</h2>
 <form method="post" action="/dashboard/login">
 <label for="token">Platform admin token</label>
 <input type="password" id="token" name="token" autocomplete="current-password" required>
 <p><button>Sign in</button></p></form>
-<p id="token-hint">The token is the one in <code>${tokenAt}</code> (the start banner says where).</p></section>`
+<p id="token-hint">The token is the one in <code>${tokenAt}</code> (the start banner says where).</p>
+<h2>Members</h2>
+<form method="post" action="/dashboard/login" id="member-sign-in">
+<label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" value="${email}" required>
+<label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required>
+<label for="code">Authenticator code (when enrolled)</label><input type="text" id="code" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}">
+<p><button id="member-sign-in-button">Sign in with email</button> <a href="/dashboard/reset">Forgot the password?</a></p></form></section>`
 }
 
 function forbiddenPage(message: string): Safe {
