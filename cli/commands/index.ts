@@ -17,5 +17,6 @@ import { timeoutCommands } from './timeouts.ts'
 import { usageCommand } from './usage.ts'
 import { quotaCommands } from './quotas.ts'
 import { restCommands } from './rest.ts'
+import { memberCommands } from './members.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, ...storageCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, ...storageCommands, usageCommand, eventsCommand, ...serverCommands, ...memberCommands]
