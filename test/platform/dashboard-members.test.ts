@@ -176,6 +176,20 @@ if (haveChromium(t)) {
     t.match(await dev.locator('main').innerText(), 'Alpha', 'signed in with the code')
   })
 
+  t.test("the operator's list of every member, and its events with their actors", async (t) => {
+    await page.goto(`${dashboard}/members`)
+    const main = await text('main')
+    for (const email of Object.keys(members)) t.match(main, email)
+    t.match(main, `${a.ref} (developer)`)
+    const events = await request<{ events: Array<{ kind: string; actor: string | null }> }>(`${platform.origin}/platform/v1/events?project=${a.ref}&limit=1000`, {
+      headers: { authorization: `Bearer ${platform.config.adminToken}` },
+    })
+    const invited = events.json.events.filter((e) => e.kind === 'member.invited').map((e) => e.actor)
+    // Newest first: the owner's invitation (the forms test), then the operator's three from the Members tab.
+    t.same(invited, ['member:owner@example.com', 'operator', 'operator', 'operator'], 'each invitation with who sent it')
+    t.ok(events.json.events.some((e) => e.kind === 'project.changed' && e.actor === 'member:dev@example.com'), "a developer's saved form is recorded with who made it")
+  })
+
   t.test('nothing left 127.0.0.1', async (t) => {
     t.same(offsite, [])
   })
