@@ -18,7 +18,7 @@ import type { Caller, ProjectAccess } from '../access.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'tables' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'tables' | 'usage' | 'database' | 'keys' | 'members' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -103,6 +103,8 @@ export interface DashboardPage extends RouteSpec {
 export interface DashboardForm extends RouteSpec {
   /** What a member needs on the path's project (control-plane/access.ts); absent: the operator's alone. */
   access?: ProjectAccess
+  /** The form appends its own events (with the actor); otherwise a member's saved form is recorded as one `project.changed` event. */
+  ownEvents?: true
   form: (input: FormInput) => Promise<FormAnswer>
 }
 
