@@ -27,6 +27,7 @@ import { storageAdminRoutes } from './storage.ts'
 import { suspensionRoutes } from './suspension.ts'
 import { eventRoutes } from './events.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
+import { sqlEditorRoutes } from './sql.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
 import { usageRoutes } from './usage.ts'
 import { usageChartRoutes } from './usage-charts.ts'
@@ -64,6 +65,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...usageChartRoutes(controlPlane),
     ...suspensionRoutes(controlPlane, addressing),
     ...eventRoutes(controlPlane),
+    ...sqlEditorRoutes(controlPlane, addressing),
   ]
 }
 
