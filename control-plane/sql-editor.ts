@@ -218,7 +218,7 @@ export function readSqlRunInput(body: Record<string, unknown>, extra: readonly s
 export function checkSqlRun(input: SqlRunInput): SqlStatement[] {
   if (input.query.length > MAX_QUERY_CHARS) throw refuse(`query must be at most ${MAX_QUERY_CHARS} characters, got ${input.query.length}`, 'query')
   if (!(SQL_ROLES as readonly string[]).includes(input.role)) throw refuse(`role must be one of ${SQL_ROLES.join(', ')}`, 'role')
-  if (input.role === 'authenticated' && input.user === undefined) throw refuse("role authenticated runs as a user: give the user's email or id", 'user')
+  if (input.role === 'authenticated' && input.user === undefined) throw refuse('role authenticated needs user: whom to run as (an email or id)', 'user')
   if (input.user !== undefined && input.role !== 'authenticated') throw refuse(`user goes with role authenticated, not ${input.role}`, 'user')
   if (input.analyze === true && input.explain === undefined) throw refuse('analyze goes with explain', 'analyze')
   if (typeof input.limit === 'number' && !(input.limit >= 1 && input.limit <= MAX_PAGE_ROWS)) throw refuse(`limit must be from 1 to ${MAX_PAGE_ROWS}, got ${input.limit}`, 'limit')
