@@ -20,6 +20,8 @@ import { realtimeForms } from './realtime/forms.ts'
 import { realtimeScreens } from './realtime/screen.ts'
 import { restForms } from './rest/forms.ts'
 import { restScreens } from './rest/screen.ts'
+import { sqlForms } from './sql/forms.ts'
+import { sqlScreens } from './sql/screen.ts'
 import { serversForms } from './servers/forms.ts'
 import { serversScreens } from './servers/screen.ts'
 import { settingsForms } from './settings/forms.ts'
@@ -48,6 +50,7 @@ export const MODULES: ModuleFactory[] = [
   room({ id: 'users', label: 'Users' }, usersScreens, usersForms),
   room({ id: 'graphql', label: 'GraphQL' }, graphqlScreens, graphqlForms),
   room({ id: 'rest', label: 'REST' }, restScreens, restForms),
+  room({ id: 'sql', label: 'SQL' }, sqlScreens, sqlForms),
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms),
   room({ id: 'realtime', label: 'Realtime' }, realtimeScreens, realtimeForms),
   room({ id: 'storage', label: 'Storage' }, storageScreens, storageForms),
