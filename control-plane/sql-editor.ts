@@ -81,6 +81,8 @@ export interface SqlRunInput {
   offset?: number
   /** Values for $1, $2... of a text of one statement. */
   parameters?: unknown[]
+  /** Refuse (and roll back) a run whose last result has more rows than `limit`: the answer that carries every row (Supabase's) never silently drops some. */
+  wholeResult?: boolean
   /** `text`: every value as PostgreSQL's text (null for NULL); `json`: as node-postgres parses it (numbers, booleans, JSON). */
   values?: 'text' | 'json'
 }
@@ -308,6 +310,9 @@ interface StatementResult {
   command: string | null
 }
 
+const tooManyRows = (most: number) =>
+  new BaseplaneError('too_many_rows', `The last statement answers more than ${most} rows, the most one answer carries; the run was rolled back. Add a LIMIT, or page it with "format": "table"`, 400)
+
 /** Thrown inside a run that passed its deadline. */
 class Deadline extends Error {}
 
@@ -441,6 +446,7 @@ export async function runSql(controlPlane: ControlPlane, ref: string, caller: Ca
             if (client.getTransactionStatus() === 'I') throw new SqlError({ sqlstate: '25000', message: 'the statement ended the run\'s transaction', statement: index + 1, text: input.query })
             if (isLast) last = result
           }
+          if (input.wholeResult && last!.more) throw tooManyRows(page.keep)
           const columns = await columnsOf(client, last!)
           const rollback = input.explain !== undefined
           await client.query(rollback ? 'rollback' : 'commit')

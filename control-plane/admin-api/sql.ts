@@ -57,6 +57,7 @@ export function sqlEditorRoutes(controlPlane: ControlPlane, addressing: Addressi
           if (input.limit !== undefined || input.offset !== undefined) throw platformErrors.invalidArgument('limit and offset page the table format: add "format": "table"', 'limit')
           input.limit = 'all'
           input.values = 'json'
+          input.wholeResult = true
         }
         const result = await answered(() => runSql(controlPlane, params.ref!, caller, input, { addressing }))
         if (Array.isArray(result)) return result as [number, unknown]

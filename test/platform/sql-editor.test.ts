@@ -64,6 +64,10 @@ t.test("Supabase's shape: an array of row objects, 201, every row, values parsed
   ], 'as the owner, who owns the table: every row')
   const many = await query<unknown[]>({ query: 'select g from generate_series(1, 2500) g' })
   t.equal(many.json.length, 2500, 'not paged')
+  const before = await count()
+  const huge = await query<{ code: string; message: string }>({ query: "insert into public.notes values (70, null, 'huge'); select g from generate_series(1, 10001) g" })
+  t.same([huge.status, huge.json.code], [400, 'too_many_rows'], 'past 10,000 rows: refused, not cut')
+  t.equal(await count(), before, 'and rolled back')
   const failed = await query<{ code: string; message: string }>({ query: 'select * from missing_table' })
   t.equal(failed.status, 400)
   t.equal(failed.json.message, 'relation "missing_table" does not exist', "PostgreSQL's message, where Supabase's tools read it")
@@ -195,7 +199,7 @@ t.test('read-only runs: asked for, and always for a read-only member', async (t)
   const reader = member('read-only')
   const read = await runSql(platform.platform.controlPlane, ref, reader, { query: 'select count(*) from public.notes', role: 'owner' }, context)
   t.same([read.read_only, read.rows], [true, [[String(before)]]])
-  for (const text of ["insert into public.notes values (61, null, 'x')", "select 1; insert into public.notes values (62, null, 'x')", "set transaction read write; insert into public.notes values (63, null, 'x')"]) {
+  for (const text of ["insert into public.notes values (61, null, 'x')", "select 1; insert into public.notes values (62, null, 'x')", "set transaction read write; insert into public.notes values (63, null, 'x')", "reset all; insert into public.notes values (66, null, 'x')", "set local transaction_read_only = off; insert into public.notes values (67, null, 'x')"]) {
     const refused = await runSql(platform.platform.controlPlane, ref, reader, { query: text, role: 'service_role' }, context).then(
       () => undefined,
       (error: unknown) => error,
