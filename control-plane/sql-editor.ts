@@ -331,6 +331,9 @@ async function readStatement(
   deadlineMs: number,
 ): Promise<StatementResult> {
   const cursor = client.query(new Cursor(text, values as never, { rowMode: 'array', types: types as never }))
+  // One deadline for the statement, across its reads: PostgreSQL's timeout counts each fetch apart, so a select trickling rows would otherwise never meet it.
+  const until = Date.now() + deadlineMs
+  const left = () => Math.max(0, until - Date.now())
   const kept: unknown[][] = []
   let seen = 0
   let ended = false
@@ -346,7 +349,7 @@ async function readStatement(
             resolve(rows)
           }),
         ),
-        deadlineMs,
+        left(),
       )
       for (const row of rows) {
         if (!page.discard && seen >= page.skip && seen < page.skip + page.keep) kept.push(row)
@@ -359,7 +362,7 @@ async function readStatement(
     }
   }
   // Past the page: the portal closed (a select is not read further). After an error or a deadline nothing is closed: the run ends.
-  if (!ended) await withinDeadline(cursor.close(), deadlineMs)
+  if (!ended) await withinDeadline(cursor.close(), left())
   const fields = (result.fields ?? []).map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier }))
   const selected = fields.length > 0
   return {
