@@ -128,9 +128,11 @@ export class SqlError extends BaseplaneError {
   readonly where: string | undefined
   /** Which statement of the text (1-based). */
   readonly statement: number
+  readonly #fields: ConstructorParameters<typeof SqlError>[0]
 
   constructor(fields: { sqlstate: string; message: string; detail?: string; hint?: string; position?: number; where?: string; statement: number; text: string }) {
     super('sql_failed', fields.message, 400, fields.hint)
+    this.#fields = fields
     this.name = 'SqlError'
     this.sqlstate = fields.sqlstate
     this.detail = fields.detail
@@ -140,6 +142,11 @@ export class SqlError extends BaseplaneError {
     const at = fields.position === undefined ? undefined : lineAndColumn(fields.text, fields.position)
     this.line = at?.line
     this.column = at?.column
+  }
+
+  /** The same refusal with a hint of the platform's where PostgreSQL gave none. */
+  withHint(hint: string): SqlError {
+    return this.hint === undefined ? new SqlError({ ...this.#fields, hint }) : this
   }
 
   /** The admin API's body: `{code, message}` and PostgreSQL's fields (absent ones null). */
@@ -158,9 +165,6 @@ export class SqlError extends BaseplaneError {
     }
   }
 
-  static is(value: unknown): value is SqlError {
-    return BaseplaneError.is(value) && value.code === 'sql_failed'
-  }
 }
 
 /** What a run needs besides: where the project's API is (the claims' issuer), and how Auth's mail goes (finding a user sends none). */
@@ -436,9 +440,9 @@ export async function runSql(controlPlane: ControlPlane, ref: string, caller: Ca
       project,
       as.login,
       async (client) => {
+        await client.query(`begin; ${as.setup}`)
         let index = 0
         try {
-          await client.query(`begin; ${as.setup}`)
           let last: StatementResult | undefined
           for (; index < statements.length; index++) {
             const statement = statements[index]!
@@ -476,15 +480,10 @@ export async function runSql(controlPlane: ControlPlane, ref: string, caller: Ca
       deadlineMs,
     )
   } catch (error) {
-    if (SqlError.is(error)) {
-      const refused = error as SqlError
-      if (refused.sqlstate === '25006' && standing === 'read-only' && refused.hint === undefined) {
-        const withHint = new SqlError({ sqlstate: refused.sqlstate, message: refused.message, detail: refused.detail, hint: `Your role on project ${project.ref} is read-only: your runs are read-only transactions.`, position: refused.position, where: refused.where, statement: refused.statement, text: input.query })
-        await record(null, refused.sqlstate)
-        throw withHint
-      }
-      await record(null, refused.sqlstate)
-    }
+    if (error instanceof SqlError) {
+      await record(null, error.sqlstate)
+      if (error.sqlstate === '25006' && standing === 'read-only') throw error.withHint(`Your role on project ${project.ref} is read-only: your runs are read-only transactions.`)
+    } else if (BaseplaneError.is(error) && error.status < 500) await record(null, error.code)
     throw error
   }
   const { last, columns, committed } = outcome
