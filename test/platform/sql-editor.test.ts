@@ -293,3 +293,23 @@ t.test('snippets: named, per caller, created, listed, renamed, rewritten, delete
   const patchOther = await request<{ code: string }>(`${url}/${theirs.id}`, { method: 'PATCH', headers: auth, body: { query: 'select 4' } })
   t.equal(patchOther.status, 404, "the operator does not reach a member's snippet by its id")
 })
+
+t.test('the history keeps the newest runs of each caller and drops the older ones', async (t) => {
+  const db = await import('../../control-plane/db/sql-editor.ts')
+  const catalogue = platform.platform.controlPlane.catalogue
+  const run = (n: number) => ({ ref, actor: 'member:keep@example.com', query: `select ${n}`, role: 'owner', userId: null, explain: false, readOnly: false, durationMs: 1, rowCount: 1, errorCode: null })
+  for (const n of [1, 2, 3, 4]) await db.insertSqlRun(catalogue, run(n), 3)
+  t.same((await db.sqlRuns(catalogue, ref, 'member:keep@example.com', 10)).map((r) => r.query), ['select 4', 'select 3', 'select 2'])
+  t.ok((await db.sqlRuns(catalogue, ref, 'operator', 10)).length > 0, "another caller's runs are not dropped")
+})
+
+t.test("the SQL tab drawn for a read-only member: read-only checked, fixed, and said so", async (t) => {
+  const { sqlScreen } = await import('../../control-plane/dashboard/pages/sql/screen.ts')
+  const context = { controlPlane: platform.platform.controlPlane } as Parameters<typeof sqlScreen>[0]
+  const reader = String((await sqlScreen(context, ref, member('read-only'))).body)
+  t.match(reader, /id="sql-read-only" name="read_only" value="true" checked disabled/)
+  t.match(reader, /Your role on this project is read-only/)
+  const operator = String((await sqlScreen(context, ref, OPERATOR)).body)
+  t.notMatch(operator, /checked disabled/)
+  t.match(operator, /<option value="owner">the owner/)
+})
