@@ -9,17 +9,8 @@
 // transactions. History and snippets are each caller's own.
 import { platformErrors } from '../../lib/errors.ts'
 import type { ControlPlane } from '../control-plane.ts'
-import {
-  createSqlSnippet,
-  deleteSqlSnippet,
-  listSqlSnippets,
-  readSqlRunInput,
-  rowObjects,
-  runSql,
-  sqlHistory,
-  SqlError,
-  updateSqlSnippet,
-} from '../sql-editor.ts'
+import { readSqlRunInput, rowObjects, runSql, SqlError } from '../sql-editor.ts'
+import { createSqlSnippet, deleteSqlSnippet, listSqlSnippets, sqlHistory, updateSqlSnippet } from '../sql-history.ts'
 import type { Addressing } from '../views.ts'
 import { queryNumber, REF_PARAM, type AdminRoute } from './route.ts'
 

@@ -1,4 +1,4 @@
-// SQL of the SQL editor (control-plane/sql-editor.ts): in the catalogue, a
+// SQL of the SQL editor (control-plane/sql-editor.ts, sql-history.ts): in the catalogue, a
 // caller's history of runs and saved snippets (sql/catalogue/0025); in a
 // project's database, the names of result columns' types and ending a run
 // that outlived its deadline (as the server's admin role).

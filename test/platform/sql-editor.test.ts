@@ -14,7 +14,8 @@ import t from 'tap'
 import { createClient } from '@supabase/supabase-js'
 import { ownerUrlOf } from '../../lib/catalogue.ts'
 import { OPERATOR, type Caller } from '../../control-plane/access.ts'
-import { runSql, sqlHistory, SqlError, type SqlResultView } from '../../control-plane/sql-editor.ts'
+import { runSql, SqlError, type SqlResultView } from '../../control-plane/sql-editor.ts'
+import { createSqlSnippet, listSqlSnippets, sqlHistory } from '../../control-plane/sql-history.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -286,7 +287,6 @@ t.test('snippets: named, per caller, created, listed, renamed, rewritten, delete
   t.equal(removed.status, 204)
   const gone = await request<{ code: string }>(`${url}/${other.json.id}`, { method: 'DELETE', headers: auth })
   t.same([gone.status, gone.json.code], [404, 'snippet_not_found'])
-  const { listSqlSnippets, createSqlSnippet } = await import('../../control-plane/sql-editor.ts')
   const theirs = await createSqlSnippet(platform.platform.controlPlane, ref, member('developer'), { name: 'Everyone', query: 'select 3' })
   t.equal(theirs.name, 'Everyone', 'a member may use a name the operator uses')
   t.same((await listSqlSnippets(platform.platform.controlPlane, ref, member('developer'))).snippets.map((s) => s.query), ['select 3'], 'and sees only their own')

@@ -6,7 +6,8 @@
 // message and field.
 import { BaseplaneError } from '../../../../lib/errors.ts'
 import type { Caller } from '../../../access.ts'
-import { createSqlSnippet, deleteSqlSnippet, readSqlRunInput, runSql, SqlError, updateSqlSnippet } from '../../../sql-editor.ts'
+import { readSqlRunInput, runSql, SqlError } from '../../../sql-editor.ts'
+import { createSqlSnippet, deleteSqlSnippet, updateSqlSnippet } from '../../../sql-history.ts'
 import { REF_PARAM, type CallInput, type DashboardCall, type DashboardContext, type FormsPart } from '../../module.ts'
 
 /** An answer, or a refusal as the page's script reads it. */
