@@ -1,5 +1,6 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
+import { dbQueryCommand } from './db-query.ts'
 import { requireYes, stringOption, table, UsageError, type Command, type ParsedArgs } from '../command.ts'
 import { alwaysOnProduct, getProject, rotateProjectKeys, setProjectProduct, validateProduct } from '../../control-plane/projects.ts'
 
@@ -79,6 +80,7 @@ export const keyCommands: Command[] = [
     },
     human: (result: { db_url: string }) => result.db_url,
   },
+  dbQueryCommand,
   productSwitch(true),
   productSwitch(false),
 ]

@@ -33,6 +33,7 @@ import { eventRoutes } from './events.ts'
 import { developerToolRoutes } from './developer-tools.ts'
 import { memberRoutes } from './members.ts'
 import { signingKeyRoutes } from './signing-keys.ts'
+import { sqlEditorRoutes } from './sql.ts'
 import { roleTimeoutRoutes } from './timeouts.ts'
 import { usageRoutes } from './usage.ts'
 import { usageChartRoutes } from './usage-charts.ts'
@@ -75,6 +76,7 @@ export function adminRoutes(controlPlane: ControlPlane, addressing: Addressing, 
     ...eventRoutes(controlPlane),
     ...developerToolRoutes(controlPlane),
     ...memberRoutes(controlPlane, { mail: options.mail ?? { smtpUrl: undefined, from: 'Baseplane <noreply@localhost>' }, addressing }),
+    ...sqlEditorRoutes(controlPlane, addressing),
   ]
 }
 

@@ -25,6 +25,8 @@ import { realtimeForms } from './realtime/forms.ts'
 import { realtimeScreens } from './realtime/screen.ts'
 import { restForms } from './rest/forms.ts'
 import { restScreens } from './rest/screen.ts'
+import { sqlForms } from './sql/forms.ts'
+import { sqlScreens } from './sql/screen.ts'
 import { serversForms } from './servers/forms.ts'
 import { serversScreens } from './servers/screen.ts'
 import { settingsForms } from './settings/forms.ts'
@@ -91,6 +93,7 @@ export const MODULES: ModuleFactory[] = [
   // Running a document as a role (service_role too) is a developer's; the types and the schema report only read.
   room({ id: 'graphql', label: 'GraphQL' }, graphqlScreens, graphqlForms, { ...MEMBERS_WORK, except: { 'POST /projects/:ref/graphql/types': 'read', 'POST /projects/:ref/graphql/report': 'read' } }),
   room({ id: 'rest', label: 'REST' }, restScreens, restForms, MEMBERS_WORK),
+  room({ id: 'sql', label: 'SQL' }, sqlScreens, sqlForms),
   room({ id: 'push', label: 'Push' }, pushScreens, pushForms, MEMBERS_WORK),
   room({ id: 'realtime', label: 'Realtime' }, realtimeScreens, realtimeForms, MEMBERS_WORK),
   room({ id: 'storage', label: 'Storage' }, storageScreens, storageForms, MEMBERS_WORK),
