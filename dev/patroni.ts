@@ -88,8 +88,11 @@ export interface HaCluster {
   waitForLeader(options?: { not?: string; limitMs?: number }): Promise<string>
   /** SIGKILL of the leader's Patroni and every PostgreSQL process of it, as when its host dies. */
   killLeader(): Promise<KilledLeader>
-  /** A planned switchover to the other node (Patroni's `POST /switchover`); resolves once it is the leader behind HAProxy. */
-  switchover(): Promise<{ from: string; to: string }>
+  /**
+   * A planned switchover to the other node (Patroni's `POST /switchover`, what `patronictl switchover` sends);
+   * resolves once it is the leader behind HAProxy. `at`: performance.now() when it was asked for.
+   */
+  switchover(): Promise<{ from: string; to: string; at: number }>
   /** What the processes wrote, for a failure's message. */
   logs(): string
   /** Stops every process and removes the folder. */
@@ -333,19 +336,27 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
   }
   const waitForLeader = async ({ not, limitMs = 60_000 }: { not?: string; limitMs?: number } = {}) => {
     let found: string | undefined
-    await until(async () => {
-      found = await leaderNow()
-      return found !== undefined && found !== not && (await routedToPrimary())
-    }, limitMs, not === undefined ? 'a leader behind HAProxy' : `a leader other than ${not} behind HAProxy`)
+    try {
+      await until(async () => {
+        found = await leaderNow()
+        return found !== undefined && found !== not && (await routedToPrimary())
+      }, limitMs, not === undefined ? 'a leader behind HAProxy' : `a leader other than ${not} behind HAProxy`)
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${logs()}`)
+    }
     return found!
   }
-  /** The replica streams from the leader, so a failover has somewhere to go. */
+  /**
+   * The other node streams from the leader and is its synchronous standby (Patroni's `GET /cluster`): only
+   * then may Patroni promote it, so a failover or switchover has somewhere to go.
+   */
   const replicaStreaming = async (leaderName: string): Promise<boolean> => {
-    const replica = nodes.find((n) => n.name !== leaderName)!
-    const answer = await fetch(`http://127.0.0.1:${replica.restPort}/patroni`, { signal: AbortSignal.timeout(1000) })
-      .then((r) => r.json() as Promise<{ state?: string; role?: string; replication_state?: string }>)
+    const leaderNode = nodes.find((n) => n.name === leaderName)!
+    const cluster = await fetch(`http://127.0.0.1:${leaderNode.restPort}/cluster`, { signal: AbortSignal.timeout(1000) })
+      .then((r) => r.json() as Promise<{ members?: Array<{ name: string; role: string; state: string }> }>)
       .catch(() => undefined)
-    return answer?.role === 'replica' && answer.state === 'running' && (await restStatus(replica.restPort, '/replica')) === 200
+    const other = cluster?.members?.find((m) => m.name !== leaderName)
+    return other?.role === 'sync_standby' && (other.state === 'streaming' || other.state === 'running')
   }
 
   try {
@@ -365,6 +376,7 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
     waitForLeader,
     async killLeader() {
       const name = await leader()
+      await until(() => replicaStreaming(name), 60_000, `the other node to be ${name}'s synchronous standby before the kill`)
       const node = nodes.find((n) => n.name === name)!
       const at = performance.now()
       // Patroni first, so it cannot restart its PostgreSQL; then the postmaster and every backend at once.
@@ -378,6 +390,7 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
       const to = nodes.find((n) => n.name !== from)!.name
       await until(() => replicaStreaming(from), 60_000, `${to} to stream from ${from} before the switchover`)
       const node = nodes.find((n) => n.name === from)!
+      const at = performance.now()
       const answer = await fetch(`http://127.0.0.1:${node.restPort}/switchover`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
@@ -387,7 +400,7 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
       const text = await answer.text()
       if (answer.status !== 200) throw new Error(`Patroni's switchover answered ${answer.status}: ${text}`)
       await waitForLeader({ not: from })
-      return { from, to }
+      return { from, to, at }
     },
     logs,
     stop,

@@ -97,12 +97,14 @@ interface Answer {
   body?: string
 }
 
+/** Numbers the writes of every load, so each acknowledged one can be looked for. */
+let n = 0
+
 /** Reads and writes on every node, 3 loops each, until `done` resolves; every answer kept. */
 function load(done: Promise<unknown>): Promise<Answer[]> {
   const answers: Answer[] = []
   let stop = false
   void done.finally(() => (stop = true))
-  let n = 0
   const loop = async (node: number) => {
     while (!stop) {
       const write = n % 2 === 0
@@ -128,24 +130,29 @@ async function across(t: Test, cause: () => Promise<{ at: number; from: string }
   let finish!: () => void
   const done = new Promise<void>((resolve) => (finish = resolve))
   const running = load(done)
-  await new Promise((resolve) => setTimeout(resolve, 1000))
-  const { at, from } = await cause()
-  const leader = await ha.waitForLeader({ not: from, limitMs: SWITCH_LIMIT_MS })
-  t.not(leader, from, `${leader} leads now`)
-  // Each node answers the prepared read again (polled beside the load), then the load runs a little longer.
-  const deadline = performance.now() + SWITCH_LIMIT_MS
-  const firstGood: number[] = []
-  for (const node of nodes) {
-    while (performance.now() < deadline) {
-      const answer = await call(preparedRead(node), { headers: anon }).catch(() => undefined)
-      if (answer?.status === 200) break
-      await new Promise((resolve) => setTimeout(resolve, 50))
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1000))
+    const { at, from } = await cause()
+    const leader = await ha.waitForLeader({ not: from, limitMs: SWITCH_LIMIT_MS })
+    t.not(leader, from, `${leader} leads now`)
+    // Each node answers the prepared read again (polled beside the load), then the load runs a little longer.
+    const deadline = performance.now() + SWITCH_LIMIT_MS
+    const firstGood: number[] = []
+    for (const node of nodes) {
+      while (performance.now() < deadline) {
+        const answer = await call(preparedRead(node), { headers: anon }).catch(() => undefined)
+        if (answer?.status === 200) break
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      firstGood.push(performance.now())
     }
-    firstGood.push(performance.now())
+    await new Promise((resolve) => setTimeout(resolve, AFTER_MS))
+    finish()
+    return { answers: await running, at, firstGood }
+  } finally {
+    finish()
+    await running
   }
-  await new Promise((resolve) => setTimeout(resolve, AFTER_MS))
-  finish()
-  return { answers: await running, at, firstGood }
 }
 
 function report(t: Test, what: string, answers: Answer[], at: number): void {
@@ -209,8 +216,7 @@ t.test('set up: push credentials and a device; both nodes serve the project', as
 
 t.test('a planned switchover under load', async (t) => {
   const { answers, at } = await across(t, async () => {
-    const at = performance.now()
-    const { from } = await ha.switchover()
+    const { from, at } = await ha.switchover()
     return { at, from }
   })
   report(t, 'switchover', answers, at)
