@@ -19,6 +19,8 @@ if (missing !== undefined) {
   t.plan(0, `${missing}; .ci/run installs them`)
   process.exit(0)
 }
+// A pair to bootstrap and clone, two node processes and a leader TTL or two: about 75 s alone, more on a loaded machine than tap's 180 s.
+t.setTimeout(400_000)
 
 const SWITCH_LIMIT_MS = (HA_SETTINGS.ttl + 30) * 1000
 /** The nodes reconnect to the catalogue every 0.5 s and hear its changes at once; this leaves a loaded machine room. */

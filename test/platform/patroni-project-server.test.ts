@@ -27,6 +27,8 @@ if (missing !== undefined) {
   t.plan(0, `${missing}; .ci/run installs them`)
   process.exit(0)
 }
+// A pair to bootstrap and clone, two node processes and a leader TTL or two: about 100 s alone, more on a loaded machine than tap's 180 s.
+t.setTimeout(400_000)
 
 /** A switch longer than this is a failure: the leader's TTL, HAProxy's checks and a loaded machine's slack. */
 const SWITCH_LIMIT_MS = (HA_SETTINGS.ttl + 30) * 1000
