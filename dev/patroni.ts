@@ -241,7 +241,8 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
             synchronous_mode: true,
             postgresql: {
               use_pg_rewind: true,
-              parameters: { max_connections: 100, wal_level: 'replica', hot_standby: 'on', max_wal_senders: 10, max_replication_slots: 10, wal_log_hints: 'on' },
+              // logical: Realtime's Postgres Changes read the project's database through a logical slot.
+              parameters: { max_connections: 100, wal_level: 'logical', hot_standby: 'on', max_wal_senders: 10, max_replication_slots: 10, wal_log_hints: 'on' },
             },
           },
           initdb: [{ encoding: 'UTF8' }, { locale: 'C.UTF-8' }, { auth: 'trust' }],

@@ -9,6 +9,8 @@
 // in the catalogue, its reader on the project's database) delivers a message
 // sent after the switch. The figures (answered, 503s and their span, the first
 // good answer after the kill) are printed for docs/fleet.md.
+import { createClient } from '@supabase/supabase-js'
+import pg from 'pg'
 import t, { type Test } from 'tap'
 import { ControlPlane } from '../../control-plane/control-plane.ts'
 import { createProject, setProjectProduct } from '../../control-plane/projects.ts'
@@ -20,6 +22,7 @@ import { startApnsPeer } from '../../dev/push-peers/apns-peer.ts'
 import { catalogueDatabase, dropCatalogue } from '../helpers/platform.ts'
 import { startPlatformProcess, type PlatformProcess } from '../helpers/platform-process.ts'
 import { HA_SETTINGS, patroniMissing, startPatroni } from '../helpers/patroni.ts'
+import { wsTransport } from '../realtime/helpers.ts'
 import { acknowledgedPresent, across, addNotes, call, preparedRead, report } from '../helpers/failover-load.ts'
 
 const missing = patroniMissing()
@@ -49,6 +52,14 @@ await placing.close()
 if (record.dbServer !== 'patroni') throw new Error(`the project was placed on ${record.dbServer}, not on the Patroni pair`)
 
 await addNotes(ownerUrlOf(record))
+{
+  const owner = new pg.Client({ connectionString: ownerUrlOf(record) })
+  await owner.connect()
+  await owner.query(`create table public.pings (id serial primary key, title text not null);
+    grant select on public.pings to anon;
+    alter publication supabase_realtime add table public.pings`)
+  await owner.end()
+}
 
 const key = makeApnsKey()
 const apns = await startApnsPeer({ teamId: key.teamId, keyId: key.keyId, publicKey: key.publicKey, topic: TOPIC })
@@ -63,6 +74,34 @@ const userToken = signJwt(record.jwtSecret, { sub, role: 'authenticated', aud: '
 
 const bases = nodes.map((node) => node.baseUrlOf(record.ref))
 const target = { ha, bases, anonKey: record.anonKey, switchLimitMs: SWITCH_LIMIT_MS }
+
+// A Postgres Changes subscriber on node 1 (the project's reader runs where its channels are).
+const realtime = createClient(bases[0]!, record.anonKey, { auth: { persistSession: false, autoRefreshToken: false }, realtime: { transport: wsTransport } })
+t.teardown(async () => {
+  await realtime.removeAllChannels()
+  realtime.realtime.disconnect()
+})
+const heard: string[] = []
+
+/**
+ * Rows inserted every 0.5 s until the subscriber hears one: the reader's slot is temporary, so what is
+ * committed between the old reader's end and the new slot is not delivered (docs/realtime.md).
+ */
+async function changeHeard(t: Test, label: string, since: number): Promise<void> {
+  const owner = new pg.Client({ connectionString: ownerUrlOf(record) })
+  await owner.connect()
+  try {
+    const deadline = performance.now() + 40_000
+    for (let i = 0; performance.now() < deadline; i++) {
+      await owner.query('insert into public.pings (title) values ($1)', [`${label} ${i}`])
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      if (heard.some((title) => title.startsWith(`${label} `))) break
+    }
+  } finally {
+    await owner.end()
+  }
+  t.ok(heard.some((title) => title.startsWith(`${label} `)), `Postgres Changes: a row inserted ${label} is heard (${((performance.now() - since) / 1000).toFixed(2)} s after it)`)
+}
 
 async function pushDelivered(t: Test, title: string): Promise<void> {
   const before = apns.delivered.length
@@ -86,6 +125,17 @@ t.test('set up: push credentials and a device; both nodes serve the project', as
   t.equal(device.status, 201, device.text)
   for (const base of bases) t.same([(await call(preparedRead(base), { headers: anon })).text], ['[{"body":"before"}]'])
   await pushDelivered(t, 'before any switch')
+  const joined = await new Promise<string>((resolve) => {
+    const channel = realtime.channel('pings')
+    channel.on('postgres_changes' as never, { event: 'INSERT', schema: 'public', table: 'pings' } as never, ((payload: { new: { title: string } }) => heard.push(payload.new.title)) as never)
+    channel.on('system', {}, (payload: { extension?: string; status?: string; message?: string }) => {
+      if (payload.extension === 'postgres_changes') resolve(`${payload.status}: ${payload.message}`)
+    })
+    channel.subscribe()
+    setTimeout(() => resolve('no postgres_changes system message within 15 s'), 15_000)
+  })
+  t.equal(joined, 'ok: Subscribed to PostgreSQL', 'the subscriber joins Postgres Changes')
+  await changeHeard(t, 'before any switch', performance.now())
 })
 
 t.test('a planned switchover under load', async (t) => {
@@ -96,6 +146,7 @@ t.test('a planned switchover under load', async (t) => {
   report(t, 'switchover', answers, at, nodes.length)
   await acknowledgedPresent(t, answers, ownerUrlOf(record))
   await pushDelivered(t, 'after the switchover')
+  await changeHeard(t, 'after the switchover', at)
 })
 
 t.test("the leader's host killed under load", async (t) => {
@@ -113,5 +164,6 @@ t.test("the leader's host killed under load", async (t) => {
     t.equal(fresh.status, 200, `a read never prepared before answers too: ${fresh.text}`)
   }
   await pushDelivered(t, 'after the kill')
+  await changeHeard(t, 'after the kill', at)
 })
 
