@@ -308,7 +308,7 @@ export async function startHaCluster(binaries: HaBinaries, options: { scope?: st
     }
   }
   function failed(child: ChildProcess): boolean {
-    if (child.exitCode !== null) throw new Error(`a process exited with ${child.exitCode} while starting`)
+    if (child.exitCode !== null) throw new Error(`${children.find((c) => c.child === child)?.name ?? 'a process'} exited with ${child.exitCode} while starting`)
     return false
   }
 
