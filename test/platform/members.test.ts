@@ -5,8 +5,8 @@
 // insufficient_role), a member sees nothing of a project not theirs, owners
 // manage their project's members, and every change carries its actor.
 import t from 'tap'
-import { memberCaller, createToken } from '../../control-plane/members.ts'
 import { linkOf, startMailCatcher } from '../auth/helpers.ts'
+import { inviteMember } from '../helpers/members.ts'
 import { request } from '../helpers/http.ts'
 import { startTestPlatform } from '../helpers/platform.ts'
 
@@ -18,22 +18,8 @@ const operator = { authorization: `Bearer ${platform.config.adminToken}` }
 const a = await platform.createProject({ name: 'Alpha', auth: true, push: true })
 const b = await platform.createProject({ name: 'Beta' })
 
-/** Invites `email` to A with `role` as the operator, accepts through the dashboard's form, and answers a token of theirs. */
-async function member(email: string, role: string, projects = [{ ref: a.ref, role }]): Promise<{ token: string; headers: Record<string, string> }> {
-  const since = mail.messages.length
-  const invited = await request<{ email: string; joined: boolean }>(`${admin}/members`, { headers: operator, body: { email, projects } })
-  if (invited.status !== 201) throw new Error(`invite ${email}: ${invited.status} ${invited.text}`)
-  const link = new URL(linkOf(await mail.next(email, since)))
-  const token = link.searchParams.get('token')!
-  const accepted = await request(`${platform.origin}/dashboard/accept`, {
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ token, password: 'correct horse 42' }).toString(),
-  })
-  if (accepted.status !== 303) throw new Error(`accept ${email}: ${accepted.status} ${accepted.text.slice(0, 300)}`)
-  const id = (await controlPlane.catalogue.query<{ id: string }>('select id from baseplane.members where email = $1', [email])).rows[0]!.id
-  const made = await createToken(controlPlane, (await memberCaller(controlPlane, id))!, { name: 'tests' })
-  return { token: made.token, headers: { authorization: `Bearer ${made.token}` } }
-}
+/** Invites `email` to A with `role` (or to `projects`) as the operator, accepted, and answers a token of theirs. */
+const member = (email: string, role: string, projects = [{ ref: a.ref, role }]) => inviteMember(platform, mail, email, projects)
 
 const owner = await member('owner@example.com', 'owner')
 const developer = await member('dev@example.com', 'developer')
