@@ -254,7 +254,7 @@ if ('skip' in previous) {
         (error: { code?: number | null; output?: string }) => error,
       )
       t.ok(refused, 'the old node does not start')
-      t.not(refused?.code, 0, 'it exits non-zero')
+      t.equal(refused?.code, 1, 'it exits 1')
       t.match(
         refused?.output ?? '',
         `the catalogue database was migrated by a newer Baseplane (its migration ${newNewest}; this one knows up to ${oldNewest}): start this node with the fleet's newer version`,
