@@ -35,7 +35,8 @@ function previousCommit(): { commit: string } | { skip: string } {
     return { skip: 'not in a git checkout: the previous commit cannot be checked out' }
   }
   try {
-    const newest = git('log', '-1', '--format=%H', '--', 'sql/catalogue/')
+    // The newest commit that added a catalogue migration (an edit of a comment in one is no migration to cross).
+    const newest = git('log', '-1', '--diff-filter=A', '--format=%H', '--', 'sql/catalogue/')
     if (newest === '') return { skip: 'no commit touches sql/catalogue/ (a shallow clone?)' }
     return { commit: git('rev-parse', '--verify', `${newest}^`) }
   } catch (error) {
@@ -134,9 +135,9 @@ async function readOnce(base: string, anon: string, rows: typeof ITEMS, tally: T
       body: { query: '{ itemsCollection(first: 3, orderBy: [{ id: AscNullsLast }]) { edges { node { id name } } } }' },
     }).then((reply) => ({ reply, data: reply.json?.data?.itemsCollection?.edges.map((edge) => edge.node) })),
   ]).catch((error: Error) => [{ reply: { status: 0, headers: {} as Record<string, string>, text: error.message }, data: undefined }])
-  const graphqlRows = ITEMS
   for (const [i, { reply, data }] of answers.entries()) {
-    const expected = i === 0 ? rows : graphqlRows
+    // The Data API's max rows (changed below) does not bound GraphQL's page.
+    const expected = i === 0 ? rows : ITEMS
     if (reply.status === 200 && JSON.stringify(data) === JSON.stringify(expected)) tally.right++
     else if (reply.status === 503 && Number(reply.headers['retry-after']) > 0) tally.unavailable++
     else tally.wrong.push(`${reply.status} ${reply.text.slice(0, 200)}`)
@@ -157,25 +158,19 @@ async function underLoad(base: string, anon: string, rows: typeof ITEMS, until: 
 
 const previous = previousCommit()
 if ('skip' in previous) {
-  t.comment(previous.skip)
-  t.pass(`skipped: ${previous.skip}`)
+  t.test('old and new nodes on one catalogue across its migration', { skip: previous.skip }, () => {})
 } else {
   const oldRoot = fs.mkdtempSync(path.join(os.tmpdir(), 'bp-previous-'))
   fs.rmdirSync(oldRoot)
   git('worktree', 'add', '--detach', oldRoot, previous.commit)
   t.teardown(() => {
-    try {
-      git('worktree', 'remove', '--force', oldRoot)
-    } catch {
-      fs.rmSync(oldRoot, { recursive: true, force: true })
-      git('worktree', 'prune')
-    }
+    git('worktree', 'remove', '--force', oldRoot)
   })
   const missing = missingDependency(oldRoot)
   const oldNewest = Math.max(...fs.readdirSync(path.join(oldRoot, 'sql/catalogue')).filter((f) => /^\d{4}_/.test(f)).map((f) => Number(f.slice(0, 4))))
   const newNewest = migrationsOf('catalogue').at(-1)!.version
   if (missing !== undefined) {
-    t.pass(`skipped: the previous commit (${previous.commit.slice(0, 10)}) needs ${missing}, which this checkout's node_modules lacks`)
+    t.test('old and new nodes on one catalogue across its migration', { skip: `the previous commit (${previous.commit.slice(0, 10)}) needs ${missing}, which this checkout's node_modules lacks` }, () => {})
   } else {
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(oldRoot, 'node_modules'), 'dir')
     t.comment(`previous commit ${previous.commit.slice(0, 10)}: catalogue migrations up to ${oldNewest}; this one: up to ${newNewest}`)
