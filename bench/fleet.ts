@@ -1,4 +1,4 @@
-// npm run bench:fleet [-- --runs R --seconds S --projects P --quick]
+// npm run bench:fleet [-- --runs R --seconds S --projects P --quick --failover-only]
 // A fleet on one catalogue (issue 24), every node a real `baseplane start`
 // in a child process on a temporary embedded PostgreSQL (or DATABASE_URL's
 // server):
@@ -17,6 +17,13 @@
 //    project of an added server once its link returns; how long a node whose
 //    catalogue link stalls (through a forwarder that stops passing bytes)
 //    takes to answer 503 on /health (n/a if it has not within 30 s).
+// 3. Failover (issue 43, bench/lib/failover.ts): a Patroni-managed PostgreSQL
+//    15 pair behind HAProxy, two nodes under REST load, the leader's host
+//    killed, once with the catalogue (and its project) on the pair, once with
+//    only the project's server there: answers, 503s and their span, any other
+//    answer, the first good answer after the kill and after HAProxy switched,
+//    acknowledged writes lost. Skipped, saying why, where Patroni, etcd,
+//    HAProxy or PostgreSQL 15 is missing. --failover-only runs just this.
 // Each figure is the median of the runs (default 3), nodes started afresh
 // for each run; each run's figure in brackets.
 import { platformLoginRoles } from '../lib/db/platform-logins.ts'
@@ -40,12 +47,14 @@ import { createTenants, signedInUser, type Tenant, type TenantHost } from './lib
 import { currentUserEndpoint, graphqlEndpoint, wrkTenants, type TenantEndpoint, type TenantLoad } from './lib/tenants-wrk.ts'
 import { startWebPushSink, type WebPushSink } from './lib/webpush-sink.ts'
 import { reportCase } from './lib/report.ts'
+import { failoverBinaries, failoverCase, type FailoverFigures, type FailoverWhere } from './lib/failover.ts'
 
 interface Options {
   runs: number
   seconds: number
   projects: number
   quick: boolean
+  failoverOnly: boolean
 }
 
 function wholeNumber(name: string, raw: string | undefined, fallback: number, min: number): number {
@@ -57,7 +66,7 @@ function wholeNumber(name: string, raw: string | undefined, fallback: number, mi
 function options(): Options {
   try {
     const { values } = parseArgs({
-      options: { runs: { type: 'string' }, seconds: { type: 'string' }, projects: { type: 'string' }, quick: { type: 'boolean' } },
+      options: { runs: { type: 'string' }, seconds: { type: 'string' }, projects: { type: 'string' }, quick: { type: 'boolean' }, 'failover-only': { type: 'boolean' } },
       strict: true,
     })
     const quick = values.quick === true
@@ -66,9 +75,10 @@ function options(): Options {
       seconds: wholeNumber('seconds', values.seconds, quick ? 3 : 10, 1),
       projects: wholeNumber('projects', values.projects, quick ? 20 : 100, 1),
       quick,
+      failoverOnly: values['failover-only'] === true,
     }
   } catch (error) {
-    console.error(`bench:fleet: ${(error as Error).message}\nusage: npm run bench:fleet [-- --runs R --seconds S --projects P --quick]`)
+    console.error(`bench:fleet: ${(error as Error).message}\nusage: npm run bench:fleet [-- --runs R --seconds S --projects P --quick --failover-only]`)
     process.exit(2)
   }
 }
@@ -439,7 +449,7 @@ async function heal(fleet: Fleet, nodes: FleetNode[]): Promise<Healing> {
 
 const seconds = (ms: number | undefined) => (ms === undefined ? 'n/a' : `${(ms / 1000).toFixed(2)} s`)
 
-async function runOnce(fleet: Fleet, run: number): Promise<{ steps: Step[]; healing: Healing }> {
+async function runOnce(fleet: Fleet, run: number): Promise<{ steps: Step[]; healing: Healing; failover: Failovers | undefined }> {
   console.log(`\nrun ${run} of ${OPTIONS.runs}: wrk -t1 over ${OPTIONS.projects} projects, ${CONNECTIONS} connections per endpoint split over the nodes, ${OPTIONS.seconds} s`)
   const nodes: FleetNode[] = []
   const all: FleetNode[] = []
@@ -456,13 +466,14 @@ async function runOnce(fleet: Fleet, run: number): Promise<{ steps: Step[]; heal
       printStep(step, steps[0]!, budget)
     }
     const healing = await heal(fleet, nodes)
-    return { steps, healing }
+    await Promise.all(all.map((node) => node.stop()))
+    return { steps, healing, failover: await failovers(fleet.serverUrl) }
   } finally {
     await Promise.all(all.map((node) => node.stop()))
   }
 }
 
-function summarise(runs: Array<{ steps: Step[]; healing: Healing }>, budget: { budget: number; maxConnections: number }): void {
+function summarise(runs: Array<{ steps: Step[]; healing: Healing; failover: Failovers | undefined }>, budget: { budget: number; maxConnections: number }): void {
   const list = (values: Array<number | undefined>, format: (n: number) => string) => values.map((v) => (v === undefined ? 'n/a' : format(v))).join(', ')
   const med = (values: Array<number | undefined>) => {
     const seen = values.filter((v): v is number => v !== undefined)
@@ -494,15 +505,83 @@ function summarise(runs: Array<{ steps: Step[]; healing: Healing }>, budget: { b
   line('first good answer after an added server returns', h((x) => x.returnMs))
   line('  on every node', h((x) => x.returnEveryMs))
   line('unready after the catalogue link stalls', h((x) => x.unreadyMs))
+  summariseFailovers(runs.map((r) => r.failover))
+}
+
+// --- failover ----------------------------------------------------------------
+
+const FAILOVERS: FailoverWhere[] = ['catalogue', 'project server']
+type Failovers = Map<FailoverWhere, FailoverFigures | undefined>
+
+async function failovers(serverUrl: string): Promise<Failovers | undefined> {
+  const binaries = failoverBinaries()
+  if ('missing' in binaries) {
+    console.log(`failover: skipped: ${binaries.missing}`)
+    return undefined
+  }
+  const figures: Failovers = new Map()
+  for (const where of FAILOVERS) {
+    try {
+      const f = await failoverCase(binaries, where, serverUrl, NODE_ENV)
+      figures.set(where, f)
+      console.log(
+        `failover, ${where} leader killed: ${f.answered} answered, ${f.unavailable} x 503 over ${seconds(f.outageMs)}, ${f.others} other (goal 0)${f.otherSample ? `, e.g. ${f.otherSample}` : ''}; ` +
+          `first good answer ${seconds(f.firstGoodMs)} after the kill, ${seconds(f.afterRoutedMs)} after HAProxy switched (both nodes); ${f.lost} of ${f.acknowledged} acknowledged writes lost (goal 0)`,
+      )
+    } catch (error) {
+      figures.set(where, undefined)
+      console.log(`failover, ${where} leader killed: failed: ${(error as Error).message.split('\n')[0]}`)
+    }
+  }
+  return figures
+}
+
+function summariseFailovers(runs: Array<Failovers | undefined>): void {
+  if (runs.every((r) => r === undefined)) return
+  const list = (values: Array<number | undefined>) => values.map((v) => (v === undefined ? 'n/a' : (v / 1000).toFixed(2))).join(', ')
+  const med = (values: Array<number | undefined>) => {
+    const seen = values.filter((v): v is number => v !== undefined)
+    return seen.length === 0 ? undefined : median(seen)
+  }
+  for (const where of FAILOVERS) {
+    const f = runs.map((r) => r?.get(where))
+    const count = (pick: (x: FailoverFigures) => number) => f.reduce((sum, x) => sum + (x === undefined ? 0 : pick(x)), 0)
+    const figure = (name: string, pick: (x: FailoverFigures) => number | undefined) => {
+      const values = f.map((x) => (x === undefined ? undefined : pick(x)))
+      return `${name} ${seconds(med(values))} (${list(values)})`
+    }
+    console.log(
+      `failover, ${where} leader killed: ${figure('503s over', (x) => x.outageMs)}, ${figure('first good answer after the kill', (x) => x.firstGoodMs)}, ` +
+        `${figure('after HAProxy switched', (x) => x.afterRoutedMs)}; ${count((x) => x.unavailable)} x 503 of ${count((x) => x.answered)} answered, ` +
+        `${count((x) => x.others)} other (goal 0), ${count((x) => x.lost)} of ${count((x) => x.acknowledged)} acknowledged writes lost (goal 0)`,
+    )
+  }
+}
+
+async function failoverOnly(): Promise<void> {
+  console.log(`fleet benchmark, failover only: ${os.cpus().length} CPUs, ${OPTIONS.runs} run(s)`)
+  const database = await benchServer()
+  try {
+    const runs: Array<Failovers | undefined> = []
+    for (let run = 1; run <= OPTIONS.runs; run++) {
+      console.log(`\nrun ${run} of ${OPTIONS.runs}`)
+      runs.push(await failovers(database.url))
+    }
+    console.log(`\nmedians of ${runs.length} run(s) (each run's figure in brackets):`)
+    summariseFailovers(runs)
+  } finally {
+    await database.stop()
+  }
 }
 
 async function main(): Promise<void> {
   // The benchmark's own control plane logs nothing; the nodes' logs are read for refused connections.
   setLogLevel('silent')
+  if (OPTIONS.failoverOnly) return failoverOnly()
   console.log(`fleet benchmark: ${OPTIONS.projects} projects (free plan, Auth on), 1 to 3 nodes, ${os.cpus().length} CPUs, ${OPTIONS.runs} run(s)${OPTIONS.quick ? ' (quick)' : ''}`)
   const { fleet, close } = await prepare()
   try {
-    const runs: Array<{ steps: Step[]; healing: Healing }> = []
+    const runs: Array<{ steps: Step[]; healing: Healing; failover: Failovers | undefined }> = []
     for (let run = 1; run <= OPTIONS.runs; run++) runs.push(await runOnce(fleet, run))
     summarise(runs, await serverBudget(fleet))
   } finally {

@@ -14,6 +14,8 @@ export interface ParsedArgs {
 
 export interface CliContext {
   config: PlatformConfig
+  /** `--url` and `--token` as given (`login` reads them; the others run through main's choice of local or remote). */
+  globals?: { url?: string; token?: string }
   addressing: Addressing
   /** Opens the catalogue (starting the embedded server if it is not running; refused where there is no platform). */
   controlPlane(): Promise<ControlPlane>

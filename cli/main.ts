@@ -16,6 +16,8 @@ import { commandHelp, groupHelp, listHelp } from './help.ts'
 import { nearestCommand } from './suggest.ts'
 import { whereLine, whereOf } from './where.ts'
 import { runningStart } from './home-lock.ts'
+import { callAdminApi, savedLogin, type SavedLogin } from './member-login.ts'
+import { withActor } from '../control-plane/events.ts'
 
 /** The words typed before the first option: the command's and its positionals. */
 function leadingWords(argv: string[]): string[] {
@@ -59,20 +61,22 @@ function findCommand(argv: string[]): { command: Command; rest: string[] } | und
  * command takes: they stand for BASEPLANE_HOME and the server named in URLs, so they
  * are taken out before the command's own options are parsed.
  */
-function takeGlobals(argv: string[]): { home: string | undefined; url: string | undefined; argv: string[] } {
+function takeGlobals(argv: string[]): { home: string | undefined; url: string | undefined; token: string | undefined; argv: string[] } {
   const rest: string[] = []
-  const found: { home?: string; url?: string } = {}
+  const found: { home?: string; url?: string; token?: string } = {}
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!
     if (arg === '--') {
       rest.push(...argv.slice(i))
       break
     }
-    const name = (['home', 'url'] as const).find((option) => arg === `--${option}` || arg.startsWith(`--${option}=`))
+    const name = (['home', 'url', 'token'] as const).find((option) => arg === `--${option}` || arg.startsWith(`--${option}=`))
     if (name !== undefined) {
       const value = arg === `--${name}` ? argv[++i] : arg.slice(`--${name}=`.length)
       if (value === undefined || value === '' || (arg === `--${name}` && value.startsWith('-'))) {
-        throw new UsageError(name === 'home' ? '--home needs a value (a folder)' : '--url needs a value (the server, such as http://127.0.0.1:8000)')
+        throw new UsageError(
+          name === 'home' ? '--home needs a value (a folder)' : name === 'token' ? '--token needs a value (a personal access token)' : '--url needs a value (the server, such as http://127.0.0.1:8000)',
+        )
       }
       found[name] = value
       continue
@@ -80,7 +84,7 @@ function takeGlobals(argv: string[]): { home: string | undefined; url: string | 
     rest.push(arg)
   }
   if (found.url !== undefined && !/^https?:\/\/[^/]+/.test(found.url)) throw new UsageError(`--url must be the server's http:// or https:// address, got "${found.url}"`)
-  return { home: found.home, url: found.url?.replace(/\/+$/, ''), argv: rest }
+  return { home: found.home, url: found.url?.replace(/\/+$/, ''), token: found.token, argv: rest }
 }
 
 /**
@@ -153,10 +157,11 @@ function servedUrl(config: PlatformConfig, url: string | undefined): string {
   return url ?? runningStart(config.home)?.url ?? config.publicUrl
 }
 
-function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>, url: string | undefined): CliContext {
+function contextFor(config: PlatformConfig, cleanups: Array<() => Promise<void>>, url: string | undefined, token?: string): CliContext {
   let opened: Promise<ControlPlane> | undefined
   return {
     config,
+    globals: { url, token },
     addressing: { publicUrl: servedUrl(config, url), baseDomain: config.baseDomain },
     controlPlane: () =>
       (opened ??= (async () => {
@@ -212,11 +217,36 @@ function unacknowledgedWarning(nodes: string[]): string {
   return `baseplane: warning: the change is made, but data-plane ${which} ${nodes.join(', ')} did not acknowledge it in time: ${they} may serve the old state until ${they} ${hear} from the catalogue again (or a balancer takes ${they === 'it' ? 'it' : 'them'} out: BASEPLANE_CATALOGUE_SILENCE_MS)`
 }
 
+/**
+ * The member's token in effect, with the platform it is for: `--token` (or
+ * BASEPLANE_TOKEN) with `--url` (or BASEPLANE_URL), else what `baseplane
+ * login` saved. `login` and `logout` handle the token themselves.
+ */
+function memberLogin(command: Command, url: string | undefined, token: string | undefined): SavedLogin | undefined {
+  if (command.words[0] === 'login' || command.words[0] === 'logout') return undefined
+  const saved = savedLogin()
+  // An empty variable is an unset one.
+  const chosen = token ?? (process.env.BASEPLANE_TOKEN || undefined) ?? saved?.token
+  if (chosen === undefined || chosen === '') return undefined
+  const where = url ?? (process.env.BASEPLANE_URL?.replace(/\/+$/, '') || undefined) ?? saved?.url
+  if (where === undefined) throw new UsageError('--token needs the platform too: --url URL or BASEPLANE_URL (or save both with baseplane login)')
+  return { url: where, token: chosen }
+}
+
+function operatorOnly(command: Command): BaseplaneError {
+  return new BaseplaneError(
+    'operator_only',
+    `"baseplane ${command.words.join(' ')}" is the operator's: run it on the platform's home without a member token (baseplane logout forgets a saved one)`,
+    403,
+  )
+}
+
 export async function main(argv: string[]): Promise<number> {
   let home: string | undefined
   let url: string | undefined
+  let token: string | undefined
   try {
-    ;({ home, url, argv } = takeGlobals(argv))
+    ;({ home, url, token, argv } = takeGlobals(argv))
   } catch (error) {
     process.stderr.write(`baseplane: ${describeError(error)}\n`)
     return 2
@@ -236,10 +266,17 @@ export async function main(argv: string[]): Promise<number> {
     command = found.command
     const args = parse(command, found.rest)
     if (command.words[0] !== 'start') setLogLevel('silent')
-    const context = contextFor(config, cleanups, command.words[0] === 'start' ? undefined : url)
+    const context = contextFor(config, cleanups, command.words[0] === 'start' ? undefined : url, token)
     // A change not every node acknowledged in time is a warning; `start` serves until stopped (its admin API reports per request).
     const chosen = command
-    const run = () => chosen.run(context, args)
+    const member = memberLogin(chosen, url, token)
+    // A member's token in effect: the command is its admin API call, or refused; the operator's runs on the home, as the operator.
+    const run = member
+      ? async () => {
+          if (!chosen.remote) throw operatorOnly(chosen)
+          return callAdminApi(member.url, member.token, await chosen.remote(args, context))
+        }
+      : () => withActor('operator', () => chosen.run(context, args))
     const { result, unacknowledged } = chosen.words[0] === 'start' ? { result: await run(), unacknowledged: [] as string[] } : await withUnacknowledged(run)
     if (args.values.json === true || !command.human) process.stdout.write(JSON.stringify(result, null, 2) + '\n')
     else process.stdout.write((command.human as (r: unknown, c: CliContext) => string)(result, context) + '\n')

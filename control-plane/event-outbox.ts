@@ -40,8 +40,8 @@ export interface EventOutboxOptions {
 }
 
 /** The webhook's body for an event (documented above and in the README). */
-export function webhookPayload(event: Pick<EventRow, 'id' | 'kind' | 'ref' | 'at' | 'data'>): string {
-  return JSON.stringify({ type: event.kind, timestamp: event.at.toISOString(), data: { event_id: Number(event.id), ref: event.ref, ...event.data } })
+export function webhookPayload(event: Pick<EventRow, 'id' | 'kind' | 'ref' | 'at' | 'data' | 'actor'>): string {
+  return JSON.stringify({ type: event.kind, timestamp: event.at.toISOString(), actor: event.actor, data: { event_id: Number(event.id), ref: event.ref, ...event.data } })
 }
 
 export class EventOutbox {

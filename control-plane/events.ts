@@ -2,6 +2,7 @@
 // appended to the catalogue in the transaction of the change (db/events.ts),
 // read by `baseplane events` and `GET /platform/v1/events`, and posted to the
 // operator webhook by any node (event-outbox.ts).
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { platformErrors } from '../lib/errors.ts'
 import { isRef } from '../lib/refs.ts'
 import type { ControlPlane } from './control-plane.ts'
@@ -28,16 +29,39 @@ export const EVENT_KINDS = [
   'project.resumed',
   /** `{quota, percent: 80 | 100, used, figure, policy: 'bill' | 'cap', month: 'YYYY-MM', resets_at}` (resets_at null for the database size) */
   'quota.crossed',
+  /** `{email, role}`: a person invited to the project (a new member, or one who had other projects) */
+  'member.invited',
+  /** `{email, from, to}` */
+  'member.role_changed',
+  /** `{email, role}`: the membership ended (the member keeps their other projects) */
+  'member.removed',
+  /** `{email}`: an invitation accepted (the password set) */
+  'member.joined',
+  /** `{method, path}`: a change a member made through the admin API or the dashboard that reports no event of its own (settings, keys, Storage...) */
+  'project.changed',
 ] as const satisfies readonly string[]
 
 export type EventKind = (typeof EVENT_KINDS)[number]
 
+const actors = new AsyncLocalStorage<string>()
+
+/**
+ * Runs `work` as `actor` (access.ts actorOf): every event it appends records
+ * who made the change. The admin API, the dashboard and the CLI wrap each
+ * operation in it, so the operations need not carry the caller down to
+ * appendEvent; outside it (the pause sweep, the quotas) the actor is null.
+ */
+export function withActor<T>(actor: string, work: () => Promise<T>): Promise<T> {
+  return actors.run(actor, work)
+}
+
 /**
  * Appends an event in the caller's transaction (`client`), so it exists
- * exactly when the change it reports was committed.
+ * exactly when the change it reports was committed; `actor` defaults to the
+ * one withActor() runs the operation as.
  */
-export async function appendEvent(client: Queryable, kind: EventKind, ref: string, data: Record<string, unknown> = {}): Promise<void> {
-  await db.insertEvent(client, kind, ref, data)
+export async function appendEvent(client: Queryable, kind: EventKind, ref: string, data: Record<string, unknown> = {}, actor: string | null = actors.getStore() ?? null): Promise<void> {
+  await db.insertEvent(client, kind, ref, data, actor)
 }
 
 /** An event as the admin API and the CLI show it. */
@@ -46,6 +70,8 @@ export interface EventView {
   kind: string
   ref: string
   at: string
+  /** Who made the change: `operator`, `member:<email>`, or null (the platform itself). */
+  actor: string | null
   data: Record<string, unknown>
   /** The operator webhook's delivery: `none` (no webhook then), `pending`, `delivered`, `failed` (gave up). */
   delivery: { state: db.EventRow['delivery']; attempts: number; next_attempt_at: string | null; last_error: string | null; delivered_at: string | null }
@@ -100,6 +126,7 @@ function eventView(row: db.EventRow): EventView {
     kind: row.kind,
     ref: row.ref,
     at: row.at.toISOString(),
+    actor: row.actor,
     data: row.data,
     delivery: {
       state: row.delivery,

@@ -20,7 +20,7 @@ import type pg from 'pg'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import { describeError } from '../lib/log.ts'
 import { holdDeadline } from '../lib/db/round-trip-deadline.ts'
-import { comparableSql, lineAndColumn, splitStatements } from '../lib/sql-statements.ts'
+import { charactersBefore, comparableSql, lineAndColumn, splitStatements, type SqlStatement } from '../lib/sql-statements.ts'
 import { actorOf, OPERATOR, type Caller } from './access.ts'
 import type { ControlPlane } from './control-plane.ts'
 import { getProject } from './projects.ts'
@@ -122,7 +122,7 @@ export function readMigrationsFolder(dir: string): Migration[] {
     }
     const text = fs.readFileSync(file, 'utf8')
     const statements = splitStatements(text)
-    migrations.push({ version: match[1]!, name: match[2]!, statements: statements.map((s) => s.text), file, source: { text, offsets: statements.map((s) => s.offset) } })
+    migrations.push({ version: match[1]!, name: match[2]!, statements: statements.map(statementText), file, source: { text, offsets: statements.map(statementOffset) } })
   }
   return checked(migrations, dir)
 }
@@ -142,7 +142,7 @@ export function migrationsFromBody(body: Record<string, unknown>): Migration[] {
   if (body.migrations === undefined) {
     if (typeof body.query !== 'string' || body.query.trim() === '') throw refuse('the body needs migrations: [{ version, name, statements }] (or Supabase\'s { query, name })', 'migrations')
     if (body.name !== undefined && typeof body.name !== 'string') throw refuse('name must be a string', 'name')
-    return [{ version: timestampVersion(), name: (body.name as string | undefined) ?? '', statements: splitStatements(body.query).map((s) => s.text) }]
+    return [{ version: timestampVersion(), name: (body.name as string | undefined) ?? '', statements: splitStatements(body.query).map(statementText) }]
   }
   if (!Array.isArray(body.migrations)) throw refuse('migrations must be a list of { version, name, statements }', 'migrations')
   const migrations = body.migrations.map((item: unknown, i): Migration => {
@@ -154,7 +154,7 @@ export function migrationsFromBody(body: Record<string, unknown>): Migration[] {
     if ((statements === undefined) === (query === undefined)) throw refuse(`${at} needs either statements (a list of SQL statements) or query (the file's SQL)`, 'migrations')
     if (query !== undefined && typeof query !== 'string') throw refuse(`${at}.query must be a string`, 'migrations')
     if (statements !== undefined && (!Array.isArray(statements) || !statements.every((s) => typeof s === 'string'))) throw refuse(`${at}.statements must be a list of strings`, 'migrations')
-    return { version, name: name ?? '', statements: query !== undefined ? splitStatements(query as string).map((s) => s.text) : (statements as string[]) }
+    return { version, name: name ?? '', statements: query !== undefined ? splitStatements(query as string).map(statementText) : (statements as string[]) }
   })
   return checked(migrations, 'migrations')
 }
@@ -189,20 +189,25 @@ function changedOnes(migrations: Migration[], rows: db.LedgerRow[]): Migration[]
   })
 }
 
+/** A statement as the ledger records it: its text trimmed, as Supabase's CLI stores it. */
+const statementText = (statement: SqlStatement): string => statement.text.trim()
+
+/** Where a statement's trimmed text starts in its file (a UTF-16 index). */
+const statementOffset = (statement: SqlStatement): number => statement.start + (statement.text.length - statement.text.trimStart().length)
+
 /** PostgreSQL's error on statement `index` of `migration`, with where it points (the file's line when read from a file). */
 function failureOf(migration: Migration, index: number, error: unknown, applied: Migration[], after: number): BaseplaneError {
   const pgError = error as { message?: string; code?: string; position?: string; detail?: string; hint?: string }
   const statement = migration.statements[index]!
   let where = `statement ${index + 1}`
+  // PostgreSQL's position is 1-based, in characters of the statement it was sent.
   if (pgError.position !== undefined && /^\d+$/.test(pgError.position)) {
-    const inStatement = Number(pgError.position) - 1
+    const position = Number(pgError.position)
     const start = migration.source?.offsets[index]
-    where +=
-      start === undefined
-        ? ` (line ${lineAndColumn(statement, inStatement).line}, column ${lineAndColumn(statement, inStatement).column} of the statement)`
-        : ` (line ${lineAndColumn(migration.source!.text, start + inStatement).line}, column ${lineAndColumn(migration.source!.text, start + inStatement).column})`
+    const at = start === undefined ? lineAndColumn(statement, position) : lineAndColumn(migration.source!.text, charactersBefore(migration.source!.text, start) + position)
+    where += start === undefined ? ` (line ${at.line}, column ${at.column} of the statement)` : ` (line ${at.line}, column ${at.column})`
   } else if (migration.source?.offsets[index] !== undefined) {
-    where += ` (from line ${lineAndColumn(migration.source.text, migration.source.offsets[index]!).line})`
+    where += ` (from line ${lineAndColumn(migration.source.text, charactersBefore(migration.source.text, migration.source.offsets[index]!) + 1).line})`
   }
   const sqlstate = pgError.code === undefined ? '' : ` (SQLSTATE ${pgError.code})`
   const detail = pgError.detail ? `; ${pgError.detail}` : ''

@@ -48,9 +48,9 @@ export const CONNECT_TIMEOUT_MS = 5000
  */
 export const ADMIN_DEADLINE_MS = 60_000
 
-export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string, work: (client: pg.Client) => Promise<T>, deadlineMs = ADMIN_DEADLINE_MS): Promise<T> {
   const client = new pg.Client({ connectionString: url, application_name: 'baseplane-control-plane', connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS })
-  boundRoundTrips(client, ADMIN_DEADLINE_MS)
+  boundRoundTrips(client, deadlineMs)
   await client.connect()
   try {
     return await work(client)
@@ -243,23 +243,30 @@ export async function withProjectDatabase<T>(serverUrl: string, database: string
  * admin. `api`: the API's role, which may only become the API roles; `auth`:
  * Auth's, switched to baseplane_auth_admin as Auth's worker is; `owner`: the
  * project's owner role, as its developers connect (what `baseplane db url`
- * names: the table editor's reads and writes and the migrations, so
- * row-level security and grants are the owner's own).
+ * names: the table editor's reads and writes, the migrations and the SQL
+ * editor's owner runs, so row-level security and grants are the owner's
+ * own). `deadlineMs` bounds each round trip (the platform's own by default).
  */
-export async function withProjectLogin<T>(serverUrl: string, project: ProjectRecord, login: 'api' | 'auth' | 'owner', work: (client: pg.Client) => Promise<T>): Promise<T> {
+export async function withProjectLogin<T>(
+  serverUrl: string,
+  project: ProjectRecord,
+  login: 'api' | 'auth' | 'owner',
+  work: (client: pg.Client) => Promise<T>,
+  deadlineMs = ADMIN_DEADLINE_MS,
+): Promise<T> {
   const url = new URL(adminUrlFor(serverUrl, project.dbName))
   const role =
-    login === 'api'
-      ? { user: project.dbApiRole, password: project.dbApiPassword }
-      : login === 'owner'
-        ? { user: project.dbOwnerRole, password: project.dbOwnerPassword }
-        : platformLoginOf(project, 'auth')
+    login === 'api' ? { user: project.dbApiRole, password: project.dbApiPassword } : login === 'owner' ? { user: project.dbOwnerRole, password: project.dbOwnerPassword } : platformLoginOf(project, 'auth')
   url.username = encodeURIComponent(role.user)
   url.password = encodeURIComponent(role.password)
-  return withClient(url.toString(), async (client) => {
-    if (login === 'auth') await client.query(AUTH_SESSION)
-    return work(client)
-  })
+  return withClient(
+    url.toString(),
+    async (client) => {
+      if (login === 'auth') await client.query(AUTH_SESSION)
+      return work(client)
+    },
+    deadlineMs,
+  )
 }
 
 /** Runs `work` in one transaction as withProjectLogin() connects. */

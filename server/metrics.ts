@@ -197,7 +197,7 @@ export function metricsRoute(metrics: PlatformMetrics, adminToken: string): Plat
 /** `GET /platform/v1/projects/{ref}/metrics/recent`: this process's last hour of the project, per minute. */
 export function recentFiguresRoute(figures: ProjectFigures, controlPlane: ControlPlane): AdminRoute {
   return {
-    method: 'GET',
+    method: 'GET', access: 'read',
     path: '/projects/:ref/metrics/recent',
     where: REF_PARAM,
     handler: async ({ params }) => {

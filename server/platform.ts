@@ -76,7 +76,7 @@ export interface RunningPlatform {
 
 /** The platform's own routes: the admin API, then the dashboard. */
 function platformRoutes(controlPlane: ControlPlane, addressing: Addressing, adminToken: string, pages: DashboardOptions, more: AdminRoute[] = []): PlatformRoutes {
-  const api = adminApi(controlPlane, addressing, adminToken, { push: pages.push ?? {}, extraRoutes: more })
+  const api = adminApi(controlPlane, addressing, adminToken, { push: pages.push ?? {}, extraRoutes: more, mail: pages.mail })
   const dashboardRoutes = dashboard(controlPlane, addressing, adminToken, pages)
   return async (request) => (await api(request)) ?? (await dashboardRoutes(request))
 }

@@ -18,5 +18,6 @@ import { usageCommand } from './usage.ts'
 import { quotaCommands } from './quotas.ts'
 import { restCommands } from './rest.ts'
 import { developerToolCommands } from './developer-tools.ts'
+import { memberCommands } from './members.ts'
 
-export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...developerToolCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, ...storageCommands, usageCommand, eventsCommand, ...serverCommands]
+export const commands: Command[] = [startCommand, statusCommand, ...projectCommands, ...timeoutCommands, ...quotaCommands, ...restCommands, ...roleCommands, ...keyCommands, ...developerToolCommands, ...authCommands, ...authUserCommands, ...mailCommands, ...pushCommands, ...realtimeCommands, ...storageCommands, usageCommand, eventsCommand, ...serverCommands, ...memberCommands]

@@ -1,6 +1,7 @@
 import { listSigningKeys, rotateSigningKey, validateSigningAlg, type SigningKeysView } from '../../control-plane/signing-keys.ts'
 import { dbUrlView, keysView } from '../../control-plane/views.ts'
-import { requireYes, stringOption, table, UsageError, type Command } from '../command.ts'
+import { dbQueryCommand } from './db-query.ts'
+import { requireYes, stringOption, table, UsageError, type Command, type ParsedArgs } from '../command.ts'
 import { alwaysOnProduct, getProject, rotateProjectKeys, setProjectProduct, validateProduct } from '../../control-plane/projects.ts'
 
 type Keys = ReturnType<typeof keysView> & { rotated?: true }
@@ -21,6 +22,19 @@ const showSigningKeys = (view: SigningKeysView) =>
 
 const USAGE = 'keys REF [--rotate --yes | --signing-keys | --rotate-signing-key [--alg ES256|RS256] [--now]]'
 
+/** `keys REF`'s options checked (they exclude each other), for the run on the home and the member's remote call alike. */
+function keyChoice(args: ParsedArgs): { ref: string; rotateSigning: boolean; signingAlg: ReturnType<typeof validateSigningAlg> | undefined } {
+  const ref = args.positionals[0]!
+  const rotateSigning = args.values['rotate-signing-key'] === true
+  const alg = stringOption(args, 'alg', false)
+  const chosen = [args.values.rotate === true && '--rotate', args.values['signing-keys'] === true && '--signing-keys', rotateSigning && '--rotate-signing-key'].filter(Boolean)
+  if (chosen.length > 1) throw new UsageError(`${chosen.join(' and ')} exclude each other`)
+  if (!rotateSigning && (alg !== undefined || args.values.now === true)) throw new UsageError(`${alg !== undefined ? '--alg' : '--now'} goes with --rotate-signing-key`)
+  if (args.values.yes === true && args.values.rotate !== true) throw new UsageError('--yes goes with --rotate')
+  if (args.values.rotate === true) requireYes(args, `rotating the keys of ${ref} stops its anon and service_role keys, and every token signed with its JWT secret, at once`)
+  return { ref, rotateSigning, signingAlg: alg === undefined ? undefined : validateSigningAlg(alg) }
+}
+
 export const keyCommands: Command[] = [
   {
     words: ['keys'],
@@ -37,25 +51,27 @@ export const keyCommands: Command[] = [
       now: 'the new key signs at once (or the key already waiting does): verifiers behind a cache may refuse new tokens for up to 10 minutes',
     },
     async run(context, args) {
-      const ref = args.positionals[0]!
-      const rotateSigning = args.values['rotate-signing-key'] === true
-      const alg = stringOption(args, 'alg', false)
-      const chosen = [args.values.rotate === true && '--rotate', args.values['signing-keys'] === true && '--signing-keys', rotateSigning && '--rotate-signing-key'].filter(Boolean)
-      if (chosen.length > 1) throw new UsageError(`${chosen.join(' and ')} exclude each other`)
-      if (!rotateSigning && (alg !== undefined || args.values.now === true)) throw new UsageError(`${alg !== undefined ? '--alg' : '--now'} goes with --rotate-signing-key`)
-      if (args.values.yes === true && args.values.rotate !== true) throw new UsageError('--yes goes with --rotate')
-      if (args.values.rotate === true) requireYes(args, `rotating the keys of ${ref} stops its anon and service_role keys, and every token signed with its JWT secret, at once`)
-      const signingAlg = alg === undefined ? undefined : validateSigningAlg(alg)
+      const { ref, rotateSigning, signingAlg } = keyChoice(args)
       const controlPlane = await context.controlPlane()
       if (rotateSigning) return rotateSigningKey(controlPlane, ref, { alg: signingAlg, now: args.values.now === true })
       if (args.values['signing-keys'] === true) return listSigningKeys(controlPlane, ref)
       if (args.values.rotate === true) return { ...keysView(await rotateProjectKeys(controlPlane, ref), context.addressing), rotated: true as const }
       return keysView(await getProject(controlPlane, ref), context.addressing)
     },
+    // A member's token: the same routes (the keys for developers and owners, rotations for owners).
+    remote(args) {
+      const { ref, rotateSigning, signingAlg } = keyChoice(args)
+      const at = `/projects/${encodeURIComponent(ref)}`
+      if (rotateSigning) return { method: 'POST', path: `${at}/signing-keys/rotate`, body: { ...(signingAlg ? { alg: signingAlg } : {}), now: args.values.now === true } }
+      if (args.values['signing-keys'] === true) return { method: 'GET', path: `${at}/signing-keys` }
+      if (args.values.rotate === true) throw new UsageError('--rotate with a member\'s token: rotate from the dashboard\'s Settings or POST /platform/v1/projects/{ref}/keys/rotate')
+      return { method: 'GET', path: `${at}/keys` }
+    },
     human: (result: Keys | SigningKeysView) => ('keys' in result ? showSigningKeys(result) : showKeys(result)),
   },
   {
     words: ['db', 'url'],
+    remote: (args) => ({ method: 'GET', path: `/projects/${encodeURIComponent(args.positionals[0]!)}/db-url` }),
     positionals: ['REF'],
     usage: 'db url REF',
     summary: "The connection string of the project's owner role (for migrations, psql)",
@@ -64,6 +80,7 @@ export const keyCommands: Command[] = [
     },
     human: (result: { db_url: string }) => result.db_url,
   },
+  dbQueryCommand,
   productSwitch(true),
   productSwitch(false),
 ]

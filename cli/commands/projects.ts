@@ -49,6 +49,7 @@ export const projectCommands: Command[] = [
     positionals: [],
     usage: 'projects list',
     summary: 'List projects',
+    remote: () => ({ method: 'GET', path: '/projects' }),
     async run(context) {
       const controlPlane = await context.controlPlane()
       return (await listAllProjects(controlPlane)).map((p: ProjectRecord) => projectView(p, context.addressing))
@@ -104,6 +105,7 @@ export const projectCommands: Command[] = [
     positionals: ['REF'],
     usage: 'projects show REF',
     summary: 'Show a project: plan, state (and the reason of a suspension), products, database, last request',
+    remote: (args) => ({ method: 'GET', path: `/projects/${encodeURIComponent(args.positionals[0]!)}` }),
     async run(context, args) {
       const controlPlane = await context.controlPlane()
       const ref = args.positionals[0]!

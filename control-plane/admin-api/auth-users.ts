@@ -8,7 +8,7 @@ import { REF_PARAM, type AdminRoute } from './route.ts'
 export function anonymousUserRoutes(controlPlane: ControlPlane): AdminRoute[] {
   return [
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: '/projects/:ref/auth/anonymous-users',
       where: REF_PARAM,
       handler: async ({ params, query }) => {

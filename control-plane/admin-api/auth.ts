@@ -22,15 +22,15 @@ import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
 export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
   const callbackUrl = async (r: string) => `${baseUrlOf(r, addressing.publicUrl, addressing.baseDomain)}/auth/v1/callback`
   return [
-    { method: 'GET', path: '/projects/:ref/auth', where: REF_PARAM, handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/auth', where: REF_PARAM, handler: async ({ params }) => [200, await getAuthSettings(controlPlane, params.ref!)] },
     {
-      method: 'PATCH',
+      method: 'PATCH', access: 'write',
       path: '/projects/:ref/auth',
       where: REF_PARAM,
       handler: async ({ params, body }) => [200, await setAuthOptions(controlPlane, params.ref!, await body())],
     },
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/auth/redirects',
       where: REF_PARAM,
       handler: async ({ params, body }) => {
@@ -52,9 +52,9 @@ export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressi
         ]
       },
     },
-    { method: 'GET', path: '/projects/:ref/auth/templates', where: REF_PARAM, handler: async ({ params }) => [200, await listTemplates(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/auth/templates', where: REF_PARAM, handler: async ({ params }) => [200, await listTemplates(controlPlane, params.ref!)] },
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/auth/templates/:kind',
       where: { ...REF_PARAM, kind: '[a-z_]+' },
       handler: async ({ params, body }) => {
@@ -63,19 +63,19 @@ export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressi
       },
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: '/projects/:ref/auth/templates/:kind',
       where: { ...REF_PARAM, kind: '[a-z_]+' },
       handler: async ({ params }) => [200, await resetTemplate(controlPlane, params.ref!, params.kind!)],
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/auth/google',
       where: REF_PARAM,
       handler: async ({ params }) => [200, { ...(await getGoogle(controlPlane, params.ref!)), callback_url: await callbackUrl(params.ref!) }],
     },
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/auth/google',
       where: REF_PARAM,
       handler: async ({ params, body }) => {
@@ -96,6 +96,6 @@ export function authAdminRoutes(controlPlane: ControlPlane, addressing: Addressi
         return [200, { ...result, callback_url: await callbackUrl(params.ref!) }]
       },
     },
-    { method: 'GET', path: '/projects/:ref/mail', where: REF_PARAM, handler: async ({ params }) => [200, await listMail(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'write', path: '/projects/:ref/mail', where: REF_PARAM, handler: async ({ params }) => [200, await listMail(controlPlane, params.ref!)] },
   ]
 }

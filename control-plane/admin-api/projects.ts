@@ -1,6 +1,7 @@
 // The admin API's projects (`/platform/v1/projects...`): list, create, show,
 // change the plan, delete; API keys and their rotation, the owner's database
 // URL, products on and off. The same ControlPlane methods and views as the CLI.
+import { standingOn } from '../access.ts'
 import type { ControlPlane } from '../control-plane.ts'
 import { createProject, deleteProject, getProject, listAllProjects, rotateProjectKeys, setProjectPlan, setProjectProduct } from '../projects.ts'
 import { lastRequestOf } from '../suspension.ts'
@@ -10,9 +11,10 @@ import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
 export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
   return [
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects',
-      handler: async () => [200, (await listAllProjects(controlPlane)).map((p) => projectView(p, addressing))],
+      // A member sees only their own projects (nothing of the others, not even that they exist).
+      handler: async ({ caller }) => [200, (await listAllProjects(controlPlane)).filter((p) => standingOn(caller, p.ref) !== undefined).map((p) => projectView(p, addressing))],
     },
     {
       method: 'POST',
@@ -25,7 +27,7 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
       },
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref', where: REF_PARAM,
       handler: async ({ params }) => [200, projectDetailView(await getProject(controlPlane, params.ref!), addressing, await lastRequestOf(controlPlane, params.ref!))],
     },
@@ -39,7 +41,7 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
       },
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'owner', ownEvents: true,
       path: '/projects/:ref', where: REF_PARAM,
       handler: async ({ params }) => {
         await deleteProject(controlPlane, params.ref!)
@@ -53,17 +55,17 @@ export function projectRoutes(controlPlane: ControlPlane, addressing: Addressing
 export function keyRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
   return [
     {
-      method: 'GET',
+      method: 'GET', access: 'write',
       path: '/projects/:ref/keys', where: REF_PARAM,
       handler: async ({ params }) => [200, keysView(await getProject(controlPlane, params.ref!), addressing)],
     },
     {
-      method: 'POST',
+      method: 'POST', access: 'owner',
       path: '/projects/:ref/keys/rotate', where: REF_PARAM,
       handler: async ({ params }) => [200, keysView(await rotateProjectKeys(controlPlane, params.ref!), addressing)],
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'write',
       path: '/projects/:ref/db-url', where: REF_PARAM,
       handler: async ({ params }) => [200, dbUrlView(await getProject(controlPlane, params.ref!))],
     },
@@ -74,12 +76,12 @@ export function keyRoutes(controlPlane: ControlPlane, addressing: Addressing): A
 export function productRoutes(controlPlane: ControlPlane, addressing: Addressing): AdminRoute[] {
   return [
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
       handler: async ({ params }) => [200, projectView(await setProjectProduct(controlPlane, params.ref!, params.product!, true), addressing)],
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: '/projects/:ref/products/:product', where: { ...REF_PARAM, product: '[a-z]+' },
       handler: async ({ params }) => [200, projectView(await setProjectProduct(controlPlane, params.ref!, params.product!, false), addressing)],
     },

@@ -16,15 +16,15 @@ import { adminFields, queryBoolean, queryNumber, REF_PARAM, type AdminRoute } fr
 export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOptions = {}): AdminRoute[] {
   const keyed = { ...REF_PARAM, provider: 'apns|fcm' }
   return [
-    { method: 'GET', path: '/projects/:ref/push/credentials', where: REF_PARAM, handler: async ({ params }) => [200, await showPushCredentials(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/push/credentials', where: REF_PARAM, handler: async ({ params }) => [200, await showPushCredentials(controlPlane, params.ref!)] },
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/push/credentials/:provider',
       where: keyed,
       handler: async ({ params, body }) => [200, await setPushCredentials(controlPlane, params.ref!, params.provider!, await body(), options)],
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: '/projects/:ref/push/credentials/:provider',
       where: keyed,
       handler: async ({ params }) => {
@@ -33,7 +33,7 @@ export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOp
       },
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/push/devices',
       where: REF_PARAM,
       handler: async ({ params, query }) =>
@@ -49,7 +49,7 @@ export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOp
         ],
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/push/log',
       where: REF_PARAM,
       handler: async ({ params, query }) =>
@@ -66,7 +66,7 @@ export function pushAdminRoutes(controlPlane: ControlPlane, options: PushAdminOp
         ],
     },
     {
-      method: 'POST',
+      method: 'POST', access: 'write',
       path: '/projects/:ref/push/devices/:device/test',
       where: { ...REF_PARAM, device: '[0-9a-fA-F-]{36}' },
       handler: async ({ params, body }) => {

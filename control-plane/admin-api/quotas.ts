@@ -10,7 +10,7 @@ import { REF_PARAM, type AdminRoute } from './route.ts'
 export function quotaRoutes(controlPlane: ControlPlane): AdminRoute[] {
   const path = '/projects/:ref/quotas'
   return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await projectQuotas(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path, where: REF_PARAM, handler: async ({ params }) => [200, await projectQuotas(controlPlane, params.ref!)] },
     {
       method: 'PATCH',
       path,

@@ -13,9 +13,9 @@ import { REF_PARAM, type AdminRoute } from './route.ts'
 export function restSettingsRoutes(controlPlane: ControlPlane): AdminRoute[] {
   const path = '/projects/:ref/rest'
   return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRestSettings(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRestSettings(controlPlane, params.ref!)] },
     {
-      method: 'PATCH',
+      method: 'PATCH', access: 'write',
       path,
       where: REF_PARAM,
       handler: async ({ params, body }) => [200, await setRestSettings(controlPlane, params.ref!, restSettingsChangeFromBody(await body()))],

@@ -7,9 +7,9 @@ import { adminFields, REF_PARAM, type AdminRoute } from './route.ts'
 export function projectRoleRoutes(controlPlane: ControlPlane): AdminRoute[] {
   const path = '/projects/:ref/roles'
   return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await listProjectRoles(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path, where: REF_PARAM, handler: async ({ params }) => [200, await listProjectRoles(controlPlane, params.ref!)] },
     {
-      method: 'POST',
+      method: 'POST', access: 'write',
       path,
       where: REF_PARAM,
       handler: async ({ params, body }) => {
@@ -19,7 +19,7 @@ export function projectRoleRoutes(controlPlane: ControlPlane): AdminRoute[] {
       },
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: `${path}/:name`,
       where: REF_PARAM,
       handler: async ({ params }) => {

@@ -13,8 +13,17 @@ export { REF_PARAM } from '../../lib/refs.ts'
 export const ADMIN_PREFIX = '/platform/v1'
 
 export interface AdminRoute extends RouteSpec {
-  /** What a member needs on the path's project to call it (control-plane/access.ts); absent: the operator's alone. */
+  /**
+   * What a member needs on the path's project to call it (control-plane/access.ts); absent: the operator's alone.
+   * On a route with no project in its path (the projects list, the member's own account), any member may call
+   * it and the handler answers for the caller alone.
+   */
   access?: ProjectAccess
+  /**
+   * The handler appends its own events (with the actor); otherwise a member's successful change of a project
+   * (any method but GET) is recorded as one `project.changed` event naming the method and path.
+   */
+  ownEvents?: true
   handler: (context: {
     /** Who calls: the operator (the admin token) or a member. */
     caller: Caller

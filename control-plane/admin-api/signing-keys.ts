@@ -19,9 +19,9 @@ export function rotationFromBody(body: JsonObject): RotateSigningKey {
 
 export function signingKeyRoutes(controlPlane: ControlPlane): AdminRoute[] {
   return [
-    { method: 'GET', path: '/projects/:ref/signing-keys', where: REF_PARAM, handler: async ({ params }) => [200, await listSigningKeys(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/signing-keys', where: REF_PARAM, handler: async ({ params }) => [200, await listSigningKeys(controlPlane, params.ref!)] },
     {
-      method: 'POST',
+      method: 'POST', access: 'owner',
       path: '/projects/:ref/signing-keys/rotate',
       where: REF_PARAM,
       handler: async ({ params, body }) => [200, await rotateSigningKey(controlPlane, params.ref!, rotationFromBody(await body()))],

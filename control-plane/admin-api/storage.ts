@@ -39,11 +39,11 @@ function bucketInput(body: JsonObject): BucketInput {
 export function storageAdminRoutes(controlPlane: ControlPlane): AdminRoute[] {
   const bucket = { ...REF_PARAM, bucket: '[^/]+' }
   return [
-    { method: 'GET', path: '/projects/:ref/storage/usage', where: REF_PARAM, handler: async ({ params }) => [200, await storageUsage(controlPlane, params.ref!)] },
-    { method: 'GET', path: '/projects/:ref/storage/policies', where: REF_PARAM, handler: async ({ params }) => [200, await storagePolicies(controlPlane, params.ref!)] },
-    { method: 'GET', path: '/projects/:ref/storage/buckets', where: REF_PARAM, handler: async ({ params }) => [200, await listStorageBuckets(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/storage/usage', where: REF_PARAM, handler: async ({ params }) => [200, await storageUsage(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/storage/policies', where: REF_PARAM, handler: async ({ params }) => [200, await storagePolicies(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path: '/projects/:ref/storage/buckets', where: REF_PARAM, handler: async ({ params }) => [200, await listStorageBuckets(controlPlane, params.ref!)] },
     {
-      method: 'POST',
+      method: 'POST', access: 'write',
       path: '/projects/:ref/storage/buckets',
       where: REF_PARAM,
       handler: async ({ params, body }) => {
@@ -52,13 +52,13 @@ export function storageAdminRoutes(controlPlane: ControlPlane): AdminRoute[] {
       },
     },
     {
-      method: 'PUT',
+      method: 'PUT', access: 'write',
       path: '/projects/:ref/storage/buckets/:bucket',
       where: bucket,
       handler: async ({ params, body }) => [200, await updateStorageBucket(controlPlane, params.ref!, decoded(params.bucket!, 'bucket'), bucketInput(await body()))],
     },
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/storage/buckets/:bucket/objects',
       where: bucket,
       handler: async ({ params, query }) =>
@@ -72,7 +72,7 @@ export function storageAdminRoutes(controlPlane: ControlPlane): AdminRoute[] {
         ],
     },
     {
-      method: 'DELETE',
+      method: 'DELETE', access: 'write',
       path: '/projects/:ref/storage/buckets/:bucket/objects/:key',
       where: { ...bucket, key: '.+' },
       handler: async ({ params }) => {

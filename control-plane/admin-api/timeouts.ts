@@ -32,9 +32,9 @@ export function changeFromBody(body: Record<string, unknown>): RoleTimeoutsChang
 export function roleTimeoutRoutes(controlPlane: ControlPlane): AdminRoute[] {
   const path = '/projects/:ref/timeouts'
   return [
-    { method: 'GET', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRoleTimeouts(controlPlane, params.ref!)] },
+    { method: 'GET', access: 'read', path, where: REF_PARAM, handler: async ({ params }) => [200, await getRoleTimeouts(controlPlane, params.ref!)] },
     {
-      method: 'PATCH',
+      method: 'PATCH', access: 'write',
       path,
       where: REF_PARAM,
       handler: async ({ params, body }) => {

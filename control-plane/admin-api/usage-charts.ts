@@ -9,7 +9,7 @@ import { REF_PARAM, type AdminRoute } from './route.ts'
 export function usageChartRoutes(controlPlane: ControlPlane): AdminRoute[] {
   return [
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/usage/recent',
       where: REF_PARAM,
       // An empty `hours=` is refused, not taken as the default.

@@ -56,7 +56,7 @@ function chunksOf(batches: AsyncIterableIterator<UsageExportRow[]>, line: (row: 
 export function usageRoutes(controlPlane: ControlPlane): AdminRoute[] {
   return [
     {
-      method: 'GET',
+      method: 'GET', access: 'read',
       path: '/projects/:ref/usage',
       where: REF_PARAM,
       handler: async ({ params, query }) => [200, await projectUsage(controlPlane, params.ref!, monthOf(query))],

@@ -16,6 +16,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   'usage.js': { file: path.join(OWN, 'usage.js'), type: 'text/javascript' },
   'graphql.js': { file: path.join(OWN, 'graphql.js'), type: 'text/javascript' },
   'rest.js': { file: path.join(OWN, 'rest.js'), type: 'text/javascript' },
+  'sql.js': { file: path.join(OWN, 'sql.js'), type: 'text/javascript' },
   'users.js': { file: path.join(OWN, 'users.js'), type: 'text/javascript' },
   'push.js': { file: path.join(OWN, 'push.js'), type: 'text/javascript' },
   'realtime.js': { file: path.join(OWN, 'realtime.js'), type: 'text/javascript' },

@@ -18,7 +18,7 @@ import type { Caller, ProjectAccess } from '../access.ts'
 import type { Addressing } from '../views.ts'
 import { empty, html, type Safe } from './html.ts'
 
-export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'push' | 'realtime' | 'storage' | 'tables' | 'usage' | 'database' | 'keys' | 'settings'
+export type TabId = 'overview' | 'auth' | 'users' | 'graphql' | 'rest' | 'sql' | 'push' | 'realtime' | 'storage' | 'tables' | 'usage' | 'database' | 'keys' | 'members' | 'settings'
 
 export interface DashboardContext {
   controlPlane: ControlPlane
@@ -103,6 +103,8 @@ export interface DashboardPage extends RouteSpec {
 export interface DashboardForm extends RouteSpec {
   /** What a member needs on the path's project (control-plane/access.ts); absent: the operator's alone. */
   access?: ProjectAccess
+  /** The form appends its own events (with the actor); otherwise a member's saved form is recorded as one `project.changed` event. */
+  ownEvents?: true
   form: (input: FormInput) => Promise<FormAnswer>
 }
 
@@ -165,10 +167,12 @@ export const USER_TOKEN_SECONDS = 300
 /**
  * The explorers' "Run as" choice (ids `{prefix}-role`, `{prefix}-user-row`,
  * `{prefix}-user`): anon, a user picked by email or id (while Auth is on), or
- * service_role. The page's script shows the user's box for "a user".
+ * service_role; with `owner`, the project's owner role first. The page's script shows the user's box for "a user".
  */
-export function runAsChoice(prefix: string, project: ProjectRecord): Safe {
-  return html`<label for="${prefix}-role">Run as</label><select id="${prefix}-role" name="role">
+export function runAsChoice(prefix: string, project: ProjectRecord, options: { owner?: boolean } = {}): Safe {
+  // The SQL tab runs as the project's owner role too (no row-level security on the tables it owns), and starts there.
+  const owner = options.owner ? html`<option value="owner">the owner (${project.dbOwnerRole}: row-level security does not apply to its own tables)</option>` : ''
+  return html`<label for="${prefix}-role">Run as</label><select id="${prefix}-role" name="role">${owner}
 <option value="anon">anon (the anon key)</option><option value="user" ${project.authEnabled ? '' : 'disabled'}>a user${project.authEnabled ? '' : ' (turn Auth on first)'}</option><option value="service_role">service_role (bypasses row-level security)</option></select>
 <div id="${prefix}-user-row" hidden><label for="${prefix}-user">User's email or id</label><input type="text" id="${prefix}-user" name="user" autocomplete="off">
 <p class="muted">The dashboard signs a token for that user valid for ${USER_TOKEN_SECONDS / 60} minutes.</p></div>`

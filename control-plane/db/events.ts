@@ -8,6 +8,7 @@ export interface EventRow {
   kind: string
   ref: string
   at: Date
+  actor: string | null
   data: Record<string, unknown>
   delivery: 'none' | 'pending' | 'delivered' | 'failed'
   attempts: number
@@ -17,7 +18,7 @@ export interface EventRow {
   delivered_at: Date | null
 }
 
-const COLUMNS = 'id, kind, ref, at, data, delivery, attempts, next_attempt_at, last_attempt_at, last_error, delivered_at'
+const COLUMNS = 'id, kind, ref, at, actor, data, delivery, attempts, next_attempt_at, last_attempt_at, last_error, delivered_at'
 
 /**
  * Appends an event; answers its id. It is for the webhook (`pending`, due at
@@ -25,15 +26,15 @@ const COLUMNS = 'id, kind, ref, at, data, delivery, attempts, next_attempt_at, l
  * every node wrote at its start): whoever appends (a node, the CLI) need not
  * be configured with it.
  */
-export async function insertEvent(db: Queryable, kind: string, ref: string, data: Record<string, unknown>): Promise<string> {
+export async function insertEvent(db: Queryable, kind: string, ref: string, data: Record<string, unknown>, actor: string | null = null): Promise<string> {
   const { rows } = await db.query<{ id: string }>(
     `with hook as (
        select exists (select 1 from baseplane.fleet_settings where name = 'operator_webhook_url' and value <> '') as enabled
      )
-     insert into baseplane.events (kind, ref, data, delivery, next_attempt_at)
-     select $1, $2, $3::jsonb, case when hook.enabled then 'pending' else 'none' end, case when hook.enabled then now() end from hook
+     insert into baseplane.events (kind, ref, data, actor, delivery, next_attempt_at)
+     select $1, $2, $3::jsonb, $4, case when hook.enabled then 'pending' else 'none' end, case when hook.enabled then now() end from hook
      returning id`,
-    [kind, ref, JSON.stringify(data)],
+    [kind, ref, JSON.stringify(data), actor],
   )
   return rows[0]!.id
 }

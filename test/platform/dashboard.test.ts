@@ -48,7 +48,7 @@ if (haveChromium(t)) {
     t.equal(await text('#project-name'), 'Corner Shop')
     t.equal(await page.title(), 'Overview · Corner Shop · Baseplane')
     const tabs = await page.locator('nav.tabs a').allInnerTexts()
-    t.same(tabs, ['Overview', 'Auth', 'Users', 'GraphQL', 'REST', 'Push', 'Realtime', 'Storage', 'Tables', 'Usage', 'Database', 'Keys', 'Settings'])
+    t.same(tabs, ['Overview', 'Auth', 'Users', 'GraphQL', 'REST', 'SQL', 'Push', 'Realtime', 'Storage', 'Tables', 'Usage', 'Database', 'Keys', 'Members', 'Settings'])
     t.equal(await page.getAttribute('nav.tabs a[aria-current=page]', 'href'), `/dashboard/projects/${ref}`)
     const baseUrl = await text('#base-url')
     t.equal(baseUrl, `${platform.origin}/project/${ref}`)

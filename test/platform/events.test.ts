@@ -134,7 +134,7 @@ t.test('the webhook receives each event signed, and again after it failed once',
     t.ok(Math.abs(Number(post.headers['webhook-timestamp']) - Date.now() / 1000) < 120, 'a current timestamp')
   }
   t.ok(Number(posts[1]!.headers['webhook-timestamp']) - Number(posts[0]!.headers['webhook-timestamp']) >= 4, 'retried after the first delay (5 s)')
-  t.same(JSON.parse(posts[1]!.body), { type: 'project.suspended', timestamp: suspended.at, data: { event_id: suspended.id, ref, reason: 'chargeback' } })
+  t.same(JSON.parse(posts[1]!.body), { type: 'project.suspended', timestamp: suspended.at, actor: 'operator', data: { event_id: suspended.id, ref, reason: 'chargeback' } })
   t.notOk(signatureValid({ ...posts[1]!.headers }, posts[1]!.body.replace('chargeback', 'forged')), 'a changed body fails the check')
   t.equal(hook.received.length, 12, 'two posts per event, no more')
 })

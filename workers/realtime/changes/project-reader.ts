@@ -17,6 +17,22 @@ import type { ReaderConnection } from './reader-host.ts'
 
 const RETRY_MS = 1000
 const WAL_LEVEL_RETRY_MS = 30_000
+/** How often the reader confirms what it has seen (a status message per change cost the walsender as much as decoding). */
+const CONFIRM_MS = 1000
+
+/**
+ * The LSN before `lsn`. pg-logical-replication's acknowledge(lsn) reports lsn + 1 as written, flushed and
+ * applied; a walsender ending (its server shutting down cleanly: a restart, a Patroni switchover) waits
+ * until the client reports exactly what it was sent, so a report one past it held the shutdown until
+ * wal_sender_timeout (60 s), and Patroni's switchover failed. Given the LSN before, it reports that LSN.
+ */
+export function lsnBefore(lsn: string): string | undefined {
+  const [high, low] = lsn.split('/')
+  const value = (BigInt(`0x${high}`) << 32n) + BigInt(`0x${low}`)
+  if (value === 0n) return undefined
+  const before = value - 1n
+  return `${(before >> 32n).toString(16).toUpperCase()}/${(before & 0xffffffffn).toString(16).toUpperCase()}`
+}
 
 export interface ReaderEvents {
   batch(batch: ChangeBatch): void
@@ -33,6 +49,7 @@ export class ProjectReader {
   #service: LogicalReplicationService | undefined
   #release: (() => void) | undefined
   #retry: NodeJS.Timeout | undefined
+  #confirming: NodeJS.Timeout | undefined
   #stopped = false
 
   /** `connection`: where to connect, asked at every start (the project may have moved), holding a unit of the budget. */
@@ -68,12 +85,23 @@ export class ProjectReader {
     const service = new LogicalReplicationService(
       { connectionString: url, application_name: `baseplane-realtime-${this.#ref}`, connectionTimeoutMillis: 5000, keepAlive: true },
       // The slot is temporary and never read again: what the reader has seen it may confirm at once, but once a
-      // second rather than after every message (a status message per change cost the walsender as much as decoding).
-      { acknowledge: { auto: false, timeoutSeconds: 1 } },
+      // second (CONFIRM_MS) and when the server asks, by the reader itself (lsnBefore says why not the library's).
+      { acknowledge: { auto: false, timeoutSeconds: 0 } },
     )
     this.#service = service
+    const confirm = (lsn: string) => {
+      const before = lsn === '0/00000000' ? undefined : lsnBefore(lsn)
+      if (before !== undefined) void service.acknowledge(before).catch(() => {})
+    }
+    clearInterval(this.#confirming)
+    const confirming = setInterval(() => confirm(service.lastLsn()), CONFIRM_MS)
+    this.#confirming = confirming
+    service.on('heartbeat', (lsn: string, _timestamp: number, shouldRespond: boolean) => {
+      if (shouldRespond) confirm(lsn)
+    })
     let failed = false
     const fail = (error: unknown) => {
+      clearInterval(confirming)
       if (failed || this.#service !== service) return
       failed = true
       this.#service = undefined
@@ -115,6 +143,7 @@ export class ProjectReader {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#retry)
+    clearInterval(this.#confirming)
     const service = this.#service
     this.#service = undefined
     await service?.destroy().catch(() => {})

@@ -4,6 +4,7 @@
 // this node's last hour per minute (metrics.json: status classes, latency and
 // queueing, which only the node counts). The tab has no forms.
 import type { ProjectRecord } from '../../../../lib/catalogue.ts'
+import { allows, type Caller } from '../../../access.ts'
 import { MINUTE_MS } from '../../../../lib/metrics/recent-minutes.ts'
 import { keysView } from '../../../views.ts'
 import { copyable, empty, html, type Safe } from '../../html.ts'
@@ -12,15 +13,16 @@ import { getProject } from '../../../projects.ts'
 import { BaseplaneError } from '../../../../lib/errors.ts'
 import { DEFAULT_RECENT_HOURS, recentUsage } from '../../../usage-charts.ts'
 
-function apiSection(keys: ReturnType<typeof keysView>): Safe {
+/** `secrets`: whether the caller may see the service_role key (the operator, a developer or an owner; never a read-only member). */
+function apiSection(keys: ReturnType<typeof keysView>, secrets: boolean): Safe {
   return html`<section><h2>API</h2><div class="scroll"><table>
 <tr><th scope="row">Base URL</th><td>${copyable('base-url', keys.base_url, 'base URL')}</td></tr>
 <tr><th scope="row">anon key</th><td>${copyable('anon-key', keys.anon_key, 'anon key')}</td></tr>
-<tr><th scope="row">service_role key</th><td><details><summary>Show (server-side only: it bypasses row-level security)</summary>${copyable(
-    'service-role-key',
-    keys.service_role_key,
-    'service_role key',
-  )}</details></td></tr>
+<tr><th scope="row">service_role key</th><td>${
+    secrets
+      ? html`<details><summary>Show (server-side only: it bypasses row-level security)</summary>${copyable('service-role-key', keys.service_role_key, 'service_role key')}</details>`
+      : html`<span class="muted" id="service-role-hidden">Shown to developers and owners</span>`
+  }</td></tr>
 </table></div>
 <p class="muted">From an app: <code>createClient('${keys.base_url}', ANON_KEY)</code> with @supabase/supabase-js.</p></section>`
 }
@@ -58,9 +60,9 @@ function nodeSection(ref: string): Safe {
 }
 
 /** The Overview tab of project `ref`. */
-export async function overviewScreen(context: DashboardContext, ref: string): Promise<Screen> {
+export async function overviewScreen(context: DashboardContext, ref: string, caller: Caller): Promise<Screen> {
   const project = await getProject(context.controlPlane, ref)
-  const body = html`${apiSection(keysView(project, context.addressing))}
+  const body = html`${apiSection(keysView(project, context.addressing), allows(caller, ref, 'write'))}
 ${productsSection(project)}
 ${fleetSection(project.ref)}
 ${nodeSection(project.ref)}`
@@ -89,7 +91,7 @@ async function fleetFigures(context: DashboardContext, ref: string, query: URLSe
 
 export function overviewScreens(context: DashboardContext): ScreenPart {
   return {
-    pages: [projectPage('', (ref) => overviewScreen(context, ref))],
+    pages: [projectPage('', (ref, { caller }) => overviewScreen(context, ref, caller))],
     calls: [
       projectCall('GET', '/metrics.json', (ref) => recentFigures(context, ref)),
       projectCall('GET', '/usage-recent.json', (ref, input) => fleetFigures(context, ref, input.query)),

@@ -16,7 +16,7 @@ export function projectsForms(context: DashboardContext): FormsPart {
       {
         method: 'POST',
         path: '/projects',
-        form: refusable({ form: 'create', fields: ['name', 'plan'], run: (input) => newProject(context, input), screen: (_input, state) => projectsScreen(context, state) }),
+        form: refusable({ form: 'create', fields: ['name', 'plan'], run: (input) => newProject(context, input), screen: (input, state) => projectsScreen(context, state, input.caller) }),
       },
     ],
     notices: {
