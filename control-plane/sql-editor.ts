@@ -38,6 +38,7 @@ import { DEADLINE_MARGIN_MS } from '../lib/db/round-trip-deadline.ts'
 import type { RequestIdentity } from '../lib/roles.ts'
 import { charactersBefore, controlsTransaction, lineAndColumn, splitStatements, type SqlStatement } from '../lib/sql-statements.ts'
 import { actorOf, standingOn, type Caller } from './access.ts'
+import { memberErrors } from './members.ts'
 import { authUserToken, findAuthUser, type AuthUsersContext } from './auth-users.ts'
 import type { ControlPlane } from './control-plane.ts'
 import * as db from './db/sql-editor.ts'
@@ -401,7 +402,7 @@ export async function runSql(controlPlane: ControlPlane, ref: string, caller: Ca
   const statements = checkSqlRun(input)
   const project = await getProject(controlPlane, ref)
   const standing = standingOn(caller, project.ref)
-  if (standing === undefined) throw new BaseplaneError('forbidden', `You are not a member of project ${project.ref}`, 403)
+  if (standing === undefined) throw memberErrors.notAMember(project.ref)
   if (project.state === 'suspended') throw platformErrors.projectSuspended()
   if (project.state === 'paused') throw platformErrors.projectPaused()
   const readOnly = input.readOnly === true || standing === 'read-only'

@@ -5,6 +5,7 @@
 import type { ProjectRecord } from '../lib/catalogue.ts'
 import { BaseplaneError, platformErrors } from '../lib/errors.ts'
 import { actorOf, standingOn, type Caller } from './access.ts'
+import { memberErrors } from './members.ts'
 import type { ControlPlane } from './control-plane.ts'
 import * as db from './db/sql-editor.ts'
 import { getProject } from './projects.ts'
@@ -29,7 +30,7 @@ export interface SqlRunView {
 
 async function projectFor(controlPlane: ControlPlane, ref: string, caller: Caller): Promise<ProjectRecord> {
   const project = await getProject(controlPlane, ref)
-  if (standingOn(caller, project.ref) === undefined) throw new BaseplaneError('forbidden', `You are not a member of project ${project.ref}`, 403)
+  if (standingOn(caller, project.ref) === undefined) throw memberErrors.notAMember(project.ref)
   return project
 }
 
