@@ -81,6 +81,16 @@ t.test('a mutation planned on a schema that moved runs on the new one, once', as
   t.same(rows, [{ title: 'after the move', n: 1 }, { title: 'tagged', n: 1 }, { title: 'warm 1', n: 1 }, { title: 'warm 2', n: 1 }])
 })
 
+t.test('a repeated mutation runs every time from its cached plan', async (t) => {
+  const same = `mutation { insertIntonoteCollection(objects: [{title: "again"}]) { affectedCount } }`
+  for (let i = 0; i < 3; i++) t.same((await gql(same)).body, { data: { insertIntonoteCollection: { affectedCount: 1 } } })
+  t.equal((await owner.query(`select count(*)::int as n from note where title = 'again'`)).rows[0].n, 3)
+  // The same document with other variables is planned for them.
+  const byVariable = 'mutation ($t: String!) { insertIntonoteCollection(objects: [{title: $t}]) { records { title } } }'
+  for (const title of ['one', 'two', 'one']) t.same((await gql(byVariable, { t: title })).body, { data: { insertIntonoteCollection: { records: [{ title }] } } })
+  t.same((await owner.query(`select title, count(*)::int as n from note where title in ('one', 'two') group by title order by title`)).rows, [{ title: 'one', n: 2 }, { title: 'two', n: 1 }])
+})
+
 t.test('a mutation that fails on its own answers its error and ran once', async (t) => {
   const good = await gql(`mutation { insertIntonoteCollection(objects: [{title: "fine"}]) { affectedCount } }`)
   t.same(good.body, { data: { insertIntonoteCollection: { affectedCount: 1 } } })

@@ -9,7 +9,7 @@ import type pg from 'pg'
 import { SchemaCache, metaColumns, type Meta, type Probe } from './cache.ts'
 import { GraphqlError, graphqlErrors } from './errors.ts'
 import { allowedDocument, persistedHashOf, restricts } from './allowlist.ts'
-import { planMutation, planQuery, RequestErrors, runOperation, selectOperation, type MutationRow } from './execute.ts'
+import { planMutation, planQuery, RequestErrors, runOperation, selectOperation, type MutationRow, type PlannedMutation } from './execute.ts'
 import { asks, type ExplainedStatement } from './explain.ts'
 import { reportedSchemas, schemaReport } from './schema-report.ts'
 import { isCancelled, READ_ONLY_TRANSACTION } from '../../lib/db/database-errors.ts'
@@ -258,7 +258,9 @@ async function speculateQuery(
   // A role held to the allowlist has its document looked up first: the ordinary path.
   if (restricts(built.model.allowlist, last.role)) return undefined
   const planKey = built.plans.keyOf(request.query!, request.operationName, variables)
-  let planned = planKey === undefined ? undefined : built.plans.get(planKey)
+  const cached = planKey === undefined ? undefined : built.plans.get(planKey)
+  if (cached !== undefined && 'fields' in cached) return undefined
+  let planned = cached
   if (planned === undefined) {
     try {
       const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
@@ -320,14 +322,23 @@ async function speculateMutation(
   const last = memory.keys.last(memory.key)
   const built = last ? cache.peek(serverOf(client), last) : undefined
   if (!last || !built || 'error' in built || restricts(built.model.allowlist, last.role)) return undefined
-  let fields
-  try {
-    const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
-    if (prepared.errors.length > 0) return undefined
-    if (selectOperation(prepared.document!, request.operationName).operation !== 'mutation') return undefined
-    fields = planMutation(built, prepared.document!, request.operationName, variables).fields
-  } catch {
-    return undefined
+  const planKey = built.plans.keyOf(request.query!, request.operationName, variables)
+  const cached = planKey === undefined ? undefined : built.plans.get(planKey)
+  let fields: PlannedMutation['fields']
+  if (cached !== undefined) {
+    if (!('fields' in cached)) return undefined
+    fields = cached.fields
+  } else {
+    try {
+      const prepared = built.documents.prepare(built.schema, request.query!, built.model.validation, built.model.introspection)
+      if (prepared.errors.length > 0) return undefined
+      if (selectOperation(prepared.document!, request.operationName).operation !== 'mutation') return undefined
+      const planned = planMutation(built, prepared.document!, request.operationName, variables)
+      if (planKey !== undefined) built.plans.set(planKey, planned)
+      fields = planned.fields
+    } catch {
+      return undefined
+    }
   }
   const statements = fields.flatMap((field) => (field.statement ? [field.statement] : []))
   if (statements.length === 0 || statements.some((statement) => statement.atMost !== undefined)) return undefined
