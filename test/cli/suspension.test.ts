@@ -49,7 +49,7 @@ t.test('refusals: one line, the right exit status, nothing written', async (t) =
     [['projects', 'suspend', 'nosuchproject', '--reason', 'x'], 1, 'Project "nosuchproject" not found'],
     [['projects', 'resume', project.ref], 1, `Project ${project.ref} is neither suspended nor paused: there is nothing to resume`],
     [['projects', 'resume', 'nosuchproject'], 1, 'Project "nosuchproject" not found'],
-    [['events', '--kind', 'project.exploded'], 1, '--kind must be one of project.created, project.deleted, project.plan_changed, project.suspended, project.paused, project.resumed, quota.crossed; got "project.exploded"'],
+    [['events', '--kind', 'project.exploded'], 1, '--kind must be one of project.created, project.deleted, project.plan_changed, project.suspended, project.paused, project.resumed, quota.crossed, member.invited, member.role_changed, member.removed, member.joined, project.changed; got "project.exploded"'],
     [['events', '--since', 'last week'], 1, '--since must be an ISO 8601 date or time such as 2026-05-01 or 2026-05-01T12:00:00Z, got "last week"'],
     [['events', '--limit', '0'], 1, '--limit must be a whole number from 1 to 1000, got 0'],
   ] as const) {
