@@ -71,6 +71,8 @@ async function startNode(t: { teardown(fn: () => unknown): void }, root: string,
       BASEPLANE_ADMIN_TOKEN: ADMIN_TOKEN,
       BASEPLANE_STORAGE_ROOT: storage,
       BASEPLANE_LOG_LEVEL: 'info',
+      // npm test says the build is current (test/run.ts) for this checkout; the previous commit's has no build, so its threads load its sources.
+      BASEPLANE_THREADS_FROM_BUILD: fs.existsSync(path.join(root, 'dist', 'workers')) ? (process.env.BASEPLANE_THREADS_FROM_BUILD ?? '') : '0',
       BASEPLANE_AUTH_THREADS: '1',
       BASEPLANE_GRAPHQL_THREADS: '1',
       BASEPLANE_REST_THREADS: '1',

@@ -174,7 +174,7 @@ async function answer(client: pg.ClientBase, request: GraphqlRequest, options: R
   // A stored document to read, or extensions asking for more than data, take the ordinary path.
   const plain = hasQuery && persistedHash === undefined && !asks(request.extensions, 'explain') && !asks(request.extensions, 'schemaReport')
   if (memory !== undefined && plain) {
-    const answered = await speculateQuery(client, cache, memory, request, variables, setupOf(client, options.setup), probe, textual)
+    const answered = await speculateQuery(client, cache, memory, request, variables, () => setupOf(client, options.setup), probe, textual)
       ?? (await speculateMutation(client, cache, memory, request, variables, options, probe))
     if (answered !== undefined) return answered
   }
@@ -248,7 +248,8 @@ async function speculateQuery(
   memory: KeyMemory,
   request: GraphqlRequest,
   variables: Record<string, unknown>,
-  setup: readonly string[],
+  // Made only once the message is sure to be sent: making it marks its PREPAREs as done on the connection.
+  setup: () => readonly string[],
   probe: Probe,
   textual: boolean,
 ): Promise<GraphqlResponse | DataText | undefined> {
@@ -275,6 +276,7 @@ async function speculateQuery(
   const { finish } = planned
   // The data as text when it is the whole answer's: written on as PostgreSQL made it.
   const asText = textual && planned.whole
+  const opening = setup()
   const call = preparedCall(client, last.role, `select ${metaColumns(probe.versioned)}, ${planned.data}${asText ? '::text' : ''} as data`, planned.params)
   const rowOf = (results: pg.QueryResult[]) => lastRow<Omit<Meta, 'db'> & { data: Record<string, unknown> | string }>(results)
   return speculate<GraphqlResponse | DataText>({
@@ -282,7 +284,7 @@ async function speculateQuery(
     memory,
     last,
     probe,
-    text: [...setup, ...call.before, call.execute].join('; '),
+    text: [...opening, ...call.before, call.execute].join('; '),
     inBlock: false,
     keyRead: rowOf,
     answer: (results) => {
