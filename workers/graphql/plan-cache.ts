@@ -15,8 +15,12 @@ import type { PlannedMutation, PlannedQuery } from './execute.ts'
 /** A query's one statement, or a mutation's statements. */
 export type Plan = PlannedQuery | PlannedMutation
 
-/** SQL text one schema's plans may hold (bounded as the documents are: a thread keeps thousands of schemas). */
-const CACHED_SQL_PER_SCHEMA = 512 * 1024
+/**
+ * SQL text one schema's plans may hold: as much as its documents' text
+ * (document.ts), since a thread keeps up to 3,000 schemas (one per active
+ * project and role) and each project's anon key chooses what fills its own.
+ */
+const CACHED_SQL_PER_SCHEMA = 256 * 1024
 /** Variables longer than this as JSON are planned every time: their key would cost more than it saves. */
 const LONGEST_VARIABLES_KEY = 2048
 
