@@ -25,14 +25,26 @@ export function threadModule(relative: string, base: string): URL {
   return pathToFileURL(path.join(root, 'dist', path.relative(root, source)).replace(/\.ts$/, '.js'))
 }
 
+/**
+ * Piscina's CommonJS worker tries `require()` on a task module before
+ * `import()`. On Node 22, require() of an ES module that another task on the
+ * thread is importing at the same moment aborts the whole process (V8's
+ * "IsGraphAsync must be used on an instantiated module", seen when a node is
+ * stopped while its threads still load): with require of ES modules off in
+ * the threads, Piscina takes its import() path, which loads a module once.
+ */
+const NO_REQUIRE_ESM = '--no-experimental-require-module'
+
 /** The execArgv a thread needs to load threadModule()'s files. */
-export const threadExecArgv: string[] = !fromSource
+const loaderArgv: string[] = !fromSource
   ? process.execArgv
   : threadsFromBuild
     ? []
     : process.execArgv.some((arg) => arg.includes('tsx'))
       ? process.execArgv
       : [...process.execArgv, '--import', 'tsx']
+
+export const threadExecArgv: string[] = loaderArgv.includes(NO_REQUIRE_ESM) ? loaderArgv : [...loaderArgv, NO_REQUIRE_ESM]
 
 /**
  * Asks a supervised thread to stop (its own `{kind: 'stop'}` message, so it
